@@ -1,0 +1,50 @@
+// The engine: what every door (CLI, C API, Python, JS) shares. Loads a model, prepares its
+// graph once, compiles it for the concrete input shapes of a run (cached per shape set),
+// and runs it through a runtime Session. Inputs are matched by name and checked against
+// the model's declared dtypes and static dims before anything runs.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "runtime/session.h"
+
+namespace ferrite {
+
+struct EngineOptions {
+  SessionOptions session;
+  CompileOptions compile;
+};
+
+class Engine {
+ public:
+  static std::unique_ptr<Engine> from_file(const std::string& path, EngineOptions options);
+  static std::unique_ptr<Engine> from_bytes(const uint8_t* data, size_t size, EngineOptions options);
+  ~Engine();
+
+  // Declared inputs/outputs (-1 for symbolic dims).
+  const std::vector<IoInfo>& inputs() const { return inputs_; }
+  const std::vector<IoInfo>& outputs() const { return outputs_; }
+
+  // Runs with named inputs; returns the outputs in model order. Throws ferrite::Error for
+  // a missing, unknown, duplicated or mistyped input (naming it) and for run failures.
+  std::vector<Tensor> run(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
+
+  // The session compiled for the given input shapes (compiling it if new).
+  Session& session_for(const std::vector<std::vector<int64_t>>& shapes);
+
+ private:
+  Engine() = default;
+  void init(std::unique_ptr<Graph> g, EngineOptions options);
+
+  std::unique_ptr<Graph> graph_;
+  EngineOptions options_;
+  std::vector<IoInfo> inputs_, outputs_;
+  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<Session>> sessions_;
+};
+
+}  // namespace ferrite

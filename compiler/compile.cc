@@ -1,0 +1,37 @@
+// compiler::compile: graph passes → lowering → kernels/externs → memory plan.
+#include "compiler/compile.h"
+
+#include "compiler/dump.h"
+#include "compiler/lower/graph_lowering.h"
+#include "compiler/passes/passes.h"
+#include "compiler/plan/error.h"
+#include "compiler/schedule/emit_plan.h"
+
+namespace ferrite {
+
+void prepare_graph(Graph& g, const CompileOptions& options) {
+  run_graph_passes(g, options.dump_dir);
+}
+
+Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
+                   const CompileOptions& options) {
+  for (size_t i = 0; i < input_types.size(); ++i) {
+    if (!input_types[i].is_static()) {
+      fail("compile: input '", i < g.inputs.size() ? g.inputs[i]->name : "?",
+           "' has no concrete shape");
+    }
+  }
+  LoweredProgram prog = GraphLowering(g, input_types).run();
+  dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
+  Plan plan = emit_plan(prog);
+  validate_plan(plan);
+  if (!options.dump_dir.empty()) {
+    std::string kernels;
+    for (const Kernel& k : plan.kernels) kernels += kernel_to_string(k) + "\n";
+    dump_text(options.dump_dir, "20_kernels.txt", kernels);
+    dump_text(options.dump_dir, "30_plan.txt", plan_to_string(plan));
+  }
+  return plan;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,25 @@
+// compiler::compile — the whole compiler in one call (Inductor's compile_fx):
+// graph passes → lowering to loop IR → scheduling into Kernels and Externs → memory plan.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "compiler/plan/plan.h"
+
+namespace ferrite {
+
+struct CompileOptions {
+  std::string dump_dir;  // FERRITE_DUMP: write the graph after each pass, loop IR, kernels, plan
+};
+
+// Runs the shape-independent graph passes in place (passes/passes.cc): sort, clean-up, ...
+void prepare_graph(Graph& g, const CompileOptions& options);
+
+// Compiles `g` for concrete input types (one per g.inputs, all dims static). Throws
+// ferrite::Error naming the node on unsupported ops or invalid shapes.
+Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
+                   const CompileOptions& options);
+
+}  // namespace ferrite

@@ -1,0 +1,58 @@
+// Buffers of the loop IR (Inductor's Buffer/ComputedBuffer/InputBuffer/ConstantBuffer):
+// named, typed, dense row-major storage. A Computed buffer carries its definition — a
+// pointwise or reduction inner function — from which the scheduler builds its Kernel.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "compiler/loopir/kernel_builder.h"
+#include "compiler/loopir/simplify.h"
+
+namespace ferrite {
+
+// An inner function: given index expressions for each dimension, emit the value there.
+using Loader = std::function<V(KernelBuilder&, const std::vector<Index>&)>;
+// A reduction's inner function: outer index and reduction index.
+using ReduceLoader =
+    std::function<V(KernelBuilder&, const std::vector<Index>&, const std::vector<Index>&)>;
+
+// Inductor's Pointwise / Reduction "Loops": the definition of a not-yet-stored value.
+struct ComputedDef {
+  bool is_reduction = false;
+  std::vector<int64_t> ranges;            // output (outer) sizes
+  std::vector<int64_t> reduction_ranges;  // reduction only
+  ReduceKind reduce = ReduceKind::Sum;
+  Loader fn;                                 // pointwise
+  ReduceLoader rfn;                          // reduction
+  std::function<V(KernelBuilder&, V)> post;  // reduction only: applied to the result (mean)
+  std::string origin;                        // the node it came from, for kernel names and errors
+};
+
+enum class BufferOrigin : uint8_t { Input, Constant, Computed, Extern };
+
+struct Buffer {
+  int id = 0;
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> size;
+  BufferOrigin origin = BufferOrigin::Computed;
+  std::shared_ptr<const TensorData> data;  // Constant
+  std::shared_ptr<ComputedDef> def;        // Computed
+  int input_index = -1;
+  int output_index = -1;
+
+  int64_t elements() const;
+};
+
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& size);
+// sum(index[d] * stride[d]) + offset, built with the light smart constructors.
+Index linear_index(const std::vector<Index>& index, const std::vector<int64_t>& strides,
+                   int64_t offset = 0);
+// Builds the Kernel that computes `out` from its definition (one kernel per buffer).
+Kernel build_kernel(Buffer* out, const std::string& name, std::vector<Buffer*>* arg_buffers);
+
+}  // namespace ferrite

@@ -1,0 +1,66 @@
+// The loop IR's value handles, after Inductor: TensorBox → (View) → StorageBox → Buffer.
+//
+// A StorageBox holds one lowered value: either an unrealized definition (Pointwise or
+// Reduction inner function, inlined into every consumer) or, once realized, a Buffer that
+// consumers load from. A TensorBox is what a graph Value maps to: a StorageBox seen
+// through a view — an index remap (`reindex`), so transpose, slice, broadcast, reshape and
+// friends never copy. When the remap is expressible as strides over the storage's
+// contiguous layout, the view also records them, so externs can take it as a strided ref.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler/loopir/buffer.h"
+
+namespace ferrite {
+
+struct StorageBox {
+  DType dtype = DType::F32;
+  std::vector<int64_t> size;
+  std::shared_ptr<ComputedDef> def;  // unrealized definition
+  Buffer* buffer = nullptr;          // realized storage (inputs, constants, externs, computed)
+
+  bool realized() const { return buffer != nullptr; }
+  // Index → value: the inner function before realization, a load after.
+  V load(KernelBuilder& b, const std::vector<Index>& index) const;
+};
+
+using Reindex = std::function<std::vector<Index>(const std::vector<Index>&)>;
+
+struct StridedView {
+  std::vector<int64_t> strides;  // over the storage's contiguous element order
+  int64_t offset = 0;
+};
+
+struct TensorBox {
+  DType dtype = DType::F32;
+  std::vector<int64_t> size;
+  std::shared_ptr<StorageBox> storage;
+  Reindex reindex;                     // empty: identity
+  std::optional<StridedView> strided;  // set when the view is plain strides over storage
+
+  int64_t elements() const;
+  bool is_identity_view() const { return !reindex; }
+  V load(KernelBuilder& b, const std::vector<Index>& index) const;
+  Loader loader() const;
+};
+
+using TensorBoxPtr = std::shared_ptr<TensorBox>;
+
+// A fresh value with an unrealized pointwise definition.
+TensorBoxPtr make_pointwise_box(DType dtype, std::vector<int64_t> size, Loader fn,
+                                const std::string& origin);
+TensorBoxPtr make_reduction_box(DType dtype, std::shared_ptr<ComputedDef> def);
+// A value stored in an existing buffer (inputs, constants, extern outputs).
+TensorBoxPtr make_buffer_box(Buffer* buf);
+
+// A view of `base`: `reindex` maps the view's index to base's index. Its strides over the
+// storage are found by composing the remap with base's strides and simplifying: they exist
+// when the result is affine in the view's index (permute, slice, expand, most reshapes).
+TensorBoxPtr make_view(const TensorBoxPtr& base, std::vector<int64_t> size, Reindex reindex);
+
+}  // namespace ferrite

@@ -1,0 +1,284 @@
+#include "compiler/loopir/kernel_builder.h"
+
+#include <cstring>
+
+#include "compiler/loopir/buffer.h"
+#include "compiler/loopir/simplify.h"
+#include "compiler/plan/error.h"
+#include "compiler/plan/scalar_ops.h"
+
+namespace ferrite {
+namespace {
+
+std::string cse_key(const Instr& in) {
+  int64_t fbits;
+  std::memcpy(&fbits, &in.fimm, sizeof(fbits));
+  return str_cat(static_cast<int>(in.op), ':', static_cast<int>(in.type), ':', in.a, ':', in.b, ':',
+                 in.c, ':', in.arg, ':', static_cast<int>(in.reduce), ':', in.mask, ':', fbits, ':',
+                 in.iimm, ':', in.index ? index_to_string(*in.index) : std::string());
+}
+
+Scalar const_value(const Instr& in) {
+  return make_const(in.type, in.fimm, in.iimm);
+}
+
+void set_const(Instr* in, ScalarType t, Scalar v) {
+  in->op = Op::Const;
+  in->type = t;
+  in->a = in->b = in->c = -1;
+  switch (t) {
+    case ScalarType::F32:
+      in->fimm = v.f32;
+      break;
+    case ScalarType::F64:
+      in->fimm = v.f64;
+      break;
+    case ScalarType::I64:
+      in->iimm = v.i64;
+      break;
+    case ScalarType::Bool:
+      in->iimm = v.b ? 1 : 0;
+      break;
+  }
+}
+
+}  // namespace
+
+KernelBuilder::KernelBuilder(std::string name, std::vector<int64_t> ranges, int num_reduce) {
+  k_.name = std::move(name);
+  k_.ranges = std::move(ranges);
+  k_.num_reduce = num_reduce;
+}
+
+int KernelBuilder::arg_for(Buffer* buf, bool output) {
+  for (size_t i = 0; i < arg_buffers_.size(); ++i) {
+    if (arg_buffers_[i] == buf) {
+      if (output) k_.args[i].output = true;
+      return static_cast<int>(i);
+    }
+  }
+  arg_buffers_.push_back(buf);
+  KernelArg a;
+  a.dtype = buf->dtype;
+  a.elements = buf->elements();
+  a.output = output;
+  k_.args.push_back(a);
+  return static_cast<int>(k_.args.size()) - 1;
+}
+
+bool KernelBuilder::try_fold(const Instr& in, V* out) {
+  auto is_const = [&](int id) { return id >= 0 && k_.code[id].op == Op::Const; };
+  Instr c;
+  if (in.op == Op::Cast && is_const(in.a)) {
+    const Instr& x = k_.code[in.a];
+    set_const(&c, in.type, eval_cast(x.type, in.type, const_value(x)));
+  } else if (in.op == Op::Where && is_const(in.a)) {
+    *out = V{const_value(k_.code[in.a]).b ? in.b : in.c, in.type};
+    return true;
+  } else if ((op_is_unary_math(in.op)) && is_const(in.a)) {
+    const Instr& x = k_.code[in.a];
+    set_const(&c, in.type, eval_unary(in.op, x.type, const_value(x)));
+  } else if ((op_is_binary_arith(in.op) || op_is_compare(in.op) || op_is_logic(in.op)) &&
+             is_const(in.a) && is_const(in.b)) {
+    const Instr& x = k_.code[in.a];
+    set_const(&c, in.type, eval_binary(in.op, x.type, const_value(x), const_value(k_.code[in.b])));
+  } else {
+    return false;
+  }
+  *out = emit(c);
+  return true;
+}
+
+V KernelBuilder::emit(Instr in) {
+  if (in.op != Op::Const && in.op != Op::Load && in.op != Op::Store && in.op != Op::LoopVar) {
+    V folded;
+    if (try_fold(in, &folded)) return folded;
+    ++num_compute_;
+  }
+  std::string key;
+  if (in.op != Op::Store) {
+    key = cse_key(in);
+    auto it = cse_.find(key);
+    if (it != cse_.end()) return V{it->second, k_.code[it->second].type};
+  }
+  k_.code.push_back(std::move(in));
+  int id = static_cast<int>(k_.code.size()) - 1;
+  if (!key.empty()) cse_[key] = id;
+  return V{id, k_.code[id].type};
+}
+
+V KernelBuilder::load(Buffer* buf, Index index) {
+  Instr in;
+  in.op = Op::Load;
+  in.type = compute_type(buf->dtype);
+  in.arg = arg_for(buf, false);
+  in.index = std::move(index);
+  in.mask = masks_.empty() ? -1 : masks_.back();
+  ++num_loads_;
+  return emit(std::move(in));
+}
+
+void KernelBuilder::store(Buffer* buf, Index index, V value) {
+  ScalarType want = compute_type(buf->dtype);
+  if (value.type != want) value = cast(value, want);
+  Instr in;
+  in.op = Op::Store;
+  in.type = want;
+  in.a = value.id;
+  in.arg = arg_for(buf, true);
+  in.index = std::move(index);
+  emit(std::move(in));
+}
+
+V KernelBuilder::constant(ScalarType t, double value) {
+  Instr in;
+  set_const(&in, t, make_const(t, value, static_cast<int64_t>(value)));
+  return emit(in);
+}
+
+V KernelBuilder::unary(Op op, V a) {
+  if (!op_accepts(op, a.type)) {
+    fail("internal: ", op_name(op), " is not defined on ", scalar_type_name(a.type));
+  }
+  Instr in;
+  in.op = op;
+  in.type = op_result_type(op, a.type);
+  in.a = a.id;
+  return emit(in);
+}
+
+V KernelBuilder::binary(Op op, V a, V b) {
+  if (a.type != b.type) {
+    fail("internal: ", op_name(op), " operands differ: ", scalar_type_name(a.type), " vs ",
+         scalar_type_name(b.type));
+  }
+  if (!op_accepts(op, a.type)) {
+    fail("internal: ", op_name(op), " is not defined on ", scalar_type_name(a.type));
+  }
+  Instr in;
+  in.op = op;
+  in.type = op_result_type(op, a.type);
+  in.a = a.id;
+  in.b = b.id;
+  return emit(in);
+}
+
+V KernelBuilder::where(V cond, V a, V b) {
+  if (cond.type != ScalarType::Bool || a.type != b.type) fail("internal: Where operand types");
+  Instr in;
+  in.op = Op::Where;
+  in.type = a.type;
+  in.a = cond.id;
+  in.b = a.id;
+  in.c = b.id;
+  return emit(in);
+}
+
+V KernelBuilder::cast(V a, ScalarType to) {
+  if (a.type == to) return a;
+  Instr in;
+  in.op = Op::Cast;
+  in.type = to;
+  in.a = a.id;
+  return emit(in);
+}
+
+V KernelBuilder::check_index(V index, int64_t n, const std::string& message) {
+  index = cast(index, ScalarType::I64);
+  const Instr& def = k_.code[index.id];
+  if (def.op == Op::Const && masks_.empty()) {
+    int64_t v = def.iimm;
+    if (v < -n || v >= n) fail(message, ": index ", v, " out of range [", -n, ", ", n, ")");
+    return constant(ScalarType::I64, static_cast<double>(v < 0 ? v + n : v));
+  }
+  int msg = -1;
+  for (size_t i = 0; i < k_.messages.size(); ++i) {
+    if (k_.messages[i] == message) msg = static_cast<int>(i);
+  }
+  if (msg < 0) {
+    k_.messages.push_back(message);
+    msg = static_cast<int>(k_.messages.size()) - 1;
+  }
+  Instr in;
+  in.op = Op::CheckIndex;
+  in.type = ScalarType::I64;
+  in.a = index.id;
+  in.arg = msg;
+  in.iimm = n;
+  in.mask = masks_.empty() ? -1 : masks_.back();
+  V out = emit(in);
+  checked_.push_back({out.id, n});
+  return out;
+}
+
+V KernelBuilder::reduce(ReduceKind kind, V a) {
+  Instr in;
+  in.op = Op::Reduce;
+  in.reduce = kind;
+  in.type = (kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin) ? ScalarType::I64 : a.type;
+  in.a = a.id;
+  return emit(in);
+}
+
+V KernelBuilder::loop_var(int d) {
+  Instr in;
+  in.op = Op::LoopVar;
+  in.type = ScalarType::I64;
+  in.arg = d;
+  return emit(in);
+}
+
+V KernelBuilder::index_value(const Index& e) {
+  switch (e->kind) {
+    case IndexKind::Const:
+      return constant(ScalarType::I64, static_cast<double>(e->c));
+    case IndexKind::Var:
+      return loop_var(e->id);
+    case IndexKind::Value:
+      return V{e->id, ScalarType::I64};
+    case IndexKind::Add:
+      return binary(Op::Add, index_value(e->a), index_value(e->b));
+    case IndexKind::Mul:
+      return binary(Op::Mul, index_value(e->a), index_value(e->b));
+    case IndexKind::Mod:
+      return binary(Op::Mod, index_value(e->a), index_value(e->b));
+    case IndexKind::FloorDiv: {
+      // floor(a / b) == (a - a mod b) / b exactly, with Python's mod; Div truncates.
+      V a = index_value(e->a), b = index_value(e->b);
+      return binary(Op::Div, binary(Op::Sub, a, binary(Op::Mod, a, b)), b);
+    }
+  }
+  return constant(ScalarType::I64, 0);
+}
+
+void KernelBuilder::begin_post() {
+  k_.post_begin = static_cast<int>(k_.code.size());
+  in_post_ = true;
+  // Only constants may cross into the post phase (see validate_kernel).
+  for (auto it = cse_.begin(); it != cse_.end();) {
+    it = k_.code[it->second].op == Op::Const ? std::next(it) : cse_.erase(it);
+  }
+}
+
+void KernelBuilder::push_mask(V mask) {
+  if (mask.type != ScalarType::Bool) fail("internal: mask must be bool");
+  if (!masks_.empty()) mask = binary(Op::And, V{masks_.back(), ScalarType::Bool}, mask);
+  masks_.push_back(mask.id);
+}
+
+void KernelBuilder::pop_mask() {
+  masks_.pop_back();
+}
+
+Kernel KernelBuilder::finish() {
+  if (!in_post_) k_.post_begin = static_cast<int>(k_.code.size());
+  IndexSimplifier simp(k_.ranges);
+  for (const auto& [id, n] : checked_) simp.set_value_range(id, n);
+  for (auto& in : k_.code) {
+    if (in.index) in.index = simp.simplify(in.index);
+  }
+  validate_kernel(k_);
+  return k_;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,264 @@
+#include "compiler/loopir/simplify.h"
+
+#include <algorithm>
+#include <string>
+
+namespace ferrite {
+namespace {
+
+// A canonical sum: constant + sum(coeff * atom). Atoms are Var, Value, and the div, mod
+// and product nodes the rules could not remove; `key` identifies an atom structurally.
+struct Term {
+  int64_t coeff;
+  Index atom;
+  std::string key;
+};
+
+struct Lin {
+  int64_t c = 0;
+  std::vector<Term> terms;
+};
+
+void add_term(Lin* x, int64_t coeff, const Index& atom) {
+  if (coeff == 0) return;
+  std::string key = index_to_string(*atom);
+  for (auto& t : x->terms) {
+    if (t.key == key) {
+      t.coeff += coeff;
+      return;
+    }
+  }
+  x->terms.push_back({coeff, atom, std::move(key)});
+}
+
+void add_lin(Lin* x, const Lin& y, int64_t scale) {
+  x->c += y.c * scale;
+  for (const auto& t : y.terms) add_term(x, t.coeff * scale, t.atom);
+}
+
+Index from_lin(Lin x) {
+  x.terms.erase(
+      std::remove_if(x.terms.begin(), x.terms.end(), [](const Term& t) { return t.coeff == 0; }),
+      x.terms.end());
+  std::sort(x.terms.begin(), x.terms.end(),
+            [](const Term& a, const Term& b) { return a.key < b.key; });
+  Index out;
+  for (const auto& t : x.terms) {
+    Index term = t.coeff == 1 ? t.atom : ix_binary(IndexKind::Mul, t.atom, ix_const(t.coeff));
+    out = out ? ix_binary(IndexKind::Add, out, term) : term;
+  }
+  if (!out) return ix_const(x.c);
+  if (x.c != 0) out = ix_binary(IndexKind::Add, out, ix_const(x.c));
+  return out;
+}
+
+}  // namespace
+
+class SimplifyImpl {
+ public:
+  explicit SimplifyImpl(const IndexSimplifier& s) : s_(s) {}
+
+  Lin lin(const Index& e) const {
+    Lin out;
+    switch (e->kind) {
+      case IndexKind::Const:
+        out.c = e->c;
+        return out;
+      case IndexKind::Var:
+      case IndexKind::Value:
+        add_term(&out, 1, e);
+        return out;
+      case IndexKind::Add:
+        add_lin(&out, lin(e->a), 1);
+        add_lin(&out, lin(e->b), 1);
+        recombine(&out);
+        return out;
+      case IndexKind::Mul: {
+        Lin a = lin(e->a), b = lin(e->b);
+        if (b.terms.empty()) {
+          add_lin(&out, a, b.c);
+        } else if (a.terms.empty()) {
+          add_lin(&out, b, a.c);
+        } else {
+          add_term(&out, 1, ix_binary(IndexKind::Mul, from_lin(a), from_lin(b)));
+        }
+        return out;
+      }
+      case IndexKind::FloorDiv:
+      case IndexKind::Mod: {
+        Lin a = lin(e->a), b = lin(e->b);
+        if (!b.terms.empty() || b.c <= 0) {
+          add_term(&out, 1, ix_binary(e->kind, from_lin(a), from_lin(b)));
+          return out;
+        }
+        return e->kind == IndexKind::FloorDiv ? div(a, b.c) : mod(a, b.c);
+      }
+    }
+    return out;
+  }
+
+  std::optional<IndexRange> range_lin(const Lin& x) const {
+    IndexRange r{x.c, x.c};
+    for (const auto& t : x.terms) {
+      auto a = range_atom(t.atom);
+      if (!a) return std::nullopt;
+      int64_t p = t.coeff * a->lo, q = t.coeff * a->hi;
+      r.lo += std::min(p, q);
+      r.hi += std::max(p, q);
+    }
+    return r;
+  }
+
+  std::optional<IndexRange> range_atom(const Index& e) const {
+    switch (e->kind) {
+      case IndexKind::Const:
+        return IndexRange{e->c, e->c};
+      case IndexKind::Var:
+        if (e->id < 0 || e->id >= static_cast<int>(s_.extent_.size())) return std::nullopt;
+        return IndexRange{0, std::max<int64_t>(0, s_.extent_[e->id] - 1)};
+      case IndexKind::Value:
+        for (const auto& [id, size] : s_.value_size_) {
+          if (id == e->id) return IndexRange{0, std::max<int64_t>(0, size - 1)};
+        }
+        return std::nullopt;
+      case IndexKind::FloorDiv: {
+        auto a = range_lin(lin(e->a));
+        if (!a || e->b->kind != IndexKind::Const || e->b->c <= 0) return std::nullopt;
+        return IndexRange{floordiv64(a->lo, e->b->c), floordiv64(a->hi, e->b->c)};
+      }
+      case IndexKind::Mod: {
+        if (e->b->kind != IndexKind::Const || e->b->c <= 0) return std::nullopt;
+        auto a = range_lin(lin(e->a));
+        if (a && a->lo >= 0 && a->hi < e->b->c) return a;
+        return IndexRange{0, e->b->c - 1};
+      }
+      default:
+        return range_lin(lin(e));
+    }
+  }
+
+ private:
+  // k*d*(y // d) + k*(y % d) → k*y: undoes the div/mod pairs a reshape introduces.
+  void recombine(Lin* x) const {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < x->terms.size() && !changed; ++i) {
+        const Index atom = x->terms[i].atom;
+        const int64_t k = x->terms[i].coeff;
+        if (atom->kind != IndexKind::Mod || atom->b->kind != IndexKind::Const || atom->b->c <= 0) {
+          continue;
+        }
+        const int64_t d = atom->b->c;
+        Lin y = lin(atom->a);
+        Lin q = div(y, d);
+        if (q.c != 0 || q.terms.size() != 1 || q.terms[0].coeff != 1) continue;
+        for (size_t j = 0; j < x->terms.size(); ++j) {
+          if (j == i || x->terms[j].key != q.terms[0].key || x->terms[j].coeff != k * d) continue;
+          x->terms.erase(x->terms.begin() + std::max(i, j));
+          x->terms.erase(x->terms.begin() + std::min(i, j));
+          add_lin(x, y, k);
+          changed = true;
+          break;
+        }
+      }
+    }
+  }
+
+  // Splits x into d * quotient + rest, pulling out every term whose coefficient d divides.
+  void split(const Lin& x, int64_t d, Lin* quot, Lin* rest) const {
+    quot->c = floordiv64(x.c, d);
+    rest->c = mod64(x.c, d);
+    for (const auto& t : x.terms) {
+      if (t.coeff % d == 0) {
+        add_term(quot, t.coeff / d, t.atom);
+      } else {
+        add_term(rest, t.coeff, t.atom);
+      }
+    }
+  }
+
+  Lin div(const Lin& x, int64_t d) const {
+    if (d == 1) return x;
+    Lin q, r;
+    split(x, d, &q, &r);
+    auto rr = range_lin(r);
+    if (rr && rr->lo >= 0 && rr->hi < d) return q;  // rest // d == 0
+    if (r.c == 0 && r.terms.size() == 1 && r.terms[0].coeff == 1 &&
+        r.terms[0].atom->kind == IndexKind::FloorDiv &&
+        r.terms[0].atom->b->kind == IndexKind::Const && r.terms[0].atom->b->c > 0) {
+      // (y // a) // d → y // (a*d)
+      const Index& inner = r.terms[0].atom;
+      add_lin(&q, div(lin(inner->a), inner->b->c * d), 1);
+      return q;
+    }
+    add_term(&q, 1, ix_binary(IndexKind::FloorDiv, from_lin(r), ix_const(d)));
+    return q;
+  }
+
+  Lin mod(const Lin& x, int64_t d) const {
+    Lin out;
+    if (d == 1) return out;
+    Lin q, r;
+    split(x, d, &q, &r);
+    auto rr = range_lin(r);
+    if (rr && rr->lo >= 0 && rr->hi < d) return r;
+    if (r.c == 0 && r.terms.size() == 1 && r.terms[0].coeff == 1) {
+      const Index& a = r.terms[0].atom;
+      if (a->kind == IndexKind::FloorDiv && a->b->kind == IndexKind::Const && a->b->c > 0) {
+        // (y // k) % d == y // k when y < k*d
+        auto yr = range_lin(lin(a->a));
+        if (yr && yr->lo >= 0 && yr->hi < a->b->c * d) return r;
+      }
+      if (a->kind == IndexKind::Mod && a->b->kind == IndexKind::Const && a->b->c > 0 &&
+          a->b->c % d == 0) {
+        return mod(lin(a->a), d);  // (y % (k*d)) % d → y % d
+      }
+    }
+    add_term(&out, 1, ix_binary(IndexKind::Mod, from_lin(r), ix_const(d)));
+    return out;
+  }
+
+  const IndexSimplifier& s_;
+};
+
+void IndexSimplifier::set_value_range(int id, int64_t size) {
+  value_size_.push_back({id, size});
+}
+
+Index IndexSimplifier::simplify(const Index& e) const {
+  SimplifyImpl impl(*this);
+  return from_lin(impl.lin(e));
+}
+
+std::optional<IndexRange> IndexSimplifier::range(const Index& e) const {
+  SimplifyImpl impl(*this);
+  return impl.range_lin(impl.lin(e));
+}
+
+Index ix_add(Index a, Index b) {
+  if (a->kind == IndexKind::Const && b->kind == IndexKind::Const) return ix_const(a->c + b->c);
+  if (a->kind == IndexKind::Const && a->c == 0) return b;
+  if (b->kind == IndexKind::Const && b->c == 0) return a;
+  return ix_binary(IndexKind::Add, std::move(a), std::move(b));
+}
+
+Index ix_mul(Index a, int64_t c) {
+  if (c == 0) return ix_const(0);
+  if (c == 1) return a;
+  if (a->kind == IndexKind::Const) return ix_const(a->c * c);
+  return ix_binary(IndexKind::Mul, std::move(a), ix_const(c));
+}
+
+Index ix_floordiv(Index a, int64_t c) {
+  if (c == 1) return a;
+  if (a->kind == IndexKind::Const) return ix_const(floordiv64(a->c, c));
+  return ix_binary(IndexKind::FloorDiv, std::move(a), ix_const(c));
+}
+
+Index ix_mod(Index a, int64_t c) {
+  if (c == 1) return ix_const(0);
+  if (a->kind == IndexKind::Const) return ix_const(mod64(a->c, c));
+  return ix_binary(IndexKind::Mod, std::move(a), ix_const(c));
+}
+
+}  // namespace ferrite

@@ -1,0 +1,275 @@
+#include "compiler/lower/graph_lowering.h"
+
+#include <algorithm>
+
+#include "compiler/lower/lowering.h"
+#include "compiler/plan/error.h"
+#include "compiler/plan/interpret.h"
+
+namespace ferrite {
+namespace {
+
+// Inductor's thresholds: realize a value read by several users when it is not trivial to
+// recompute, and any value whose inlined definition has accumulated many reads.
+constexpr int kRealizeReadsThreshold = 8;
+constexpr int kReuseComputeThreshold = 3;
+// Constants larger than this stay views instead of being folded into new tensors.
+constexpr int64_t kFoldElementLimit = int64_t{1} << 22;
+
+bool is_narrow(DType t) {
+  return t != DType::F32 && t != DType::F64 && t != DType::I64 && t != DType::Bool;
+}
+
+struct TraceStats {
+  int reads = 0;
+  int compute = 0;
+  bool all_constant = true;
+};
+
+TraceStats trace(const TensorBoxPtr& t) {
+  KernelBuilder b("trace", t->size, 0);
+  std::vector<Index> idx;
+  for (size_t d = 0; d < t->size.size(); ++d) idx.push_back(ix_var(static_cast<int>(d)));
+  t->load(b, idx);
+  TraceStats s;
+  s.reads = b.num_loads();
+  s.compute = b.num_compute();
+  for (Buffer* buf : b.arg_buffers()) s.all_constant &= buf->origin == BufferOrigin::Constant;
+  return s;
+}
+
+}  // namespace
+
+GraphLowering::GraphLowering(const Graph& g, const std::vector<TensorType>& input_types)
+    : g_(g), input_types_(input_types) {
+  if (input_types_.size() != g_.inputs.size()) {
+    fail("compile: ", g_.inputs.size(), " inputs declared, ", input_types_.size(), " given");
+  }
+}
+
+Buffer* GraphLowering::new_buffer(const std::string& name, DType dtype, std::vector<int64_t> size,
+                                  BufferOrigin origin) {
+  auto b = std::make_unique<Buffer>();
+  b->id = next_buffer_++;
+  b->name = name.empty() ? str_cat("buf", b->id) : name;
+  b->dtype = dtype;
+  b->size = std::move(size);
+  b->origin = origin;
+  prog_.buffers.push_back(std::move(b));
+  return prog_.buffers.back().get();
+}
+
+void GraphLowering::realize(const TensorBoxPtr& t) {
+  StorageBox& s = *t->storage;
+  if (s.realized()) return;
+  Buffer* buf = new_buffer("", s.dtype, s.size, BufferOrigin::Computed);
+  buf->def = s.def;
+  s.buffer = buf;
+  s.def.reset();
+  prog_.order.push_back(LoweredItem{buf, -1});
+}
+
+ExternOperand GraphLowering::extern_operand(const TensorBoxPtr& t) {
+  TensorBoxPtr v = t;
+  if (!v->strided) v = make_pointwise_box(t->dtype, t->size, t->loader(), "copy");
+  realize(v);
+  ExternOperand op;
+  op.buffer = v->storage->buffer;
+  op.shape = v->size;
+  op.strides = v->strided->strides;
+  op.offset = v->strided->offset;
+  return op;
+}
+
+void GraphLowering::add_extern(ExternNode node) {
+  prog_.externs.push_back(std::move(node));
+  prog_.order.push_back(LoweredItem{nullptr, static_cast<int>(prog_.externs.size()) - 1});
+}
+
+TensorBoxPtr GraphLowering::box_for(const Value* v) {
+  auto it = env_.find(v);
+  if (it != env_.end()) return it->second;
+  if (v->is_constant()) {
+    TensorBoxPtr t = constant_box(*this, v->data, v->name);
+    env_[v] = t;
+    return t;
+  }
+  fail("compile: value '", v->name, "' is used before it is defined");
+}
+
+TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> data,
+                          const std::string& name) {
+  Buffer* buf = gl.new_buffer(name, data->dtype, data->shape, BufferOrigin::Constant);
+  buf->data = std::move(data);
+  return make_buffer_box(buf);
+}
+
+bool GraphLowering::fold_buffer(Buffer* buf) {
+  if (buf->origin != BufferOrigin::Computed || buf->elements() > kFoldElementLimit) return false;
+  std::vector<Buffer*> args;
+  Kernel k = build_kernel(buf, "fold", &args);
+  std::vector<void*> ptrs;
+  auto out = std::make_shared<TensorData>();
+  out->dtype = buf->dtype;
+  out->shape = buf->size;
+  out->bytes.assign(static_cast<size_t>(buf->elements()) * dtype_size(buf->dtype), 0);
+  for (Buffer* a : args) {
+    if (a == buf) {
+      ptrs.push_back(out->bytes.data());
+    } else if (a->origin == BufferOrigin::Constant) {
+      ptrs.push_back(const_cast<uint8_t*>(a->data->bytes.data()));
+    } else {
+      return false;
+    }
+  }
+  interpret_kernel(k, ptrs.data());
+  buf->origin = BufferOrigin::Constant;
+  buf->data = std::move(out);
+  buf->def.reset();
+  return true;
+}
+
+TensorBoxPtr GraphLowering::try_fold(const TensorBoxPtr& t) {
+  if (t->storage->realized()) {
+    fold_buffer(t->storage->buffer);
+    if (t->is_identity_view()) return t;
+  }
+  if (t->elements() > kFoldElementLimit) return t;
+  if (t->storage->def && t->storage->def->is_reduction) return t;
+  if (!trace(t).all_constant) return t;
+  Buffer* buf = new_buffer("", t->dtype, t->size, BufferOrigin::Computed);
+  buf->def = std::make_shared<ComputedDef>();
+  buf->def->ranges = t->size;
+  buf->def->fn = t->loader();
+  if (!fold_buffer(buf)) return t;
+  return make_buffer_box(buf);
+}
+
+std::shared_ptr<const TensorData> GraphLowering::constant_data(const TensorBoxPtr& t) {
+  TensorBoxPtr f = try_fold(t);
+  if (f->is_identity_view() && f->storage->realized() &&
+      f->storage->buffer->origin == BufferOrigin::Constant) {
+    return f->storage->buffer->data;
+  }
+  return nullptr;
+}
+
+void GraphLowering::apply_realize_policy(const Value* v, const TensorBoxPtr& t) {
+  StorageBox& s = *t->storage;
+  if (s.realized() || !t->is_identity_view()) return;
+  if (s.def->is_reduction || is_narrow(t->dtype)) {
+    realize(t);
+    return;
+  }
+  TraceStats st = trace(t);
+  int users = uses_[v];
+  if (st.reads > kRealizeReadsThreshold ||
+      (users > 1 && (st.reads > 1 || st.compute > kReuseComputeThreshold))) {
+    realize(t);
+  }
+}
+
+void GraphLowering::lower_node(const Node& n) {
+  const auto& table = lowering_table().fns;
+  if (!n.domain.empty() && n.domain != "ai.onnx") {
+    throw UnsupportedError(
+        str_cat(n.describe(), ": operator domain '", n.domain, "' is not supported"));
+  }
+  auto it = table.find(n.op_type);
+  if (it == table.end()) throw UnsupportedError(str_cat(n.describe(), ": unsupported operator"));
+  LowerCtx c{*this, n, {}, g_.opset("")};
+  for (const Value* v : n.inputs) c.in.push_back(v ? box_for(v) : nullptr);
+  std::vector<TensorBoxPtr> outs;
+  try {
+    outs = it->second(c);
+  } catch (const UnsupportedError&) {
+    throw;
+  } catch (const Error& e) {
+    std::string msg = e.what();
+    if (msg.rfind(n.describe(), 0) == 0) throw;
+    fail(n.describe(), ": ", msg);
+  }
+  if (outs.size() < n.outputs.size()) {
+    for (size_t i = outs.size(); i < n.outputs.size(); ++i) {
+      if (n.outputs[i] && !n.outputs[i]->users.empty()) {
+        throw UnsupportedError(str_cat(n.describe(), ": output ", i, " is not supported"));
+      }
+    }
+  }
+  for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) {
+    const Value* v = n.outputs[i];
+    if (!v) continue;
+    TensorBoxPtr t = try_fold(outs[i]);
+    apply_realize_policy(v, t);
+    env_[v] = t;
+  }
+}
+
+Buffer* GraphLowering::realize_output(const TensorBoxPtr& t, int index) {
+  TensorBoxPtr v = t;
+  bool reuse = v->is_identity_view() &&
+               (!v->storage->realized() || ((v->storage->buffer->origin == BufferOrigin::Computed ||
+                                             v->storage->buffer->origin == BufferOrigin::Extern) &&
+                                            v->storage->buffer->output_index < 0));
+  if (!reuse) v = make_pointwise_box(t->dtype, t->size, t->loader(), "output copy");
+  realize(v);
+  Buffer* buf = v->storage->buffer;
+  buf->output_index = index;
+  return buf;
+}
+
+std::string lowered_program_to_string(const LoweredProgram& prog) {
+  auto shape = [](const Buffer* b) { return TensorType{b->dtype, b->size, {}, true}.to_string(); };
+  std::string out;
+  for (const Buffer* b : prog.inputs) out += str_cat("input  ", b->name, ": ", shape(b), "\n");
+  for (const LoweredItem& it : prog.order) {
+    if (it.computed) {
+      const Buffer* b = it.computed;
+      if (b->origin == BufferOrigin::Constant) {
+        out += str_cat("folded ", b->name, ": ", shape(b), "\n");
+        continue;
+      }
+      const ComputedDef& d = *b->def;
+      out += str_cat(d.is_reduction ? "reduce " : "pointwise ", b->name, ": ", shape(b), " from ",
+                     d.origin);
+      if (d.is_reduction) {
+        out += str_cat(" (", reduce_name(d.reduce), " over ",
+                       TensorType{b->dtype, d.reduction_ranges, {}, true}.to_string(), ")");
+      }
+      out += b->output_index >= 0 ? str_cat(" -> output ", b->output_index, "\n") : "\n";
+    } else {
+      const ExternNode& e = prog.externs[it.extern_index];
+      out += str_cat("extern ", e.op, " from ", e.origin, ":");
+      for (const auto& op : e.inputs) out += " " + op.buffer->name;
+      out += " ->";
+      for (const Buffer* b : e.outputs) out += " " + b->name + " " + shape(b);
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+LoweredProgram GraphLowering::run() {
+  for (const auto& n : g_.nodes) {
+    for (const Value* v : n->inputs) {
+      if (v) ++uses_[v];
+    }
+  }
+  for (const Value* v : g_.outputs) ++uses_[v];
+  for (size_t i = 0; i < g_.inputs.size(); ++i) {
+    const TensorType& t = input_types_[i];
+    Buffer* b = new_buffer(g_.inputs[i]->name, t.dtype, t.shape, BufferOrigin::Input);
+    b->input_index = static_cast<int>(i);
+    prog_.inputs.push_back(b);
+    env_[g_.inputs[i]] = make_buffer_box(b);
+  }
+  for (const auto& n : g_.nodes) lower_node(*n);
+  for (size_t i = 0; i < g_.outputs.size(); ++i) {
+    Buffer* b = realize_output(box_for(g_.outputs[i]), static_cast<int>(i));
+    b->name = g_.outputs[i]->name;
+    prog_.outputs.push_back(b);
+  }
+  return std::move(prog_);
+}
+
+}  // namespace ferrite

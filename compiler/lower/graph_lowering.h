@@ -1,0 +1,83 @@
+// GraphLowering (Inductor's GraphLowering.run): walks the graph in topological order, maps
+// each Value to a TensorBox by calling the op's lowering, and applies the realize policy
+// after every node. The result is the loop-IR program: buffers, and the computed buffers
+// and extern calls in execution order. Constant subgraphs (shape arithmetic, weight
+// transposes) are evaluated at compile time with the reference interpreter.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/graph/graph.h"
+#include "compiler/loopir/ir.h"
+
+namespace ferrite {
+
+struct ExternOperand {
+  Buffer* buffer = nullptr;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+struct ExternNode {
+  std::string op;
+  std::map<std::string, int64_t> ints;
+  std::map<std::string, double> floats;
+  std::vector<ExternOperand> inputs;
+  std::vector<Buffer*> outputs;
+  std::string origin;
+};
+
+struct LoweredItem {
+  Buffer* computed = nullptr;  // a buffer computed by one kernel
+  int extern_index = -1;       // or an extern call
+};
+
+struct LoweredProgram {
+  std::vector<std::unique_ptr<Buffer>> buffers;
+  std::vector<ExternNode> externs;
+  std::vector<LoweredItem> order;
+  std::vector<Buffer*> inputs;   // one per graph input
+  std::vector<Buffer*> outputs;  // one per graph output, each its own buffer
+};
+
+// A listing of the program: each buffer in execution order with its origin and definition.
+std::string lowered_program_to_string(const LoweredProgram& prog);
+
+class GraphLowering {
+ public:
+  GraphLowering(const Graph& g, const std::vector<TensorType>& input_types);
+  LoweredProgram run();
+
+  // For lowerings ---------------------------------------------------------------------
+  Buffer* new_buffer(const std::string& name, DType dtype, std::vector<int64_t> size,
+                     BufferOrigin origin);
+  // Realizes the storage under `t` (Inductor's StorageBox.realize).
+  void realize(const TensorBoxPtr& t);
+  // `t` as a strided view of a realized buffer; copies into a fresh buffer when the view is
+  // not expressible as strides.
+  ExternOperand extern_operand(const TensorBoxPtr& t);
+  void add_extern(ExternNode node);
+  // The contents of `t` when it is a compile-time constant (folding it if it can), or null.
+  std::shared_ptr<const TensorData> constant_data(const TensorBoxPtr& t);
+
+ private:
+  void lower_node(const Node& n);
+  TensorBoxPtr box_for(const Value* v);
+  void apply_realize_policy(const Value* v, const TensorBoxPtr& t);
+  TensorBoxPtr try_fold(const TensorBoxPtr& t);
+  bool fold_buffer(Buffer* buf);
+  Buffer* realize_output(const TensorBoxPtr& t, int index);
+
+  const Graph& g_;
+  std::vector<TensorType> input_types_;
+  LoweredProgram prog_;
+  std::map<const Value*, TensorBoxPtr> env_;
+  std::map<const Value*, int> uses_;
+  int next_buffer_ = 0;
+};
+
+}  // namespace ferrite

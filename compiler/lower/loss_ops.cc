@@ -1,0 +1,91 @@
+// Losses: NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss (= LogSoftmax over the
+// class axis, then NLL). The class index is a checked index (masked off where it equals
+// ignore_index), so a bad label is a run-time error naming the node.
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+// input [N, C, d...], target [N, d...] → reduced loss per `reduction`.
+TensorBoxPtr nll(LowerCtx& c, const TensorBoxPtr& input, const TensorBoxPtr& target,
+                 const TensorBoxPtr& weight) {
+  if (input->size.size() < 2) c.error("input must have rank >= 2");
+  if (target->size.size() != input->size.size() - 1) c.error("target rank must be input rank - 1");
+  if (dtype_is_float(target->dtype)) c.error("target must be integers");
+  const int64_t classes = input->size[1];
+  const bool has_ignore = c.node.has_attr("ignore_index");
+  const int64_t ignore = c.node.attr_int("ignore_index", 0);
+  const std::string reduction = c.node.attr_string("reduction", "mean");
+  if (reduction != "none" && reduction != "sum" && reduction != "mean") {
+    c.error("unknown reduction '", reduction, "'");
+  }
+  const std::string msg = str_cat(c.origin(), ": target class");
+  const DType dt = input->dtype;
+  // The weight of each target element: 0 where ignored, weight[class] or 1 elsewhere.
+  Loader w_fn = [=](KernelBuilder& b, const std::vector<Index>& idx) {
+    V t = b.cast(target->load(b, idx), ScalarType::I64);
+    V keep =
+        has_ignore
+            ? b.unary(Op::Not,
+                      b.binary(Op::Eq, t, b.constant(ScalarType::I64, static_cast<double>(ignore))))
+            : b.constant(ScalarType::Bool, 1);
+    ScalarType ct = compute_type(dt);
+    V w = b.constant(ct, 1);
+    if (weight) {
+      MaskScope scope(b, keep);
+      V k = b.check_index(t, classes, msg);
+      w = weight->load(b, {ix_value(k.id)});
+    }
+    return b.where(keep, w, b.constant(ct, 0));
+  };
+  Loader loss_fn = [=](KernelBuilder& b, const std::vector<Index>& idx) {
+    V t = b.cast(target->load(b, idx), ScalarType::I64);
+    V keep =
+        has_ignore
+            ? b.unary(Op::Not,
+                      b.binary(Op::Eq, t, b.constant(ScalarType::I64, static_cast<double>(ignore))))
+            : b.constant(ScalarType::Bool, 1);
+    V x;
+    {
+      MaskScope scope(b, keep);
+      V k = b.check_index(t, classes, msg);
+      std::vector<Index> in_idx{idx[0], ix_value(k.id)};
+      in_idx.insert(in_idx.end(), idx.begin() + 1, idx.end());
+      x = input->load(b, in_idx);
+    }
+    return b.unary(Op::Neg, b.binary(Op::Mul, x, w_fn(b, idx)));
+  };
+  TensorBoxPtr loss = make_pointwise_box(dt, target->size, loss_fn, c.origin());
+  if (reduction == "none") return loss;
+  std::vector<int> all;
+  for (size_t d = 0; d < target->size.size(); ++d) all.push_back(static_cast<int>(d));
+  TensorBoxPtr sum = make_reduction(c, loss, all, false, ReduceKind::Sum, dt);
+  if (reduction == "sum") return sum;
+  TensorBoxPtr wsum = make_reduction(c, make_pointwise_box(dt, target->size, w_fn, c.origin()), all,
+                                     false, ReduceKind::Sum, dt);
+  return make_pointwise(c, {sum, wsum}, dt, [](KernelBuilder& b, const std::vector<V>& v) {
+    return b.binary(Op::Div, v[0], v[1]);
+  });
+}
+
+std::vector<TensorBoxPtr> lower_nll(LowerCtx& c) {
+  if (!dtype_is_float(c.input(0)->dtype)) c.unsupported("non-float input");
+  return {nll(c, c.input(0), c.input(1), c.has(2) ? c.input(2) : nullptr)};
+}
+
+std::vector<TensorBoxPtr> lower_sce(LowerCtx& c) {
+  const TensorBoxPtr& scores = c.input(0);
+  if (!dtype_is_float(scores->dtype)) c.unsupported("non-float input");
+  if (scores->size.size() < 2) c.error("scores must have rank >= 2");
+  TensorBoxPtr log_prob = softmax_over(c, scores, 1, true);
+  return {nll(c, log_prob, c.input(1), c.has(2) ? c.input(2) : nullptr), log_prob};
+}
+
+}  // namespace
+
+void register_loss_ops(LoweringTable& t) {
+  t.add("NegativeLogLikelihoodLoss", lower_nll);
+  t.add("SoftmaxCrossEntropyLoss", lower_sce);
+}
+
+}  // namespace ferrite

@@ -1,0 +1,88 @@
+// The op → loop IR lowerings. Each op family registers its lowerings in one table
+// (register_*_ops below, called from registry.cc): name → function from the node's input
+// TensorBoxes to its output TensorBoxes. An op is lowered once here; backends never see
+// ops, only Kernels and Externs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/lower/graph_lowering.h"
+#include "compiler/plan/error.h"
+
+namespace ferrite {
+
+struct LowerCtx {
+  GraphLowering& gl;
+  const Node& node;
+  std::vector<TensorBoxPtr> in;  // null for omitted optional inputs
+  int64_t opset;
+
+  bool has(size_t i) const { return i < in.size() && in[i] != nullptr; }
+  const TensorBoxPtr& input(size_t i) const;
+  // A constant input read as integers (shapes, axes, pads); throws naming the input.
+  std::vector<int64_t> const_ints(size_t i) const;
+  std::shared_ptr<const TensorData> const_data(size_t i) const;
+  std::string origin() const { return node.describe(); }
+  // Normalizes an axis in [-rank, rank) to [0, rank); throws naming the node.
+  int axis(int64_t a, size_t rank) const;
+  template <class... Args>
+  [[noreturn]] void unsupported(Args&&... args) const {
+    throw UnsupportedError(str_cat(node.describe(), ": ", std::forward<Args>(args)...));
+  }
+  template <class... Args>
+  [[noreturn]] void error(Args&&... args) const {
+    fail(node.describe(), ": ", std::forward<Args>(args)...);
+  }
+};
+
+using LowerFn = std::function<std::vector<TensorBoxPtr>(LowerCtx&)>;
+
+struct LoweringTable {
+  std::map<std::string, LowerFn> fns;
+  void add(const std::string& op, LowerFn fn) { fns[op] = std::move(fn); }
+};
+
+const LoweringTable& lowering_table();
+
+void register_pointwise_ops(LoweringTable& t);
+void register_reduce_ops(LoweringTable& t);
+void register_view_ops(LoweringTable& t);
+void register_index_ops(LoweringTable& t);
+void register_softmax_ops(LoweringTable& t);
+void register_matmul_ops(LoweringTable& t);
+void register_misc_ops(LoweringTable& t);
+void register_norm_ops(LoweringTable& t);
+void register_pool_ops(LoweringTable& t);
+void register_pattern_ops(LoweringTable& t);
+void register_loss_ops(LoweringTable& t);
+
+// Shared helpers -----------------------------------------------------------------------
+
+// numpy broadcasting of shapes; throws naming the node on a mismatch.
+std::vector<int64_t> broadcast_shapes(const LowerCtx& c,
+                                      const std::vector<std::vector<int64_t>>& s);
+// Loads `t` at an output index of `out_size` under numpy broadcasting.
+V load_broadcast(KernelBuilder& b, const TensorBoxPtr& t, const std::vector<Index>& index,
+                 const std::vector<int64_t>& out_size);
+// A pointwise op over broadcast inputs; `fn` gets the loaded operands.
+TensorBoxPtr make_pointwise(const LowerCtx& c, const std::vector<TensorBoxPtr>& ins, DType out,
+                            std::function<V(KernelBuilder&, const std::vector<V>&)> fn);
+// Reduction of `x` over `axes` (sorted, unique); keepdims keeps size-1 dims. The result is
+// realized (reductions always are). `post` maps the reduced value (e.g. mean's 1/n).
+TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vector<int> axes,
+                            bool keepdims, ReduceKind kind, DType out,
+                            std::function<V(KernelBuilder&, V)> prologue = nullptr,
+                            std::function<V(KernelBuilder&, V)> post = nullptr);
+// A view that reshapes `t` (element order preserved).
+TensorBoxPtr reshape_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
+TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm);
+TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
+// Softmax (or LogSoftmax) of `x` over one axis, max-subtracted.
+TensorBoxPtr softmax_over(const LowerCtx& c, const TensorBoxPtr& x, int axis, bool log);
+TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> data,
+                          const std::string& name);
+
+}  // namespace ferrite

@@ -1,0 +1,172 @@
+#include <algorithm>
+#include <numeric>
+
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+
+const TensorBoxPtr& LowerCtx::input(size_t i) const {
+  if (!has(i)) error("missing required input ", i);
+  return in[i];
+}
+
+std::shared_ptr<const TensorData> LowerCtx::const_data(size_t i) const {
+  auto d = gl.constant_data(input(i));
+  if (!d) {
+    unsupported("input ", i, " ('", node.inputs[i]->name,
+                "') must be a compile-time constant (computed at run time here)");
+  }
+  return d;
+}
+
+std::vector<int64_t> LowerCtx::const_ints(size_t i) const {
+  auto d = const_data(i);
+  if (dtype_is_float(d->dtype)) error("input ", i, " must be integers, got ", dtype_name(d->dtype));
+  return d->to_ints();
+}
+
+int LowerCtx::axis(int64_t a, size_t rank) const {
+  int64_t r = static_cast<int64_t>(rank);
+  if (a < -r || a >= r) error("axis ", a, " out of range for rank ", r);
+  return static_cast<int>(a < 0 ? a + r : a);
+}
+
+std::vector<int64_t> broadcast_shapes(const LowerCtx& c,
+                                      const std::vector<std::vector<int64_t>>& s) {
+  size_t rank = 0;
+  for (const auto& x : s) rank = std::max(rank, x.size());
+  std::vector<int64_t> out(rank, 1);
+  for (const auto& x : s) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      int64_t& o = out[rank - x.size() + i];
+      int64_t d = x[i];
+      if (d == o || d == 1) continue;
+      if (o == 1) {
+        o = d;
+        continue;
+      }
+      std::string shapes;
+      for (const auto& y : s) {
+        shapes += shapes.empty() ? "" : " and ";
+        shapes += TensorType{DType::F32, y, {}, true}.to_string();
+      }
+      c.error("shapes cannot be broadcast: ", shapes);
+    }
+  }
+  return out;
+}
+
+V load_broadcast(KernelBuilder& b, const TensorBoxPtr& t, const std::vector<Index>& index,
+                 const std::vector<int64_t>& out_size) {
+  size_t lead = out_size.size() - t->size.size();
+  std::vector<Index> idx(t->size.size());
+  for (size_t i = 0; i < t->size.size(); ++i) {
+    idx[i] = (t->size[i] == 1 && out_size[lead + i] != 1) ? ix_const(0) : index[lead + i];
+  }
+  return t->load(b, idx);
+}
+
+TensorBoxPtr make_pointwise(const LowerCtx& c, const std::vector<TensorBoxPtr>& ins, DType out,
+                            std::function<V(KernelBuilder&, const std::vector<V>&)> fn) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& t : ins) shapes.push_back(t->size);
+  std::vector<int64_t> size = broadcast_shapes(c, shapes);
+  auto loaders = ins;
+  Loader body = [loaders, size, fn, out](KernelBuilder& b, const std::vector<Index>& index) {
+    std::vector<V> vals;
+    for (const auto& t : loaders) vals.push_back(load_broadcast(b, t, index, size));
+    return b.cast(fn(b, vals), compute_type(out));
+  };
+  return make_pointwise_box(out, size, std::move(body), c.origin());
+}
+
+TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vector<int> axes,
+                            bool keepdims, ReduceKind kind, DType out,
+                            std::function<V(KernelBuilder&, V)> prologue,
+                            std::function<V(KernelBuilder&, V)> post) {
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  const size_t rank = x->size.size();
+  std::vector<bool> reduced(rank, false);
+  for (int a : axes) reduced[a] = true;
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->reduce = kind;
+  def->origin = c.origin();
+  std::vector<int64_t> out_size;
+  for (size_t d = 0; d < rank; ++d) {
+    if (reduced[d]) {
+      def->reduction_ranges.push_back(x->size[d]);
+      if (keepdims) out_size.push_back(1);
+    } else {
+      out_size.push_back(x->size[d]);
+    }
+  }
+  // Reduction kernels iterate over the output's own (possibly keepdims) shape.
+  def->ranges = out_size;
+  TensorBoxPtr src = x;
+  def->rfn = [src, reduced, keepdims, prologue](KernelBuilder& b, const std::vector<Index>& outer,
+                                                const std::vector<Index>& red) {
+    std::vector<Index> idx;
+    size_t o = 0, r = 0;
+    for (size_t d = 0; d < reduced.size(); ++d) {
+      if (reduced[d]) {
+        idx.push_back(red[r++]);
+        if (keepdims) ++o;
+      } else {
+        idx.push_back(outer[o++]);
+      }
+    }
+    V v = src->load(b, idx);
+    return prologue ? prologue(b, v) : v;
+  };
+  ScalarType ct = compute_type(out);
+  def->post = [post, ct](KernelBuilder& b, V v) { return b.cast(post ? post(b, v) : v, ct); };
+  TensorBoxPtr t = make_reduction_box(out, def);
+  c.gl.realize(t);
+  return t;
+}
+
+TensorBoxPtr reshape_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size) {
+  if (new_size == t->size) return t;
+  std::vector<int64_t> old_size = t->size;
+  std::vector<int64_t> new_strides = contiguous_strides(new_size);
+  std::vector<int64_t> old_strides = contiguous_strides(old_size);
+  Reindex re = [old_size, old_strides, new_strides](const std::vector<Index>& idx) {
+    Index lin = linear_index(idx, new_strides);
+    std::vector<Index> out(old_size.size());
+    for (size_t d = 0; d < old_size.size(); ++d) {
+      out[d] =
+          old_size[d] == 1 ? ix_const(0) : ix_mod(ix_floordiv(lin, old_strides[d]), old_size[d]);
+    }
+    return out;
+  };
+  return make_view(t, new_size, re);
+}
+
+TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm) {
+  std::vector<int64_t> size(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) size[i] = t->size[perm[i]];
+  Reindex re = [perm](const std::vector<Index>& idx) {
+    std::vector<Index> out(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) out[perm[i]] = idx[i];
+    return out;
+  };
+  return make_view(t, size, re);
+}
+
+TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size) {
+  if (new_size == t->size) return t;
+  std::vector<int64_t> old = t->size;
+  Reindex re = [old, new_size](const std::vector<Index>& idx) {
+    size_t lead = new_size.size() - old.size();
+    std::vector<Index> out(old.size());
+    for (size_t i = 0; i < old.size(); ++i) {
+      out[i] = (old[i] == 1 && new_size[lead + i] != 1) ? ix_const(0) : idx[lead + i];
+    }
+    return out;
+  };
+  return make_view(t, new_size, re);
+}
+
+}  // namespace ferrite

@@ -1,0 +1,78 @@
+// MatMul and Gemm become "MatMul" extern calls (C[b,m,n] = alpha * sum_k A[b,m,k] B[b,k,n]
+// over strided operands: transposes and batch broadcasts are strides, not copies). Gemm's
+// beta*C is a pointwise epilogue.
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+TensorBoxPtr matmul_extern(LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha) {
+  if (a->dtype != DType::F32 || b->dtype != DType::F32) {
+    c.unsupported("MatMul on ", dtype_name(a->dtype), " x ", dtype_name(b->dtype),
+                  " (float32 only)");
+  }
+  if (a->size.size() < 1 || b->size.size() < 1) c.error("operands must have rank >= 1");
+  bool squeeze_m = a->size.size() == 1, squeeze_n = b->size.size() == 1;
+  if (squeeze_m) a = reshape_view(a, {1, a->size[0]});
+  if (squeeze_n) b = reshape_view(b, {b->size[0], 1});
+  size_t ra = a->size.size(), rb = b->size.size();
+  int64_t m = a->size[ra - 2], k = a->size[ra - 1], k2 = b->size[rb - 2], n = b->size[rb - 1];
+  if (k != k2) {
+    c.error("inner dimensions differ: ", TensorType{a->dtype, a->size, {}, true}.to_string(), " x ",
+            TensorType{b->dtype, b->size, {}, true}.to_string());
+  }
+  std::vector<int64_t> ba(a->size.begin(), a->size.end() - 2),
+      bb(b->size.begin(), b->size.end() - 2);
+  std::vector<int64_t> batch = broadcast_shapes(c, {ba, bb});
+  auto with = [&](std::vector<int64_t> tail) {
+    std::vector<int64_t> s = batch;
+    s.insert(s.end(), tail.begin(), tail.end());
+    return s;
+  };
+  ExternNode e;
+  e.op = "MatMul";
+  e.floats["alpha"] = alpha;
+  e.origin = c.origin();
+  e.inputs.push_back(c.gl.extern_operand(expand_view(a, with({m, k}))));
+  e.inputs.push_back(c.gl.extern_operand(expand_view(b, with({k, n}))));
+  std::vector<int64_t> out_size = with({m, n});
+  Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
+  e.outputs.push_back(out);
+  c.gl.add_extern(std::move(e));
+  TensorBoxPtr r = make_buffer_box(out);
+  if (squeeze_m || squeeze_n) {
+    std::vector<int64_t> s = batch;
+    if (!squeeze_m) s.push_back(m);
+    if (!squeeze_n) s.push_back(n);
+    r = reshape_view(r, s);
+  }
+  return r;
+}
+
+std::vector<TensorBoxPtr> lower_matmul(LowerCtx& c) {
+  return {matmul_extern(c, c.input(0), c.input(1), 1.0)};
+}
+
+std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
+  TensorBoxPtr a = c.input(0), b = c.input(1);
+  if (a->size.size() != 2 || b->size.size() != 2) c.error("A and B must be 2-D");
+  if (c.node.attr_int("transA", 0)) a = permute_view(a, {1, 0});
+  if (c.node.attr_int("transB", 0)) b = permute_view(b, {1, 0});
+  double alpha = c.node.attr_float("alpha", 1.0), beta = c.node.attr_float("beta", 1.0);
+  TensorBoxPtr y = matmul_extern(c, a, b, alpha);
+  if (!c.has(2) || beta == 0.0) return {y};
+  return {make_pointwise(
+      c, {y, c.input(2)}, y->dtype, [beta](KernelBuilder& bb, const std::vector<V>& v) {
+        V cterm = beta == 1.0 ? v[1] : bb.binary(Op::Mul, v[1], bb.constant(v[1].type, beta));
+        return bb.binary(Op::Add, v[0], cterm);
+      })};
+}
+
+}  // namespace
+
+void register_matmul_ops(LoweringTable& t) {
+  t.add("MatMul", lower_matmul);
+  t.add("Gemm", lower_gemm);
+}
+
+}  // namespace ferrite

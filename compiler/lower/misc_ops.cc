@@ -1,0 +1,107 @@
+// Ops whose result is known at compile time from shapes or attributes: Shape, Size,
+// ConstantOfShape, Range, and Constant nodes the frontend left in place.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+std::shared_ptr<TensorData> int_tensor(std::vector<int64_t> shape, const std::vector<int64_t>& v) {
+  auto d = std::make_shared<TensorData>();
+  d->dtype = DType::I64;
+  d->shape = std::move(shape);
+  d->bytes.resize(v.size() * sizeof(int64_t));
+  if (!v.empty()) std::memcpy(d->bytes.data(), v.data(), d->bytes.size());
+  return d;
+}
+
+std::vector<TensorBoxPtr> lower_shape(LowerCtx& c) {
+  const auto& size = c.input(0)->size;
+  int64_t r = static_cast<int64_t>(size.size());
+  int64_t start = c.node.attr_int("start", 0), end = c.node.attr_int("end", r);
+  if (start < 0) start += r;
+  if (end < 0) end += r;
+  start = std::clamp<int64_t>(start, 0, r);
+  end = std::clamp<int64_t>(end, 0, r);
+  std::vector<int64_t> v;
+  for (int64_t d = start; d < end; ++d) v.push_back(size[d]);
+  int64_t n = static_cast<int64_t>(v.size());
+  return {constant_box(c.gl, int_tensor({n}, v), "")};
+}
+
+std::vector<TensorBoxPtr> lower_size(LowerCtx& c) {
+  return {constant_box(c.gl, int_tensor({}, {c.input(0)->elements()}), "")};
+}
+
+std::vector<TensorBoxPtr> lower_constant_of_shape(LowerCtx& c) {
+  std::vector<int64_t> shape = c.const_ints(0);
+  for (int64_t d : shape) {
+    if (d < 0) c.error("negative dim ", d);
+  }
+  DType dt = DType::F32;
+  double fv = 0;
+  int64_t iv = 0;
+  if (auto t = c.node.attr_tensor("value")) {
+    if (t->elements() != 1) c.error("value must have one element");
+    dt = t->dtype;
+    fv = t->float_at(0);
+    iv = t->int_at(0);
+  }
+  if (dt == DType::String) c.unsupported("string value");
+  bool is_float = dtype_is_float(dt);
+  return {make_pointwise_box(
+      dt, shape,
+      [=](KernelBuilder& b, const std::vector<Index>&) {
+        ScalarType t = compute_type(dt);
+        return is_float ? b.constant(t, fv) : b.constant(t, static_cast<double>(iv));
+      },
+      c.origin())};
+}
+
+std::vector<TensorBoxPtr> lower_range(LowerCtx& c) {
+  auto s = c.const_data(0), l = c.const_data(1), d = c.const_data(2);
+  DType dt = s->dtype;
+  if (s->elements() != 1 || l->elements() != 1 || d->elements() != 1)
+    c.error("inputs must be scalars");
+  bool is_float = dtype_is_float(dt);
+  double start = s->float_at(0), limit = l->float_at(0), delta = d->float_at(0);
+  if (delta == 0) c.error("delta is 0");
+  int64_t n = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
+  if (n > (int64_t{1} << 31)) c.error("range of ", n, " elements is too large");
+  int64_t istart = s->int_at(0), idelta = d->int_at(0);
+  return {make_pointwise_box(
+      dt, {n},
+      [=](KernelBuilder& b, const std::vector<Index>& idx) {
+        ScalarType t = compute_type(dt);
+        V i = b.index_value(idx[0]);
+        if (is_float) {
+          V fi = b.cast(i, t);
+          return b.binary(Op::Add, b.constant(t, start),
+                          b.binary(Op::Mul, fi, b.constant(t, delta)));
+        }
+        return b.binary(Op::Add, b.constant(t, static_cast<double>(istart)),
+                        b.binary(Op::Mul, i, b.constant(t, static_cast<double>(idelta))));
+      },
+      c.origin())};
+}
+
+std::vector<TensorBoxPtr> lower_constant(LowerCtx& c) {
+  auto t = c.node.attr_tensor("value");
+  if (!t) c.unsupported("Constant without a dense 'value' tensor");
+  return {constant_box(c.gl, t, "")};
+}
+
+}  // namespace
+
+void register_misc_ops(LoweringTable& t) {
+  t.add("Shape", lower_shape);
+  t.add("Size", lower_size);
+  t.add("ConstantOfShape", lower_constant_of_shape);
+  t.add("Range", lower_range);
+  t.add("Constant", lower_constant);
+}
+
+}  // namespace ferrite

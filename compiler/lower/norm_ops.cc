@@ -1,0 +1,108 @@
+// Normalizations: BatchNormalization (inference), LayerNormalization, InstanceNormalization.
+// Statistics are reductions (realized); the normalisation is a pointwise epilogue.
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+// [C] → [C, 1, ..., 1] so that it broadcasts against [N, C, d1, ..., dk].
+TensorBoxPtr per_channel(const TensorBoxPtr& t, size_t rank) {
+  std::vector<int64_t> s{t->elements()};
+  for (size_t i = 2; i < rank; ++i) s.push_back(1);
+  return reshape_view(t, s);
+}
+
+std::vector<TensorBoxPtr> lower_batchnorm(LowerCtx& c) {
+  if (c.node.attr_int("training_mode", 0) != 0) c.unsupported("training mode");
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  size_t r = x->size.size();
+  if (r < 2) c.error("input must have rank >= 2");
+  int64_t ch = x->size[1];
+  for (size_t i = 1; i <= 4; ++i) {
+    if (c.input(i)->elements() != ch) c.error("input ", i, " must have ", ch, " elements");
+  }
+  double eps = c.node.attr_float("epsilon", 1e-5);
+  std::vector<TensorBoxPtr> ins{x};
+  for (size_t i = 1; i <= 4; ++i) ins.push_back(per_channel(c.input(i), r));
+  return {make_pointwise(c, ins, x->dtype, [eps](KernelBuilder& b, const std::vector<V>& v) {
+    ScalarType t = v[0].type;
+    V var = b.cast(v[4], t), mean = b.cast(v[3], t);
+    V inv = b.unary(Op::Rsqrt, b.binary(Op::Add, var, b.constant(t, eps)));
+    V y = b.binary(Op::Mul, b.binary(Op::Sub, v[0], mean), inv);
+    return b.binary(Op::Add, b.binary(Op::Mul, y, b.cast(v[1], t)), b.cast(v[2], t));
+  })};
+}
+
+struct Moments {
+  TensorBoxPtr mean, inv_std;
+};
+
+// Mean and 1/sqrt(var + eps) over `axes` (keepdims), two-pass for accuracy.
+Moments moments(LowerCtx& c, const TensorBoxPtr& x, const std::vector<int>& axes, double eps) {
+  int64_t n = 1;
+  for (int a : axes) n *= x->size[a];
+  double count = static_cast<double>(n);
+  auto div_n = [count](KernelBuilder& b, V v) {
+    return b.binary(Op::Div, v, b.constant(v.type, count));
+  };
+  Moments m;
+  m.mean = make_reduction(c, x, axes, true, ReduceKind::Sum, x->dtype, nullptr, div_n);
+  TensorBoxPtr sq =
+      make_pointwise(c, {x, m.mean}, x->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
+        V d = b.binary(Op::Sub, v[0], v[1]);
+        return b.binary(Op::Mul, d, d);
+      });
+  m.inv_std = make_reduction(
+      c, sq, axes, true, ReduceKind::Sum, x->dtype, nullptr, [count, eps](KernelBuilder& b, V v) {
+        V var = b.binary(Op::Div, v, b.constant(v.type, count));
+        return b.unary(Op::Rsqrt, b.binary(Op::Add, var, b.constant(v.type, eps)));
+      });
+  return m;
+}
+
+std::vector<TensorBoxPtr> lower_layernorm(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  size_t r = x->size.size();
+  int axis = c.axis(c.node.attr_int("axis", -1), r);
+  std::vector<int> axes;
+  for (size_t d = axis; d < r; ++d) axes.push_back(static_cast<int>(d));
+  Moments m = moments(c, x, axes, c.node.attr_float("epsilon", 1e-5));
+  std::vector<TensorBoxPtr> ins{x, m.mean, m.inv_std, c.input(1)};
+  bool bias = c.has(2);
+  if (bias) ins.push_back(c.input(2));
+  TensorBoxPtr y =
+      make_pointwise(c, ins, x->dtype, [bias](KernelBuilder& b, const std::vector<V>& v) {
+        V n = b.binary(Op::Mul, b.binary(Op::Sub, v[0], v[1]), v[2]);
+        n = b.binary(Op::Mul, n, v[3]);
+        return bias ? b.binary(Op::Add, n, v[4]) : n;
+      });
+  return {y, m.mean, m.inv_std};
+}
+
+std::vector<TensorBoxPtr> lower_instancenorm(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  size_t r = x->size.size();
+  if (r < 3) c.error("input must have rank >= 3");
+  std::vector<int> axes;
+  for (size_t d = 2; d < r; ++d) axes.push_back(static_cast<int>(d));
+  Moments m = moments(c, x, axes, c.node.attr_float("epsilon", 1e-5));
+  std::vector<TensorBoxPtr> ins{x, m.mean, m.inv_std, per_channel(c.input(1), r),
+                                per_channel(c.input(2), r)};
+  return {make_pointwise(c, ins, x->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
+    V n = b.binary(Op::Mul, b.binary(Op::Sub, v[0], v[1]), v[2]);
+    return b.binary(Op::Add, b.binary(Op::Mul, n, v[3]), v[4]);
+  })};
+}
+
+}  // namespace
+
+void register_norm_ops(LoweringTable& t) {
+  t.add("BatchNormalization", lower_batchnorm);
+  t.add("LayerNormalization", lower_layernorm);
+  t.add("InstanceNormalization", lower_instancenorm);
+}
+
+}  // namespace ferrite

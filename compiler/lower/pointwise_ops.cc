@@ -1,0 +1,285 @@
+// Elementwise ops: unary math, binary arithmetic with numpy broadcasting, comparisons and
+// logic, Where, Clip, Cast and the small activation functions built from them.
+#include <cmath>
+
+#include "compiler/lower/lowering.h"
+#include "compiler/plan/scalar_ops.h"
+
+namespace ferrite {
+namespace {
+
+using Fn1 = std::function<V(KernelBuilder&, V)>;
+
+LowerFn unary_fn(Fn1 fn, bool float_only) {
+  return [fn, float_only](LowerCtx& c) -> std::vector<TensorBoxPtr> {
+    const TensorBoxPtr& x = c.input(0);
+    if (float_only && !dtype_is_float(x->dtype)) {
+      c.unsupported("input type ", dtype_name(x->dtype), " (float types only)");
+    }
+    return {make_pointwise(
+        c, {x}, x->dtype, [fn](KernelBuilder& b, const std::vector<V>& v) { return fn(b, v[0]); })};
+  };
+}
+
+LowerFn unary_op(Op op) {
+  return [op](LowerCtx& c) -> std::vector<TensorBoxPtr> {
+    const TensorBoxPtr& x = c.input(0);
+    ScalarType t = compute_type(x->dtype);
+    if (!op_accepts(op, t)) c.unsupported("input type ", dtype_name(x->dtype));
+    DType out = op_result_type(op, t) == ScalarType::Bool ? DType::Bool : x->dtype;
+    return {make_pointwise(c, {x}, out, [op](KernelBuilder& b, const std::vector<V>& v) {
+      return b.unary(op, v[0]);
+    })};
+  };
+}
+
+void check_same_types(const LowerCtx& c, const std::vector<TensorBoxPtr>& ins) {
+  for (const auto& t : ins) {
+    if (t->dtype != ins[0]->dtype) {
+      c.error("operand types differ: ", dtype_name(ins[0]->dtype), " and ", dtype_name(t->dtype));
+    }
+  }
+}
+
+LowerFn binary_op(Op op) {
+  return [op](LowerCtx& c) -> std::vector<TensorBoxPtr> {
+    std::vector<TensorBoxPtr> ins{c.input(0), c.input(1)};
+    check_same_types(c, ins);
+    ScalarType t = compute_type(ins[0]->dtype);
+    if (!op_accepts(op, t)) c.unsupported("input type ", dtype_name(ins[0]->dtype));
+    DType out = op_result_type(op, t) == ScalarType::Bool ? DType::Bool : ins[0]->dtype;
+    return {make_pointwise(c, ins, out, [op](KernelBuilder& b, const std::vector<V>& v) {
+      return b.binary(op, v[0], v[1]);
+    })};
+  };
+}
+
+// Max, Min, Sum, Mean over any number of broadcast inputs.
+LowerFn variadic_op(Op op, bool mean) {
+  return [op, mean](LowerCtx& c) -> std::vector<TensorBoxPtr> {
+    std::vector<TensorBoxPtr> ins;
+    for (size_t i = 0; i < c.in.size(); ++i) ins.push_back(c.input(i));
+    if (ins.empty()) c.error("needs at least one input");
+    check_same_types(c, ins);
+    return {make_pointwise(
+        c, ins, ins[0]->dtype, [op, mean](KernelBuilder& b, const std::vector<V>& v) {
+          V acc = v[0];
+          for (size_t i = 1; i < v.size(); ++i) acc = b.binary(op, acc, v[i]);
+          if (mean)
+            acc = b.binary(Op::Div, acc, b.constant(acc.type, static_cast<double>(v.size())));
+          return acc;
+        })};
+  };
+}
+
+std::vector<TensorBoxPtr> lower_pow(LowerCtx& c) {
+  const TensorBoxPtr &x = c.input(0), &y = c.input(1);
+  bool int_base = !dtype_is_float(x->dtype);
+  return {
+      make_pointwise(c, {x, y}, x->dtype, [int_base](KernelBuilder& b, const std::vector<V>& v) {
+        if (int_base && v[1].type != ScalarType::I64) {
+          V r = b.binary(Op::Pow, b.cast(v[0], ScalarType::F64), b.cast(v[1], ScalarType::F64));
+          return b.cast(r, ScalarType::I64);
+        }
+        return b.binary(Op::Pow, v[0], b.cast(v[1], v[0].type));
+      })};
+}
+
+std::vector<TensorBoxPtr> lower_mod(LowerCtx& c) {
+  bool fmod = c.node.attr_int("fmod", 0) != 0;
+  if (!fmod && dtype_is_float(c.input(0)->dtype)) c.error("fmod must be 1 for float inputs");
+  return binary_op(fmod ? Op::FMod : Op::Mod)(c);
+}
+
+std::vector<TensorBoxPtr> lower_where(LowerCtx& c) {
+  std::vector<TensorBoxPtr> ins{c.input(0), c.input(1), c.input(2)};
+  if (ins[0]->dtype != DType::Bool) c.error("condition must be bool");
+  check_same_types(c, {ins[1], ins[2]});
+  return {make_pointwise(c, ins, ins[1]->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
+    return b.where(v[0], v[1], v[2]);
+  })};
+}
+
+std::vector<TensorBoxPtr> lower_clip(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  std::vector<TensorBoxPtr> ins{x};
+  bool has_lo = false, has_hi = false;
+  double lo = 0, hi = 0;
+  if (c.opset < 11) {
+    has_lo = has_hi = true;
+    lo = c.node.attr_float("min", -3.4028234663852886e38);
+    hi = c.node.attr_float("max", 3.4028234663852886e38);
+  } else {
+    if (c.has(1)) ins.push_back(c.input(1)), has_lo = true;
+    if (c.has(2)) ins.push_back(c.input(2)), has_hi = true;
+  }
+  bool attrs = c.opset < 11;
+  return {make_pointwise(c, ins, x->dtype, [=](KernelBuilder& b, const std::vector<V>& v) {
+    V r = v[0];
+    size_t k = 1;
+    if (has_lo) r = b.binary(Op::Max, r, attrs ? b.constant(r.type, lo) : v[k++]);
+    if (has_hi) r = b.binary(Op::Min, r, attrs ? b.constant(r.type, hi) : v[k++]);
+    return r;
+  })};
+}
+
+std::vector<TensorBoxPtr> lower_cast(LowerCtx& c) {
+  DType to;
+  if (c.node.op_type == "CastLike") {
+    to = c.input(1)->dtype;
+  } else if (!dtype_from_onnx(c.node.attr_int("to", 0), &to)) {
+    c.unsupported("cast to type ", c.node.attr_int("to", 0));
+  }
+  if (to == DType::String || c.input(0)->dtype == DType::String) c.unsupported("string tensors");
+  return {make_pointwise(c, {c.input(0)}, to, [to](KernelBuilder& b, const std::vector<V>& v) {
+    return b.cast(v[0], compute_type(to));
+  })};
+}
+
+std::vector<TensorBoxPtr> lower_isinf(LowerCtx& c) {
+  bool neg = c.node.attr_int("detect_negative", 1) != 0;
+  bool pos = c.node.attr_int("detect_positive", 1) != 0;
+  return {
+      make_pointwise(c, {c.input(0)}, DType::Bool, [=](KernelBuilder& b, const std::vector<V>& v) {
+        V inf = b.unary(Op::IsInf, v[0]);
+        V zero = b.constant(v[0].type, 0);
+        V sign_ok = b.constant(ScalarType::Bool, 0);
+        if (pos) sign_ok = b.binary(Op::Or, sign_ok, b.binary(Op::Gt, v[0], zero));
+        if (neg) sign_ok = b.binary(Op::Or, sign_ok, b.binary(Op::Lt, v[0], zero));
+        return b.binary(Op::And, inf, sign_ok);
+      })};
+}
+
+// x * f(alpha) patterns of the activation family.
+V select_neg(KernelBuilder& b, V x, V neg_val) {
+  return b.where(b.binary(Op::Lt, x, b.constant(x.type, 0)), neg_val, x);
+}
+
+void register_activations(LoweringTable& t) {
+  t.add("LeakyRelu", [](LowerCtx& c) {
+    double a = c.node.attr_float("alpha", 0.01);
+    return unary_fn(
+        [a](KernelBuilder& b, V x) {
+          return select_neg(b, x, b.binary(Op::Mul, x, b.constant(x.type, a)));
+        },
+        true)(c);
+  });
+  t.add("Elu", [](LowerCtx& c) {
+    double a = c.node.attr_float("alpha", 1.0);
+    return unary_fn(
+        [a](KernelBuilder& b, V x) {
+          V e = b.binary(Op::Sub, b.unary(Op::Exp, x), b.constant(x.type, 1));
+          return select_neg(b, x, b.binary(Op::Mul, e, b.constant(x.type, a)));
+        },
+        true)(c);
+  });
+  t.add("Selu", [](LowerCtx& c) {
+    double a = c.node.attr_float("alpha", 1.67326319217681884765625);
+    double g = c.node.attr_float("gamma", 1.05070102214813232421875);
+    return unary_fn(
+        [a, g](KernelBuilder& b, V x) {
+          V e = b.binary(Op::Sub, b.unary(Op::Exp, x), b.constant(x.type, 1));
+          V neg = b.binary(Op::Mul, e, b.constant(x.type, a));
+          V r = b.where(b.binary(Op::Gt, x, b.constant(x.type, 0)), x, neg);
+          return b.binary(Op::Mul, r, b.constant(x.type, g));
+        },
+        true)(c);
+  });
+  t.add("Celu", [](LowerCtx& c) {
+    double a = c.node.attr_float("alpha", 1.0);
+    return unary_fn(
+        [a](KernelBuilder& b, V x) {
+          V z = b.constant(x.type, 0);
+          V e = b.binary(Op::Sub, b.unary(Op::Exp, b.binary(Op::Div, x, b.constant(x.type, a))),
+                         b.constant(x.type, 1));
+          V neg = b.binary(Op::Min, z, b.binary(Op::Mul, e, b.constant(x.type, a)));
+          return b.binary(Op::Add, b.binary(Op::Max, z, x), neg);
+        },
+        true)(c);
+  });
+  t.add("HardSigmoid", [](LowerCtx& c) {
+    double a = c.node.attr_float("alpha", 0.2), be = c.node.attr_float("beta", 0.5);
+    return unary_fn(
+        [a, be](KernelBuilder& b, V x) {
+          V y = b.binary(Op::Add, b.binary(Op::Mul, x, b.constant(x.type, a)),
+                         b.constant(x.type, be));
+          return b.binary(Op::Min, b.binary(Op::Max, y, b.constant(x.type, 0)),
+                          b.constant(x.type, 1));
+        },
+        true)(c);
+  });
+  t.add("HardSwish", unary_fn(
+                         [](KernelBuilder& b, V x) {
+                           V y =
+                               b.binary(Op::Add, b.binary(Op::Mul, x, b.constant(x.type, 1.0 / 6)),
+                                        b.constant(x.type, 0.5));
+                           y = b.binary(Op::Min, b.binary(Op::Max, y, b.constant(x.type, 0)),
+                                        b.constant(x.type, 1));
+                           return b.binary(Op::Mul, x, y);
+                         },
+                         true));
+  t.add("Softsign", unary_fn(
+                        [](KernelBuilder& b, V x) {
+                          V d = b.binary(Op::Add, b.unary(Op::Abs, x), b.constant(x.type, 1));
+                          return b.binary(Op::Div, x, d);
+                        },
+                        true));
+  t.add("Softplus", unary_fn(
+                        [](KernelBuilder& b, V x) {
+                          // log(1 + exp(x)) computed as max(x, 0) + log(1 + exp(-|x|)): no
+                          // overflow.
+                          V e = b.unary(Op::Exp, b.unary(Op::Neg, b.unary(Op::Abs, x)));
+                          V l = b.unary(Op::Log, b.binary(Op::Add, e, b.constant(x.type, 1)));
+                          return b.binary(Op::Add, b.binary(Op::Max, x, b.constant(x.type, 0)), l);
+                        },
+                        true));
+  t.add("ThresholdedRelu", [](LowerCtx& c) {
+    double a = c.node.attr_float("alpha", 1.0);
+    return unary_fn(
+        [a](KernelBuilder& b, V x) {
+          return b.where(b.binary(Op::Gt, x, b.constant(x.type, a)), x, b.constant(x.type, 0));
+        },
+        true)(c);
+  });
+  t.add("PRelu", [](LowerCtx& c) -> std::vector<TensorBoxPtr> {
+    return {make_pointwise(c, {c.input(0), c.input(1)}, c.input(0)->dtype,
+                           [](KernelBuilder& b, const std::vector<V>& v) {
+                             return select_neg(b, v[0], b.binary(Op::Mul, v[0], v[1]));
+                           })};
+  });
+}
+
+}  // namespace
+
+void register_pointwise_ops(LoweringTable& t) {
+  const std::pair<const char*, Op> unary[] = {
+      {"Neg", Op::Neg},     {"Abs", Op::Abs},         {"Exp", Op::Exp},
+      {"Log", Op::Log},     {"Sqrt", Op::Sqrt},       {"Reciprocal", Op::Reciprocal},
+      {"Relu", Op::Relu},   {"Sigmoid", Op::Sigmoid}, {"Tanh", Op::Tanh},
+      {"Erf", Op::Erf},     {"Floor", Op::Floor},     {"Ceil", Op::Ceil},
+      {"Round", Op::Round}, {"Sign", Op::Sign},       {"Sin", Op::Sin},
+      {"Cos", Op::Cos},     {"Tan", Op::Tan},         {"Asin", Op::Asin},
+      {"Acos", Op::Acos},   {"Atan", Op::Atan},       {"Sinh", Op::Sinh},
+      {"Cosh", Op::Cosh},   {"Asinh", Op::Asinh},     {"Acosh", Op::Acosh},
+      {"Atanh", Op::Atanh}, {"Not", Op::Not},         {"IsNaN", Op::IsNaN}};
+  for (const auto& [name, op] : unary) t.add(name, unary_op(op));
+  const std::pair<const char*, Op> binary[] = {
+      {"Add", Op::Add},           {"Sub", Op::Sub}, {"Mul", Op::Mul},        {"Div", Op::Div},
+      {"Equal", Op::Eq},          {"Less", Op::Lt}, {"LessOrEqual", Op::Le}, {"Greater", Op::Gt},
+      {"GreaterOrEqual", Op::Ge}, {"And", Op::And}, {"Or", Op::Or},          {"Xor", Op::Xor}};
+  for (const auto& [name, op] : binary) t.add(name, binary_op(op));
+  t.add("Max", variadic_op(Op::Max, false));
+  t.add("Min", variadic_op(Op::Min, false));
+  t.add("Sum", variadic_op(Op::Add, false));
+  t.add("Mean", variadic_op(Op::Add, true));
+  t.add("Pow", lower_pow);
+  t.add("Mod", lower_mod);
+  t.add("Where", lower_where);
+  t.add("Clip", lower_clip);
+  t.add("Cast", lower_cast);
+  t.add("CastLike", lower_cast);
+  t.add("IsInf", lower_isinf);
+  register_activations(t);
+}
+
+}  // namespace ferrite

@@ -1,0 +1,25 @@
+// The one place that lists the op families; each family's file registers its ops.
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+
+const LoweringTable& lowering_table() {
+  static const LoweringTable table = [] {
+    LoweringTable t;
+    register_pointwise_ops(t);
+    register_reduce_ops(t);
+    register_view_ops(t);
+    register_index_ops(t);
+    register_softmax_ops(t);
+    register_matmul_ops(t);
+    register_misc_ops(t);
+    register_norm_ops(t);
+    register_pool_ops(t);
+    register_pattern_ops(t);
+    register_loss_ops(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,333 @@
+// Views: index remaps, never copies (Reshape, Flatten, Squeeze, Unsqueeze, Transpose,
+// Slice, Expand, Concat, Identity, Split, Tile, DepthToSpace, SpaceToDepth).
+#include <algorithm>
+
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+int64_t product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t d : v) n *= d;
+  return n;
+}
+
+std::vector<TensorBoxPtr> lower_reshape(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  std::vector<int64_t> shape = c.opset < 5 ? c.node.attr_ints("shape") : c.const_ints(1);
+  bool allowzero = c.node.attr_int("allowzero", 0) != 0;
+  int infer = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == 0 && !allowzero) {
+      if (i >= x->size.size())
+        c.error("shape dim ", i, " is 0 but input has rank ", x->size.size());
+      shape[i] = x->size[i];
+    }
+    if (shape[i] == -1) {
+      if (infer >= 0) c.error("more than one -1 in shape");
+      infer = static_cast<int>(i);
+    } else if (shape[i] < 0) {
+      c.error("invalid shape dim ", shape[i]);
+    } else {
+      known *= shape[i];
+    }
+  }
+  int64_t total = product(x->size);
+  if (infer >= 0) {
+    if (known == 0 || total % known != 0) c.error("cannot infer -1: ", total, " elements");
+    shape[infer] = total / known;
+  }
+  if (product(shape) != total) {
+    c.error("cannot reshape ", total, " elements to ",
+            TensorType{x->dtype, shape, {}, true}.to_string());
+  }
+  return {reshape_view(x, shape)};
+}
+
+std::vector<TensorBoxPtr> lower_flatten(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  int64_t r = static_cast<int64_t>(x->size.size());
+  int64_t a = c.node.attr_int("axis", 1);
+  if (a < -r || a > r) c.error("axis ", a, " out of range for rank ", r);
+  if (a < 0) a += r;
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < r; ++d) (d < a ? outer : inner) *= x->size[d];
+  return {reshape_view(x, {outer, inner})};
+}
+
+std::vector<int64_t> axes_arg(LowerCtx& c) {
+  if (c.opset >= 13) return c.has(1) ? c.const_ints(1) : std::vector<int64_t>{};
+  return c.node.attr_ints("axes");
+}
+
+std::vector<TensorBoxPtr> lower_squeeze(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  std::vector<int64_t> axes = axes_arg(c);
+  std::vector<bool> drop(x->size.size(), false);
+  if (axes.empty()) {
+    for (size_t d = 0; d < x->size.size(); ++d) drop[d] = x->size[d] == 1;
+  }
+  for (int64_t a : axes) {
+    int d = c.axis(a, x->size.size());
+    if (x->size[d] != 1) c.error("cannot squeeze axis ", a, " of size ", x->size[d]);
+    drop[d] = true;
+  }
+  std::vector<int64_t> out;
+  for (size_t d = 0; d < x->size.size(); ++d) {
+    if (!drop[d]) out.push_back(x->size[d]);
+  }
+  return {reshape_view(x, out)};
+}
+
+std::vector<TensorBoxPtr> lower_unsqueeze(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  std::vector<int64_t> axes = axes_arg(c);
+  size_t rank = x->size.size() + axes.size();
+  std::vector<bool> added(rank, false);
+  for (int64_t a : axes) {
+    int d = c.axis(a, rank);
+    if (added[d]) c.error("repeated axis ", a);
+    added[d] = true;
+  }
+  std::vector<int64_t> out;
+  size_t k = 0;
+  for (size_t d = 0; d < rank; ++d) out.push_back(added[d] ? 1 : x->size[k++]);
+  return {reshape_view(x, out)};
+}
+
+std::vector<TensorBoxPtr> lower_transpose(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  size_t r = x->size.size();
+  std::vector<int64_t> p = c.node.attr_ints("perm");
+  std::vector<int> perm;
+  if (p.empty()) {
+    for (size_t i = 0; i < r; ++i) perm.push_back(static_cast<int>(r - 1 - i));
+  } else {
+    if (p.size() != r) c.error("perm has ", p.size(), " entries for rank ", r);
+    std::vector<bool> seen(r, false);
+    for (int64_t a : p) {
+      int d = c.axis(a, r);
+      if (seen[d]) c.error("perm repeats axis ", a);
+      seen[d] = true;
+      perm.push_back(d);
+    }
+  }
+  return {permute_view(x, perm)};
+}
+
+// out[i] = x[start + i*step] along each sliced axis.
+TensorBoxPtr slice_view(const TensorBoxPtr& x, const std::vector<int>& axes,
+                        const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+                        const std::vector<int64_t>& lens) {
+  std::vector<int64_t> size = x->size;
+  for (size_t k = 0; k < axes.size(); ++k) size[axes[k]] = lens[k];
+  return make_view(x, size, [axes, starts, steps](const std::vector<Index>& i) {
+    std::vector<Index> o = i;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      o[axes[k]] = ix_add(ix_const(starts[k]), ix_mul(i[axes[k]], steps[k]));
+    }
+    return o;
+  });
+}
+
+std::vector<TensorBoxPtr> lower_slice(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset < 10) {
+    starts = c.node.attr_ints("starts");
+    ends = c.node.attr_ints("ends");
+    axes = c.node.attr_ints("axes");
+  } else {
+    starts = c.const_ints(1);
+    ends = c.const_ints(2);
+    if (c.has(3)) axes = c.const_ints(3);
+    if (c.has(4)) steps = c.const_ints(4);
+  }
+  if (axes.empty()) {
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() ||
+      steps.size() != starts.size()) {
+    c.error("starts, ends, axes and steps differ in length");
+  }
+  std::vector<int> ax;
+  std::vector<int64_t> st, lens;
+  for (size_t k = 0; k < starts.size(); ++k) {
+    int a = c.axis(axes[k], x->size.size());
+    int64_t dim = x->size[a], step = steps[k];
+    if (step == 0) c.error("slice step is 0");
+    auto norm = [dim](int64_t v) {
+      return v < 0 ? std::max<int64_t>(v, -dim - 1) + dim : std::min(v, dim);
+    };
+    int64_t s = norm(starts[k]), e = norm(ends[k]), len;
+    if (step > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      len = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+    }
+    ax.push_back(a);
+    st.push_back(s);
+    lens.push_back(len);
+  }
+  return {slice_view(x, ax, st, steps, lens)};
+}
+
+std::vector<TensorBoxPtr> lower_expand(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  std::vector<int64_t> shape = c.const_ints(1);
+  std::vector<int64_t> out = broadcast_shapes(c, {x->size, shape});
+  return {expand_view(x, out)};
+}
+
+std::vector<TensorBoxPtr> lower_concat(LowerCtx& c) {
+  std::vector<TensorBoxPtr> ins;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    if (c.has(i)) ins.push_back(c.input(i));
+  }
+  if (ins.empty()) c.error("no inputs");
+  size_t rank = ins[0]->size.size();
+  int axis = c.axis(c.node.attr_int("axis", 0), rank);
+  std::vector<int64_t> size = ins[0]->size, offsets{0};
+  size[axis] = 0;
+  for (const auto& t : ins) {
+    if (t->size.size() != rank || t->dtype != ins[0]->dtype)
+      c.error("inputs differ in rank or type");
+    for (size_t d = 0; d < rank; ++d) {
+      if (static_cast<int>(d) != axis && t->size[d] != ins[0]->size[d])
+        c.error("inputs differ in shape");
+    }
+    size[axis] += t->size[axis];
+    offsets.push_back(size[axis]);
+  }
+  Loader fn = [ins, offsets, axis](KernelBuilder& b, const std::vector<Index>& idx) {
+    V pos = b.index_value(idx[axis]);
+    V result;
+    for (int k = static_cast<int>(ins.size()) - 1; k >= 0; --k) {
+      if (ins[k]->size[axis] == 0) continue;
+      std::vector<Index> sub = idx;
+      sub[axis] = ix_add(idx[axis], ix_const(-offsets[k]));
+      V lo = b.binary(Op::Ge, pos, b.constant(ScalarType::I64, static_cast<double>(offsets[k])));
+      V hi =
+          b.binary(Op::Lt, pos, b.constant(ScalarType::I64, static_cast<double>(offsets[k + 1])));
+      V in_range = b.binary(Op::And, lo, hi);
+      V v;
+      {
+        MaskScope scope(b, in_range);
+        v = ins[k]->load(b, sub);
+      }
+      result = result.id < 0 ? v : b.where(in_range, v, result);
+    }
+    return result;
+  };
+  return {make_pointwise_box(ins[0]->dtype, size, fn, c.origin())};
+}
+
+std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  int axis = c.axis(c.node.attr_int("axis", 0), x->size.size());
+  std::vector<int64_t> split;
+  if (c.opset >= 13 && c.has(1)) {
+    split = c.const_ints(1);
+  } else if (c.opset < 13) {
+    split = c.node.attr_ints("split");
+  }
+  size_t n = c.node.outputs.size();
+  int64_t dim = x->size[axis];
+  if (split.empty()) {
+    int64_t chunk = (dim + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
+    for (size_t i = 0; i < n; ++i)
+      split.push_back(std::min(chunk, dim - chunk * static_cast<int64_t>(i)));
+  }
+  if (split.size() != n) c.error("split has ", split.size(), " parts for ", n, " outputs");
+  std::vector<TensorBoxPtr> outs;
+  int64_t start = 0;
+  for (int64_t len : split) {
+    if (len < 0) c.error("negative split size");
+    outs.push_back(slice_view(x, {axis}, {start}, {1}, {len}));
+    start += len;
+  }
+  if (start != dim) c.error("split sizes sum to ", start, ", axis has ", dim);
+  return outs;
+}
+
+std::vector<TensorBoxPtr> lower_tile(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  std::vector<int64_t> reps = c.const_ints(1);
+  if (reps.size() != x->size.size())
+    c.error("repeats has ", reps.size(), " entries for rank ", x->size.size());
+  std::vector<int64_t> size = x->size, old = x->size;
+  for (size_t d = 0; d < size.size(); ++d) {
+    if (reps[d] < 0) c.error("negative repeat");
+    size[d] *= reps[d];
+  }
+  return {make_view(x, size, [old](const std::vector<Index>& i) {
+    std::vector<Index> o(i.size());
+    for (size_t d = 0; d < i.size(); ++d) o[d] = ix_mod(i[d], std::max<int64_t>(old[d], 1));
+    return o;
+  })};
+}
+
+// DepthToSpace / SpaceToDepth are reshape → transpose → reshape, all views.
+std::vector<TensorBoxPtr> lower_depth_space(LowerCtx& c, bool to_space) {
+  const TensorBoxPtr& x = c.input(0);
+  if (x->size.size() != 4) c.error("expects a 4-D input");
+  int64_t bs = c.node.attr_int("blocksize", 0);
+  if (bs <= 0) c.error("blocksize must be positive");
+  int64_t n = x->size[0], ch = x->size[1], h = x->size[2], w = x->size[3];
+  if (to_space) {
+    if (ch % (bs * bs) != 0) c.error("channels not divisible by blocksize^2");
+    bool crd = c.node.attr_string("mode", "DCR") == "CRD";
+    int64_t oc = ch / (bs * bs);
+    TensorBoxPtr t =
+        crd ? reshape_view(x, {n, oc, bs, bs, h, w}) : reshape_view(x, {n, bs, bs, oc, h, w});
+    t = crd ? permute_view(t, {0, 1, 4, 2, 5, 3}) : permute_view(t, {0, 3, 4, 1, 5, 2});
+    return {reshape_view(t, {n, oc, h * bs, w * bs})};
+  }
+  if (h % bs != 0 || w % bs != 0) c.error("spatial dims not divisible by blocksize");
+  TensorBoxPtr t = reshape_view(x, {n, ch, h / bs, bs, w / bs, bs});
+  t = permute_view(t, {0, 3, 5, 1, 2, 4});
+  return {reshape_view(t, {n, ch * bs * bs, h / bs, w / bs})};
+}
+
+// Dropout at inference: the identity, with an all-true mask when asked for.
+std::vector<TensorBoxPtr> lower_dropout(LowerCtx& c) {
+  if (c.has(2)) {
+    auto training = c.const_data(2);
+    if (training->elements() != 1) c.error("training_mode must be a scalar");
+    if (training->int_at(0) != 0) c.unsupported("training mode");
+  }
+  const TensorBoxPtr& x = c.input(0);
+  TensorBoxPtr mask = make_pointwise_box(
+      DType::Bool, x->size,
+      [](KernelBuilder& b, const std::vector<Index>&) { return b.constant(ScalarType::Bool, 1); },
+      c.origin());
+  return {x, mask};
+}
+
+}  // namespace
+
+void register_view_ops(LoweringTable& t) {
+  t.add("Reshape", lower_reshape);
+  t.add("Flatten", lower_flatten);
+  t.add("Squeeze", lower_squeeze);
+  t.add("Unsqueeze", lower_unsqueeze);
+  t.add("Transpose", lower_transpose);
+  t.add("Slice", lower_slice);
+  t.add("Expand", lower_expand);
+  t.add("Concat", lower_concat);
+  t.add("Split", lower_split);
+  t.add("Tile", lower_tile);
+  t.add("Dropout", lower_dropout);
+  t.add("Identity", [](LowerCtx& c) { return std::vector<TensorBoxPtr>{c.input(0)}; });
+  t.add("DepthToSpace", [](LowerCtx& c) { return lower_depth_space(c, true); });
+  t.add("SpaceToDepth", [](LowerCtx& c) { return lower_depth_space(c, false); });
+}
+
+}  // namespace ferrite

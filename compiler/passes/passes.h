@@ -1,0 +1,13 @@
+// The graph passes, in order (passes.cc is the list). Each pass is one function in its own
+// file; after each, the graph is validated and, with FERRITE_DUMP, written out.
+#pragma once
+
+#include <string>
+
+#include "compiler/graph/graph.h"
+
+namespace ferrite {
+
+void run_graph_passes(Graph& g, const std::string& dump_dir);
+
+}  // namespace ferrite

@@ -1,0 +1,162 @@
+#include "compiler/plan/index_expr.h"
+
+#include <sstream>
+
+namespace ferrite {
+
+Index ix_const(int64_t c) {
+  auto n = std::make_shared<IndexNode>();
+  n->kind = IndexKind::Const;
+  n->c = c;
+  return n;
+}
+
+Index ix_var(int id) {
+  auto n = std::make_shared<IndexNode>();
+  n->kind = IndexKind::Var;
+  n->id = id;
+  return n;
+}
+
+Index ix_value(int ssa_id) {
+  auto n = std::make_shared<IndexNode>();
+  n->kind = IndexKind::Value;
+  n->id = ssa_id;
+  return n;
+}
+
+Index ix_binary(IndexKind kind, Index a, Index b) {
+  auto n = std::make_shared<IndexNode>();
+  n->kind = kind;
+  n->a = std::move(a);
+  n->b = std::move(b);
+  return n;
+}
+
+int64_t floordiv64(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t mod64(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+
+int64_t eval_index(const IndexNode& e, const int64_t* vars, const int64_t* values) {
+  switch (e.kind) {
+    case IndexKind::Const:
+      return e.c;
+    case IndexKind::Var:
+      return vars[e.id];
+    case IndexKind::Value:
+      return values[e.id];
+    case IndexKind::Add:
+      return eval_index(*e.a, vars, values) + eval_index(*e.b, vars, values);
+    case IndexKind::Mul:
+      return eval_index(*e.a, vars, values) * eval_index(*e.b, vars, values);
+    case IndexKind::FloorDiv:
+      return floordiv64(eval_index(*e.a, vars, values), eval_index(*e.b, vars, values));
+    case IndexKind::Mod:
+      return mod64(eval_index(*e.a, vars, values), eval_index(*e.b, vars, values));
+  }
+  return 0;
+}
+
+namespace {
+
+bool affine_into(const IndexNode& e, int64_t scale, AffineIndex* out) {
+  switch (e.kind) {
+    case IndexKind::Const:
+      out->offset += scale * e.c;
+      return true;
+    case IndexKind::Var:
+      if (e.id < 0 || e.id >= static_cast<int>(out->coeff.size())) return false;
+      out->coeff[e.id] += scale;
+      return true;
+    case IndexKind::Add:
+      return affine_into(*e.a, scale, out) && affine_into(*e.b, scale, out);
+    case IndexKind::Mul:
+      if (e.b->kind == IndexKind::Const) return affine_into(*e.a, scale * e.b->c, out);
+      if (e.a->kind == IndexKind::Const) return affine_into(*e.b, scale * e.a->c, out);
+      return false;
+    default:
+      return false;
+  }
+}
+
+void print(const IndexNode& e, std::ostringstream& os) {
+  switch (e.kind) {
+    case IndexKind::Const:
+      os << e.c;
+      return;
+    case IndexKind::Var:
+      os << "i" << e.id;
+      return;
+    case IndexKind::Value:
+      os << "%" << e.id;
+      return;
+    default:
+      break;
+  }
+  const char* op = e.kind == IndexKind::Add   ? " + "
+                   : e.kind == IndexKind::Mul ? "*"
+                   : e.kind == IndexKind::Mod ? " % "
+                                              : " // ";
+  os << "(";
+  print(*e.a, os);
+  os << op;
+  print(*e.b, os);
+  os << ")";
+}
+
+}  // namespace
+
+bool as_affine(const IndexNode& e, int num_vars, AffineIndex* out) {
+  out->offset = 0;
+  out->coeff.assign(num_vars, 0);
+  return affine_into(e, 1, out);
+}
+
+bool index_uses_var(const IndexNode& e, int var) {
+  if (e.kind == IndexKind::Var) return e.id == var;
+  if (e.a && index_uses_var(*e.a, var)) return true;
+  return e.b && index_uses_var(*e.b, var);
+}
+
+bool index_uses_value(const IndexNode& e) {
+  if (e.kind == IndexKind::Value) return true;
+  if (e.a && index_uses_value(*e.a)) return true;
+  return e.b && index_uses_value(*e.b);
+}
+
+void index_values(const IndexNode& e, std::vector<int>* out) {
+  if (e.kind == IndexKind::Value) out->push_back(e.id);
+  if (e.a) index_values(*e.a, out);
+  if (e.b) index_values(*e.b, out);
+}
+
+std::string index_to_string(const IndexNode& e) {
+  std::ostringstream os;
+  print(e, os);
+  return os.str();
+}
+
+bool index_equal(const IndexNode& x, const IndexNode& y) {
+  if (x.kind != y.kind) return false;
+  switch (x.kind) {
+    case IndexKind::Const:
+      return x.c == y.c;
+    case IndexKind::Var:
+    case IndexKind::Value:
+      return x.id == y.id;
+    default:
+      return index_equal(*x.a, *y.a) && index_equal(*x.b, *y.b);
+  }
+}
+
+}  // namespace ferrite

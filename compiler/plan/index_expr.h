@@ -1,0 +1,59 @@
+// Index expressions of the Kernel contract: how a load or store finds its element.
+// An expression is a small immutable tree over loop variables (Var), constants, values
+// loaded earlier in the kernel body (Value: indirect indexing, e.g. Gather), and the
+// operators + * floordiv mod. floordiv and mod follow Python: floor rounding, and a
+// result with the divisor's sign. The compiler simplifies these (compiler/loopir); the
+// backends only evaluate them or ask for their affine form.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ferrite {
+
+enum class IndexKind : uint8_t { Const, Var, Value, Add, Mul, FloorDiv, Mod };
+
+struct IndexNode;
+using Index = std::shared_ptr<const IndexNode>;
+
+struct IndexNode {
+  IndexKind kind = IndexKind::Const;
+  int64_t c = 0;   // Const: the value
+  int32_t id = 0;  // Var: loop variable number; Value: SSA id of an i64 value in the body
+  Index a, b;      // operands of Add, Mul, FloorDiv, Mod
+};
+
+// Raw constructors: no simplification (see compiler/loopir/simplify.h for that).
+Index ix_const(int64_t c);
+Index ix_var(int id);
+Index ix_value(int ssa_id);
+Index ix_binary(IndexKind kind, Index a, Index b);
+
+int64_t floordiv64(int64_t a, int64_t b);
+int64_t mod64(int64_t a, int64_t b);
+
+// Evaluates with loop variables `vars` and SSA values `values` (indexed by SSA id).
+int64_t eval_index(const IndexNode& e, const int64_t* vars, const int64_t* values);
+
+// offset + sum(coeff[v] * var_v). Only for expressions of Const, Var, Add and Mul by a
+// constant; anything else (Value, FloorDiv, Mod) is not affine.
+struct AffineIndex {
+  int64_t offset = 0;
+  std::vector<int64_t> coeff;  // one per loop variable
+};
+bool as_affine(const IndexNode& e, int num_vars, AffineIndex* out);
+
+// True when the expression mentions loop variable `var` (directly or under div/mod).
+bool index_uses_var(const IndexNode& e, int var);
+// True when the expression contains a Value leaf.
+bool index_uses_value(const IndexNode& e);
+// Collects the SSA ids of Value leaves.
+void index_values(const IndexNode& e, std::vector<int>* out);
+
+std::string index_to_string(const IndexNode& e);
+
+bool index_equal(const IndexNode& x, const IndexNode& y);
+
+}  // namespace ferrite

@@ -1,0 +1,147 @@
+#include "compiler/plan/interpret.h"
+
+#include <vector>
+
+#include "compiler/plan/error.h"
+#include "compiler/plan/scalar_ops.h"
+
+namespace ferrite {
+namespace {
+
+class Interpreter {
+ public:
+  Interpreter(const Kernel& k, void* const* args)
+      : k_(k),
+        args_(args),
+        vals_(k.code.size()),
+        ivals_(k.code.size(), 0),
+        vars_(k.ranges.size(), 0) {}
+
+  void run() {
+    const int outer = k_.num_outer();
+    for (int d = 0; d < outer; ++d) {
+      if (k_.ranges[d] == 0) return;
+    }
+    std::fill(vars_.begin(), vars_.end(), 0);
+    do {
+      run_outer_point();
+    } while (next(0, outer));
+  }
+
+ private:
+  // Odometer over dims [lo, hi); false when it wraps around.
+  bool next(int lo, int hi) {
+    for (int d = hi - 1; d >= lo; --d) {
+      if (++vars_[d] < k_.ranges[d]) return true;
+      vars_[d] = 0;
+    }
+    return false;
+  }
+
+  void run_outer_point() {
+    const int outer = k_.num_outer(), total = static_cast<int>(k_.ranges.size());
+    std::vector<int64_t> best(k_.code.size(), 0);
+    for (int i = 0; i < k_.post_begin; ++i) {
+      const Instr& in = k_.code[i];
+      if (in.op == Op::Reduce) vals_[i] = reduce_identity(in.reduce, k_.code[in.a].type);
+    }
+    bool empty = false;
+    for (int d = outer; d < total; ++d) empty |= k_.ranges[d] == 0;
+    if (!empty) {
+      int64_t rindex = 0;
+      do {
+        for (int i = 0; i < k_.post_begin; ++i) {
+          const Instr& in = k_.code[i];
+          if (in.op == Op::Reduce) {
+            vals_[i] =
+                reduce_step(in.reduce, k_.code[in.a].type, vals_[i], vals_[in.a], rindex, &best[i]);
+          } else {
+            exec(i);
+          }
+        }
+        ++rindex;
+      } while (total > outer && next(outer, total));
+    }
+    for (int i = 0; i < k_.post_begin; ++i) {
+      const Instr& in = k_.code[i];
+      if (in.op != Op::Reduce) continue;
+      if (in.reduce == ReduceKind::ArgMax || in.reduce == ReduceKind::ArgMin) {
+        vals_[i] = scalar_i64(best[i]);
+      }
+      ivals_[i] = vals_[i].i64;
+    }
+    for (int i = k_.post_begin; i < static_cast<int>(k_.code.size()); ++i) exec(i);
+  }
+
+  int64_t checked_index(const Instr& in) {
+    int64_t idx = eval_index(*in.index, vars_.data(), ivals_.data());
+    if (idx < 0 || idx >= k_.args[in.arg].elements) {
+      fail("kernel '", k_.name, "': ", op_name(in.op), " of arg ", in.arg, " at element ", idx,
+           " is outside its ", k_.args[in.arg].elements, " elements");
+    }
+    return idx;
+  }
+
+  void exec(int i) {
+    const Instr& in = k_.code[i];
+    Scalar r = scalar_i64(0);
+    switch (in.op) {
+      case Op::Load:
+        if (in.mask < 0 || vals_[in.mask].b) {
+          r = load_element(k_.args[in.arg].dtype, args_[in.arg], checked_index(in));
+        } else {
+          r = make_const(in.type, 0, 0);
+        }
+        break;
+      case Op::Store:
+        store_element(k_.args[in.arg].dtype, args_[in.arg], checked_index(in), in.type,
+                      vals_[in.a]);
+        return;
+      case Op::Const:
+        r = make_const(in.type, in.fimm, in.iimm);
+        break;
+      case Op::LoopVar:
+        r = scalar_i64(vars_[in.arg]);
+        break;
+      case Op::Cast:
+        r = eval_cast(k_.code[in.a].type, in.type, vals_[in.a]);
+        break;
+      case Op::CheckIndex: {
+        if (in.mask >= 0 && !vals_[in.mask].b) break;
+        int64_t v = vals_[in.a].i64, n = in.iimm;
+        if (v < -n || v >= n) {
+          fail(k_.messages[in.arg], ": index ", v, " out of range [", -n, ", ", n, ")");
+        }
+        r = scalar_i64(v < 0 ? v + n : v);
+        break;
+      }
+      case Op::Where:
+        r = vals_[in.a].b ? vals_[in.b] : vals_[in.c];
+        break;
+      case Op::Reduce:
+        fail("internal: Reduce executed outside the reduction loop");
+      default:
+        if (op_arity(in.op) == 1) {
+          r = eval_unary(in.op, k_.code[in.a].type, vals_[in.a]);
+        } else {
+          r = eval_binary(in.op, k_.code[in.a].type, vals_[in.a], vals_[in.b]);
+        }
+    }
+    vals_[i] = r;
+    ivals_[i] = in.type == ScalarType::I64 ? r.i64 : 0;
+  }
+
+  const Kernel& k_;
+  void* const* args_;
+  std::vector<Scalar> vals_;
+  std::vector<int64_t> ivals_;
+  std::vector<int64_t> vars_;
+};
+
+}  // namespace
+
+void interpret_kernel(const Kernel& k, void* const* args) {
+  Interpreter(k, args).run();
+}
+
+}  // namespace ferrite

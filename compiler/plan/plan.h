@@ -1,0 +1,75 @@
+// The Plan: the contract between compiler and runtime. An ordered list of steps (kernel
+// calls and extern calls), the buffers with their pool offsets, the constants and the
+// input/output bindings. Backend-agnostic and serializable (plan_io.h), so a runtime-only
+// build can load and run a compiled model.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/dtype.h"
+#include "compiler/plan/kernel.h"
+
+namespace ferrite {
+
+enum class BufferKind : uint8_t { Input = 0, Output = 1, Constant = 2, Temp = 3 };
+
+struct PlanBuffer {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  BufferKind kind = BufferKind::Temp;
+  int64_t offset = -1;    // Temp: byte offset in the pool
+  int32_t constant = -1;  // Constant: index into Plan::constants
+
+  int64_t elements() const;
+  int64_t nbytes() const;
+};
+
+// A strided view of a buffer, as externs see their operands.
+struct TensorRef {
+  int32_t buffer = -1;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> strides;  // in elements
+  int64_t offset = 0;            // in elements
+};
+
+// A library call (MatMul, later Conv, ...). The meaning of each `op` is defined once, by
+// its reference implementation in runtime/kernels/reference.
+struct ExternCall {
+  std::string op;
+  std::map<std::string, int64_t> ints;
+  std::map<std::string, double> floats;
+  std::vector<TensorRef> inputs;
+  std::vector<TensorRef> outputs;
+};
+
+enum class StepKind : uint8_t { Kernel = 0, Extern = 1 };
+
+struct Step {
+  StepKind kind = StepKind::Kernel;
+  int32_t index = 0;             // into Plan::kernels or Plan::externs
+  std::vector<int32_t> buffers;  // Kernel: plan buffer id of each kernel arg
+};
+
+struct Plan {
+  std::vector<PlanBuffer> buffers;
+  std::vector<std::vector<uint8_t>> constants;
+  std::vector<Kernel> kernels;
+  std::vector<ExternCall> externs;
+  std::vector<Step> steps;
+  std::vector<int32_t> inputs;   // buffer ids, in the model's input order
+  std::vector<int32_t> outputs;  // buffer ids, in the model's output order
+  int64_t pool_bytes = 0;
+};
+
+// Checks internal consistency (ids in range, sizes, kernels valid, pool offsets inside the
+// pool, constants the right size). Throws ferrite::Error. A loaded plan is validated
+// before the runtime touches it.
+void validate_plan(const Plan& plan);
+
+std::string plan_to_string(const Plan& plan);
+
+}  // namespace ferrite

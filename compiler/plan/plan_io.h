@@ -1,0 +1,19 @@
+// Versioned binary (de)serialization of a Plan. The format is little-endian, starts with
+// the magic "FRPLAN" and a version number; every length is bounded by the bytes that remain,
+// so a truncated or corrupt file gives ferrite::Error, never a crash or a huge allocation.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/plan/plan.h"
+
+namespace ferrite {
+
+constexpr uint32_t kPlanFormatVersion = 1;
+
+std::vector<uint8_t> serialize_plan(const Plan& plan);
+// Parses and validates; throws ferrite::Error on any problem.
+Plan deserialize_plan(const uint8_t* data, size_t size);
+
+}  // namespace ferrite

@@ -1,0 +1,120 @@
+#include "compiler/schedule/emit_plan.h"
+
+#include <map>
+#include <set>
+
+#include "compiler/memory/live_ranges.h"
+#include "compiler/plan/error.h"
+
+namespace ferrite {
+namespace {
+
+struct Scheduled {
+  Buffer* computed = nullptr;
+  int extern_index = -1;
+  Kernel kernel;
+  std::vector<Buffer*> args;  // kernel args, or extern inputs then outputs
+};
+
+// Builds kernels, then keeps only the items some graph output depends on.
+std::vector<Scheduled> schedule_items(LoweredProgram& prog) {
+  std::vector<Scheduled> items;
+  int k = 0;
+  for (const LoweredItem& it : prog.order) {
+    Scheduled s;
+    if (it.computed) {
+      if (it.computed->origin != BufferOrigin::Computed) continue;  // folded to a constant
+      s.computed = it.computed;
+      s.kernel =
+          build_kernel(it.computed, str_cat("k", k++, "_", it.computed->def->origin), &s.args);
+    } else {
+      s.extern_index = it.extern_index;
+      const ExternNode& e = prog.externs[it.extern_index];
+      for (const auto& op : e.inputs) s.args.push_back(op.buffer);
+      for (Buffer* b : e.outputs) s.args.push_back(b);
+    }
+    items.push_back(std::move(s));
+  }
+  std::set<Buffer*> needed(prog.outputs.begin(), prog.outputs.end());
+  std::vector<bool> keep(items.size(), false);
+  for (int i = static_cast<int>(items.size()) - 1; i >= 0; --i) {
+    Scheduled& s = items[i];
+    std::vector<Buffer*> outs;
+    if (s.computed) {
+      outs.push_back(s.computed);
+    } else {
+      outs = prog.externs[s.extern_index].outputs;
+    }
+    for (Buffer* b : outs) keep[i] = keep[i] || needed.count(b);
+    if (keep[i]) needed.insert(s.args.begin(), s.args.end());
+  }
+  std::vector<Scheduled> out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (keep[i]) out.push_back(std::move(items[i]));
+  }
+  return out;
+}
+
+BufferKind kind_of(const Buffer* b) {
+  if (b->origin == BufferOrigin::Input) return BufferKind::Input;
+  if (b->origin == BufferOrigin::Constant) return BufferKind::Constant;
+  if (b->output_index >= 0) return BufferKind::Output;
+  return BufferKind::Temp;
+}
+
+}  // namespace
+
+Plan emit_plan(LoweredProgram& prog) {
+  std::vector<Scheduled> items = schedule_items(prog);
+  Plan plan;
+  std::map<Buffer*, int> ids;
+  auto id_of = [&](Buffer* b) {
+    auto it = ids.find(b);
+    if (it != ids.end()) return it->second;
+    PlanBuffer pb;
+    pb.name = b->name;
+    pb.dtype = b->dtype;
+    pb.shape = b->size;
+    pb.kind = kind_of(b);
+    if (pb.kind == BufferKind::Constant) {
+      pb.constant = static_cast<int>(plan.constants.size());
+      plan.constants.push_back(b->data->bytes);
+    }
+    plan.buffers.push_back(std::move(pb));
+    int id = static_cast<int>(plan.buffers.size()) - 1;
+    ids[b] = id;
+    return id;
+  };
+  for (Buffer* b : prog.inputs) plan.inputs.push_back(id_of(b));
+  for (Buffer* b : prog.outputs) plan.outputs.push_back(id_of(b));
+  for (auto& s : items) {
+    Step step;
+    for (Buffer* b : s.args) id_of(b);
+    if (s.computed) {
+      step.kind = StepKind::Kernel;
+      step.index = static_cast<int>(plan.kernels.size());
+      for (Buffer* b : s.args) step.buffers.push_back(ids[b]);
+      plan.kernels.push_back(std::move(s.kernel));
+    } else {
+      const ExternNode& e = prog.externs[s.extern_index];
+      ExternCall call;
+      call.op = e.op;
+      call.ints = e.ints;
+      call.floats = e.floats;
+      for (const auto& op : e.inputs) {
+        call.inputs.push_back(TensorRef{ids[op.buffer], op.shape, op.strides, op.offset});
+      }
+      for (Buffer* b : e.outputs) {
+        call.outputs.push_back(TensorRef{ids[b], b->size, contiguous_strides(b->size), 0});
+      }
+      step.kind = StepKind::Extern;
+      step.index = static_cast<int>(plan.externs.size());
+      plan.externs.push_back(std::move(call));
+    }
+    plan.steps.push_back(std::move(step));
+  }
+  assign_pool_offsets(&plan);
+  return plan;
+}
+
+}  // namespace ferrite

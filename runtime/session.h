@@ -1,0 +1,52 @@
+// The runtime Session: loads a Plan once, then runs it many times. It prepares every
+// Kernel for the chosen backend at load time, allocates the pool and the constants once,
+// and on each run checks the inputs (count, dtype, shape), executes the steps in order and
+// returns the outputs. All failures are ferrite::Error with a message naming the input,
+// kernel or extern.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/plan.h"
+#include "runtime/tensor.h"
+
+namespace ferrite {
+
+struct SessionOptions {
+  std::string backend = "portable";  // "reference" | "portable"
+  int threads = 1;
+};
+
+struct IoInfo {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+};
+
+class Session {
+ public:
+  // Validates the plan (validate_plan) and prepares it; throws ferrite::Error.
+  Session(Plan plan, SessionOptions options);
+  ~Session();
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  const std::vector<IoInfo>& inputs() const;
+  const std::vector<IoInfo>& outputs() const;
+  const Plan& plan() const;
+
+  // `inputs` in the plan's input order. Throws ferrite::Error on a count, dtype or shape
+  // mismatch (naming the input) and on a kernel failure (e.g. an index out of range).
+  std::vector<Tensor> run(const std::vector<const Tensor*>& inputs);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// The backends this build has ("reference", "portable").
+std::vector<std::string> available_backends();
+
+}  // namespace ferrite
