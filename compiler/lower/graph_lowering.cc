@@ -1,6 +1,7 @@
 #include "compiler/lower/graph_lowering.h"
 
 #include <algorithm>
+#include <cctype>
 
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/error.h"
@@ -66,7 +67,14 @@ void GraphLowering::realize(const TensorBoxPtr& t) {
   buf->def = s.def;
   s.buffer = buf;
   s.def.reset();
-  prog_.order.push_back(LoweredItem{buf, -1});
+  LoweredItem item;
+  item.computed = buf;
+  std::string origin = buf->def->origin;
+  for (char& ch : origin) {
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  }
+  item.kernel = build_kernel(buf, str_cat("k", next_kernel_++, "_", origin), &item.args);
+  prog_.order.push_back(std::move(item));
 }
 
 ExternOperand GraphLowering::extern_operand(const TensorBoxPtr& t) {
@@ -83,7 +91,9 @@ ExternOperand GraphLowering::extern_operand(const TensorBoxPtr& t) {
 
 void GraphLowering::add_extern(ExternNode node) {
   prog_.externs.push_back(std::move(node));
-  prog_.order.push_back(LoweredItem{nullptr, static_cast<int>(prog_.externs.size()) - 1});
+  LoweredItem item;
+  item.extern_index = static_cast<int>(prog_.externs.size()) - 1;
+  prog_.order.push_back(std::move(item));
 }
 
 TensorBoxPtr GraphLowering::box_for(const Value* v) {
@@ -191,7 +201,7 @@ void GraphLowering::lower_node(const Node& n) {
   }
   if (outs.size() < n.outputs.size()) {
     for (size_t i = outs.size(); i < n.outputs.size(); ++i) {
-      if (n.outputs[i] && !n.outputs[i]->users.empty()) {
+      if (n.outputs[i] && uses_[n.outputs[i]] > 0) {
         throw UnsupportedError(str_cat(n.describe(), ": output ", i, " is not supported"));
       }
     }

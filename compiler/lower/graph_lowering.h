@@ -31,9 +31,14 @@ struct ExternNode {
   std::string origin;
 };
 
+// One step of the program. A computed buffer's kernel is traced when the buffer is
+// realized, so it reads exactly the buffers realized before it (producers realized later
+// stay inlined in it, as in Inductor, where loaders are captured at lowering time).
 struct LoweredItem {
-  Buffer* computed = nullptr;  // a buffer computed by one kernel
+  Buffer* computed = nullptr;  // a buffer computed by `kernel`
   int extern_index = -1;       // or an extern call
+  Kernel kernel;
+  std::vector<Buffer*> args;  // the kernel's args
 };
 
 struct LoweredProgram {
@@ -78,6 +83,7 @@ class GraphLowering {
   std::map<const Value*, TensorBoxPtr> env_;
   std::map<const Value*, int> uses_;
   int next_buffer_ = 0;
+  int next_kernel_ = 0;
 };
 
 }  // namespace ferrite

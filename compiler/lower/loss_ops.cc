@@ -53,7 +53,9 @@ TensorBoxPtr nll(LowerCtx& c, const TensorBoxPtr& input, const TensorBoxPtr& tar
       in_idx.insert(in_idx.end(), idx.begin() + 1, idx.end());
       x = input->load(b, in_idx);
     }
-    return b.unary(Op::Neg, b.binary(Op::Mul, x, w_fn(b, idx)));
+    // Where, not a product with 0: the masked-off lanes of x may be inf or NaN.
+    V loss = b.unary(Op::Neg, b.binary(Op::Mul, x, w_fn(b, idx)));
+    return b.where(keep, loss, b.constant(loss.type, 0));
   };
   TensorBoxPtr loss = make_pointwise_box(dt, target->size, loss_fn, c.origin());
   if (reduction == "none") return loss;

@@ -16,17 +16,16 @@ struct Scheduled {
   std::vector<Buffer*> args;  // kernel args, or extern inputs then outputs
 };
 
-// Builds kernels, then keeps only the items some graph output depends on.
+// Keeps only the items some graph output depends on.
 std::vector<Scheduled> schedule_items(LoweredProgram& prog) {
   std::vector<Scheduled> items;
-  int k = 0;
-  for (const LoweredItem& it : prog.order) {
+  for (LoweredItem& it : prog.order) {
     Scheduled s;
     if (it.computed) {
       if (it.computed->origin != BufferOrigin::Computed) continue;  // folded to a constant
       s.computed = it.computed;
-      s.kernel =
-          build_kernel(it.computed, str_cat("k", k++, "_", it.computed->def->origin), &s.args);
+      s.kernel = std::move(it.kernel);
+      s.args = it.args;
     } else {
       s.extern_index = it.extern_index;
       const ExternNode& e = prog.externs[it.extern_index];
