@@ -14,14 +14,15 @@ void prepare_graph(Graph& g, const CompileOptions& options) {
 }
 
 Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
-                   const CompileOptions& options) {
+                   const CompileOptions& options,
+                   const std::vector<std::shared_ptr<const TensorData>>& input_values) {
   for (size_t i = 0; i < input_types.size(); ++i) {
     if (!input_types[i].is_static()) {
       fail("compile: input '", i < g.inputs.size() ? g.inputs[i]->name : "?",
            "' has no concrete shape");
     }
   }
-  LoweredProgram prog = GraphLowering(g, input_types).run();
+  LoweredProgram prog = GraphLowering(g, input_types, input_values).run();
   dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
   Plan plan = emit_plan(prog);
   validate_plan(plan);

@@ -19,7 +19,14 @@ void prepare_graph(Graph& g, const CompileOptions& options);
 
 // Compiles `g` for concrete input types (one per g.inputs, all dims static). Throws
 // ferrite::Error naming the node on unsupported ops or invalid shapes.
+//
+// `input_values` (optional, one per input, null where unknown) specializes the plan on the
+// values of some inputs: they become compile-time constants wherever an op needs one (a
+// Reshape's shape, Slice's starts, ...). The caller must then run the plan only with those
+// same values. A plan that needs such a value and lacks it fails with
+// NeedsInputValueError.
 Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
-                   const CompileOptions& options);
+                   const CompileOptions& options,
+                   const std::vector<std::shared_ptr<const TensorData>>& input_values = {});
 
 }  // namespace ferrite

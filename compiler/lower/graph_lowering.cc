@@ -41,8 +41,10 @@ TraceStats trace(const TensorBoxPtr& t) {
 
 }  // namespace
 
-GraphLowering::GraphLowering(const Graph& g, const std::vector<TensorType>& input_types)
-    : g_(g), input_types_(input_types) {
+GraphLowering::GraphLowering(const Graph& g, const std::vector<TensorType>& input_types,
+                             const std::vector<std::shared_ptr<const TensorData>>& input_values)
+    : g_(g), input_types_(input_types), input_values_(input_values) {
+  input_values_.resize(input_types_.size());
   if (input_types_.size() != g_.inputs.size()) {
     fail("compile: ", g_.inputs.size(), " inputs declared, ", input_types_.size(), " given");
   }
@@ -271,7 +273,13 @@ LoweredProgram GraphLowering::run() {
     Buffer* b = new_buffer(g_.inputs[i]->name, t.dtype, t.shape, BufferOrigin::Input);
     b->input_index = static_cast<int>(i);
     prog_.inputs.push_back(b);
-    env_[g_.inputs[i]] = make_buffer_box(b);
+    const auto& value = input_values_[i];
+    if (value && value->dtype == t.dtype && value->shape == t.shape) {
+      // Specialized on this input's value: downstream uses fold at compile time.
+      env_[g_.inputs[i]] = constant_box(*this, value, g_.inputs[i]->name);
+    } else {
+      env_[g_.inputs[i]] = make_buffer_box(b);
+    }
   }
   for (const auto& n : g_.nodes) lower_node(*n);
   for (size_t i = 0; i < g_.outputs.size(); ++i) {

@@ -54,7 +54,9 @@ std::string lowered_program_to_string(const LoweredProgram& prog);
 
 class GraphLowering {
  public:
-  GraphLowering(const Graph& g, const std::vector<TensorType>& input_types);
+  // input_values: see compile_graph (compile.h).
+  GraphLowering(const Graph& g, const std::vector<TensorType>& input_types,
+                const std::vector<std::shared_ptr<const TensorData>>& input_values = {});
   LoweredProgram run();
 
   // For lowerings ---------------------------------------------------------------------
@@ -79,6 +81,7 @@ class GraphLowering {
 
   const Graph& g_;
   std::vector<TensorType> input_types_;
+  std::vector<std::shared_ptr<const TensorData>> input_values_;
   LoweredProgram prog_;
   std::map<const Value*, TensorBoxPtr> env_;
   std::map<const Value*, int> uses_;

@@ -58,6 +58,7 @@ void register_norm_ops(LoweringTable& t);
 void register_pool_ops(LoweringTable& t);
 void register_pattern_ops(LoweringTable& t);
 void register_loss_ops(LoweringTable& t);
+void register_einsum_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

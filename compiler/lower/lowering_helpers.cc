@@ -13,8 +13,9 @@ const TensorBoxPtr& LowerCtx::input(size_t i) const {
 std::shared_ptr<const TensorData> LowerCtx::const_data(size_t i) const {
   auto d = gl.constant_data(input(i));
   if (!d) {
-    unsupported("input ", i, " ('", node.inputs[i]->name,
-                "') must be a compile-time constant (computed at run time here)");
+    throw NeedsInputValueError(
+        str_cat(node.describe(), ": input ", i, " ('", node.inputs[i]->name,
+                "') must be a compile-time constant (computed at run time here)"));
   }
   return d;
 }

@@ -17,6 +17,7 @@ const LoweringTable& lowering_table() {
     register_pool_ops(t);
     register_pattern_ops(t);
     register_loss_ops(t);
+    register_einsum_ops(t);
     return t;
   }();
   return table;

@@ -22,6 +22,14 @@ class UnsupportedError : public Error {
   explicit UnsupportedError(const std::string& message) : Error(message) {}
 };
 
+// A compile-time constant was needed (a shape, axes, pads, ...) but the value comes from a
+// model input. Compiling again with that input's value (compile_graph's input_values)
+// specializes the plan on it.
+class NeedsInputValueError : public UnsupportedError {
+ public:
+  explicit NeedsInputValueError(const std::string& message) : UnsupportedError(message) {}
+};
+
 template <class... Args>
 std::string str_cat(Args&&... args) {
   std::ostringstream os;
