@@ -59,6 +59,7 @@ void register_pool_ops(LoweringTable& t);
 void register_pattern_ops(LoweringTable& t);
 void register_loss_ops(LoweringTable& t);
 void register_einsum_ops(LoweringTable& t);
+void register_resize_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ const LoweringTable& lowering_table() {
     register_pattern_ops(t);
     register_loss_ops(t);
     register_einsum_ops(t);
+    register_resize_ops(t);
     return t;
   }();
   return table;
