@@ -33,15 +33,29 @@ Index ix_binary(IndexKind kind, Index a, Index b) {
   return n;
 }
 
+namespace {
+
+// Wrapping arithmetic: an index computed from a corrupt plan may overflow, and signed
+// overflow must not be undefined behaviour (the result is then rejected by bounds checks).
+int64_t wrap_add(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrap_mul(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+
+}  // namespace
+
 int64_t floordiv64(int64_t a, int64_t b) {
   if (b == 0) return 0;
+  if (b == -1) return wrap_mul(a, -1);  // INT64_MIN / -1 overflows
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 
 int64_t mod64(int64_t a, int64_t b) {
-  if (b == 0) return 0;
+  if (b == 0 || b == -1) return 0;
   int64_t r = a % b;
   if (r != 0 && ((r < 0) != (b < 0))) r += b;
   return r;
@@ -56,9 +70,9 @@ int64_t eval_index(const IndexNode& e, const int64_t* vars, const int64_t* value
     case IndexKind::Value:
       return values[e.id];
     case IndexKind::Add:
-      return eval_index(*e.a, vars, values) + eval_index(*e.b, vars, values);
+      return wrap_add(eval_index(*e.a, vars, values), eval_index(*e.b, vars, values));
     case IndexKind::Mul:
-      return eval_index(*e.a, vars, values) * eval_index(*e.b, vars, values);
+      return wrap_mul(eval_index(*e.a, vars, values), eval_index(*e.b, vars, values));
     case IndexKind::FloorDiv:
       return floordiv64(eval_index(*e.a, vars, values), eval_index(*e.b, vars, values));
     case IndexKind::Mod:

@@ -15,6 +15,7 @@ class Interpreter {
         args_(args),
         vals_(k.code.size()),
         ivals_(k.code.size(), 0),
+        best_(k.code.size(), 0),
         vars_(k.ranges.size(), 0) {}
 
   void run() {
@@ -40,10 +41,12 @@ class Interpreter {
 
   void run_outer_point() {
     const int outer = k_.num_outer(), total = static_cast<int>(k_.ranges.size());
-    std::vector<int64_t> best(k_.code.size(), 0);
     for (int i = 0; i < k_.post_begin; ++i) {
       const Instr& in = k_.code[i];
-      if (in.op == Op::Reduce) vals_[i] = reduce_identity(in.reduce, k_.code[in.a].type);
+      if (in.op == Op::Reduce) {
+        vals_[i] = reduce_identity(in.reduce, k_.code[in.a].type);
+        best_[i] = 0;
+      }
     }
     bool empty = false;
     for (int d = outer; d < total; ++d) empty |= k_.ranges[d] == 0;
@@ -53,8 +56,8 @@ class Interpreter {
         for (int i = 0; i < k_.post_begin; ++i) {
           const Instr& in = k_.code[i];
           if (in.op == Op::Reduce) {
-            vals_[i] =
-                reduce_step(in.reduce, k_.code[in.a].type, vals_[i], vals_[in.a], rindex, &best[i]);
+            vals_[i] = reduce_step(in.reduce, k_.code[in.a].type, vals_[i], vals_[in.a], rindex,
+                                   &best_[i]);
           } else {
             exec(i);
           }
@@ -66,7 +69,7 @@ class Interpreter {
       const Instr& in = k_.code[i];
       if (in.op != Op::Reduce) continue;
       if (in.reduce == ReduceKind::ArgMax || in.reduce == ReduceKind::ArgMin) {
-        vals_[i] = scalar_i64(best[i]);
+        vals_[i] = scalar_i64(best_[i]);
       }
       ivals_[i] = vals_[i].i64;
     }
@@ -135,6 +138,7 @@ class Interpreter {
   void* const* args_;
   std::vector<Scalar> vals_;
   std::vector<int64_t> ivals_;
+  std::vector<int64_t> best_;  // ArgMax/ArgMin: index of the best value so far
   std::vector<int64_t> vars_;
 };
 
