@@ -105,6 +105,11 @@ class Graph {
   std::vector<Value*> inputs;   // runtime inputs (initializers are constants, not inputs)
   std::vector<Value*> outputs;
   std::map<std::string, int64_t> opsets;  // domain -> version; "" is ai.onnx
+  // Subgraphs (If/Loop/Scan bodies) only: values of enclosing graphs that this graph reads
+  // by name. Each is a local Value with the outer value's name and type (and data when the
+  // outer value is a constant); topo_sort/validate treat them as defined, and the parent's
+  // topo_sort/remove_dead treat them as inputs of the node that owns the subgraph.
+  std::vector<Value*> captures;
 
   int64_t opset(const std::string& domain = "") const;
 

@@ -64,8 +64,29 @@ struct Kernel {
   int64_t reduce_points() const;
 };
 
-// Checks the structural rules above (operand ids defined before use, types agree, post
-// instructions index only outer variables, ...). Throws ferrite::Error naming the kernel.
+// Checks the structural rules above. Throws ferrite::Error starting with
+// "kernel '<name>': " (and "instr %k (<Op>): " for a rule about one instruction).
+//  - Shape: ranges >= 0 and their product fits in int64; 0 <= num_reduce <= ranges.size();
+//    0 <= post_begin <= code.size(); post_begin == code.size() when num_reduce == 0; every
+//    arg has elements >= 0 and a dtype of nonzero size.
+//  - SSA: operands a, b, c (as many as op_arity), mask and the Value leaves of an index
+//    refer to earlier instructions. mask is only for Load and CheckIndex.
+//  - Types: Add..FMod: a, b and result of one non-Bool type. Eq..Ge: equal operand types,
+//    Bool result. And/Or/Xor/Not: Bool operands and result. IsNaN/IsInf: float operand,
+//    Bool result. Other unary math: operand type == result type and op_accepts(op, type).
+//    Where: a Bool, b, c and result of one type. Cast: any to any. Const: any type.
+//    LoopVar: arg in [0, ranges.size()), result I64. CheckIndex: a and result I64, arg
+//    indexes messages, iimm >= 0, optional Bool mask. Reduce: operand type == result type,
+//    except ArgMax/ArgMin whose result is I64; only in kernels with reduction dims.
+//    Load: arg in range, result type == compute_type(arg dtype), index set, optional Bool
+//    mask. Store: arg in range and an output, compute_type(arg dtype) == type == type of a,
+//    index set.
+//  - Phases: body instructions [0, post_begin) never use a Reduce result (as operand or in
+//    an index). Post instructions [post_begin, end) use only post instructions, Reduce
+//    results and body Consts; their LoopVars and index Vars are outer variables. Reduce
+//    only in the body; with num_reduce > 0, Store only in the post phase.
+//  - Index trees: well formed (binary nodes have both children, depth <= 256), Var leaves
+//    < ranges.size(), Value leaves are I64 values.
 void validate_kernel(const Kernel& k);
 
 // A readable listing of the kernel (used by dumps and test failure messages).

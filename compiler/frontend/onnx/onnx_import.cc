@@ -1,0 +1,388 @@
+// ModelProto -> Graph. Each GraphProto is built in two passes so that node order does not
+// matter (real models ship unsorted nodes): first every name a graph defines (initializers,
+// inputs, Constant nodes as constants, node outputs), then the nodes, resolving input names
+// locally or, for subgraphs, in the enclosing graphs (recorded as Graph::captures).
+#include "compiler/frontend/onnx/onnx_import.h"
+
+#include <fstream>
+#include <set>
+
+#include "compiler/frontend/onnx/onnx_proto.h"
+#include "compiler/frontend/onnx/onnx_tensor.h"
+#include "compiler/plan/error.h"
+
+namespace ferrite {
+
+namespace {
+
+using onnx::AttributeProto;
+using onnx::GraphProto;
+using onnx::NodeProto;
+
+template <class... Args>
+[[noreturn]] void unsupported(Args&&... args) {
+  throw UnsupportedError(str_cat(std::forward<Args>(args)...));
+}
+
+// How errors name a node before it exists as a Node (same form as Node::describe()).
+std::string describe(const NodeProto& n) {
+  if (!n.name.empty()) return n.op_type + " '" + n.name + "'";
+  if (!n.outputs.empty()) return n.op_type + " (output '" + n.outputs[0] + "')";
+  return n.op_type + " (unnamed)";
+}
+
+bool is_default_domain(const std::string& d) {
+  return d.empty() || d == "ai.onnx";
+}
+
+TensorType unknown_type() {
+  TensorType t;
+  t.rank_known = false;
+  return t;
+}
+
+TensorType convert_type(const onnx::TypeProto& tp, const std::string& what) {
+  // Sequence/map/optional values import with an unknown type; ops using them are rejected
+  // by lowering, which names the op.
+  if (tp.kind != onnx::TypeProto::Kind::Tensor) return unknown_type();
+  TensorType t;
+  t.dtype = onnx::value_dtype(tp.elem_type, what);
+  if (!tp.has_shape) {
+    t.rank_known = false;
+    return t;
+  }
+  bool symbolic = false;
+  for (const auto& d : tp.dims) {
+    if (d.has_value && d.value < 0) fail("onnx: ", what, ": negative dimension ", d.value);
+    t.shape.push_back(d.has_value ? d.value : -1);
+    t.dim_names.push_back(d.has_value ? "" : d.param);
+    symbolic = symbolic || !t.dim_names.back().empty();
+  }
+  if (!symbolic) t.dim_names.clear();
+  return t;
+}
+
+std::shared_ptr<TensorData> scalar_or_list(DType dt, const void* data, size_t n, bool list) {
+  auto t = std::make_shared<TensorData>();
+  t->dtype = dt;
+  if (list) t->shape = {static_cast<int64_t>(n)};
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  t->bytes.assign(p, p + n * dtype_size(dt));
+  return t;
+}
+
+// Enclosing graphs, innermost first: where a subgraph looks up names it does not define.
+struct Scope {
+  Graph* graph;
+  const Scope* parent;
+};
+
+// The value `name` as seen from `s`; a value of an enclosing graph is captured into each
+// graph between (so every level's node depends on it). nullptr if nowhere defined.
+Value* lookup(const Scope& s, const std::string& name) {
+  if (Value* v = s.graph->find(name)) return v;
+  if (!s.parent) return nullptr;
+  Value* outer = lookup(*s.parent, name);
+  if (!outer) return nullptr;
+  Value* c = s.graph->add_value(name, outer->type);
+  c->data = outer->data;
+  s.graph->captures.push_back(c);
+  return c;
+}
+
+class Importer {
+ public:
+  Importer(std::string base_dir, std::map<std::string, int64_t> opsets)
+      : base_dir_(std::move(base_dir)), opsets_(std::move(opsets)) {}
+
+  std::unique_ptr<Graph> build(const GraphProto& gp, const Scope* outer, int depth);
+
+ private:
+  void add_initializers(const GraphProto& gp, Graph& g);
+  void add_inputs(const GraphProto& gp, Graph& g);
+  void declare_outputs(const GraphProto& gp, Graph& g);
+  void apply_types(const std::vector<onnx::ValueInfoProto>& infos, Graph& g);
+  void add_node(const NodeProto& np, const Scope& scope, int depth);
+  std::shared_ptr<TensorData> constant_data(const NodeProto& np);
+  Attribute convert_attr(const AttributeProto& ap, const std::string& what, const Scope& scope,
+                         int depth);
+  void convert_attr_value(const AttributeProto& ap, const std::string& what, const Scope& scope,
+                          int depth, Attribute* a);
+
+  std::string base_dir_;
+  std::map<std::string, int64_t> opsets_;
+};
+
+std::unique_ptr<Graph> Importer::build(const GraphProto& gp, const Scope* outer, int depth) {
+  auto g = std::make_unique<Graph>();
+  g->name = gp.name;
+  g->opsets = opsets_;
+  if (gp.sparse_initializer_count) {
+    unsupported("onnx: graph '", gp.name, "': sparse initializers are not supported");
+  }
+  Scope scope{g.get(), outer};
+  add_initializers(gp, *g);
+  add_inputs(gp, *g);
+  declare_outputs(gp, *g);
+  apply_types(gp.value_infos, *g);
+  apply_types(gp.outputs, *g);
+  for (const NodeProto& np : gp.nodes) {
+    if (!(np.op_type == "Constant" && is_default_domain(np.domain))) add_node(np, scope, depth);
+  }
+  for (const auto& vi : gp.outputs) {
+    Value* v = vi.name.empty() ? nullptr : lookup(scope, vi.name);
+    if (!v) fail("onnx: graph '", gp.name, "': output '", vi.name, "' is not defined");
+    g->add_output(v);
+  }
+  try {
+    g->topo_sort();
+    g->validate();
+  } catch (const UnsupportedError&) {
+    throw;
+  } catch (const Error& e) {
+    fail("onnx: graph '", gp.name, "': ", e.what());
+  }
+  return g;
+}
+
+void Importer::add_initializers(const GraphProto& gp, Graph& g) {
+  for (const auto& tp : gp.initializers) {
+    std::string what = "initializer '" + tp.name + "'";
+    if (tp.name.empty()) fail("onnx: graph '", gp.name, "': an initializer has no name");
+    if (g.find(tp.name)) fail("onnx: graph '", gp.name, "': ", what, " is defined twice");
+    g.add_constant(tp.name,
+                   std::make_shared<TensorData>(onnx::tensor_from_proto(tp, base_dir_, what)));
+  }
+}
+
+void Importer::add_inputs(const GraphProto& gp, Graph& g) {
+  std::set<std::string> seen;
+  for (const auto& vi : gp.inputs) {
+    if (vi.name.empty()) fail("onnx: graph '", gp.name, "': an input has no name");
+    if (!seen.insert(vi.name).second) {
+      fail("onnx: graph '", gp.name, "': input '", vi.name, "' is listed twice");
+    }
+    // An input that also has an initializer is a constant (IR < 4 listed weights as inputs).
+    if (g.find(vi.name)) continue;
+    g.add_input(vi.name, convert_type(vi.type, "input '" + vi.name + "'"));
+  }
+}
+
+// Pass 1: every node output becomes a Value (Constant nodes become constants), so pass 2
+// can resolve inputs whatever the node order.
+void Importer::declare_outputs(const GraphProto& gp, Graph& g) {
+  for (const NodeProto& np : gp.nodes) {
+    if (np.op_type.empty()) fail("onnx: graph '", gp.name, "': a node has no op_type");
+    bool constant = np.op_type == "Constant" && is_default_domain(np.domain);
+    if (constant && (np.outputs.size() != 1 || np.outputs[0].empty())) {
+      fail("onnx: node ", describe(np), ": a Constant needs exactly one named output");
+    }
+    for (const std::string& out : np.outputs) {
+      if (out.empty()) continue;
+      if (g.find(out)) fail("onnx: node ", describe(np), ": output '", out, "' is already defined");
+      if (constant) {
+        g.add_constant(out, constant_data(np));
+      } else {
+        g.add_value(out, unknown_type());
+      }
+    }
+  }
+}
+
+void Importer::apply_types(const std::vector<onnx::ValueInfoProto>& infos, Graph& g) {
+  std::set<const Value*> inputs(g.inputs.begin(), g.inputs.end());
+  for (const auto& vi : infos) {
+    Value* v = g.find(vi.name);
+    // Inputs carry their own type and constants take theirs from data; a name this graph
+    // does not define (an enclosing graph's value) is not this graph's to type.
+    if (!v || v->is_constant() || inputs.count(v)) continue;
+    if (vi.type.kind == onnx::TypeProto::Kind::None) continue;
+    v->type = convert_type(vi.type, "value '" + vi.name + "'");
+  }
+}
+
+void Importer::add_node(const NodeProto& np, const Scope& scope, int depth) {
+  Graph& g = *scope.graph;
+  std::vector<Value*> ins;
+  for (const std::string& name : np.inputs) {
+    if (name.empty()) {
+      ins.push_back(nullptr);  // an omitted optional input
+      continue;
+    }
+    Value* v = lookup(scope, name);
+    if (!v) fail("onnx: node ", describe(np), ": input '", name, "' is not defined");
+    ins.push_back(v);
+  }
+  std::vector<Value*> outs;
+  for (const std::string& name : np.outputs) {
+    // An omitted optional output still gets a (fresh, unnamed) value to keep positions.
+    outs.push_back(name.empty() ? g.add_value("", unknown_type()) : g.find(name));
+  }
+  Node* n = g.add_node(np.op_type, std::move(ins), std::move(outs), np.name);
+  n->domain = is_default_domain(np.domain) ? "" : np.domain;
+  for (const AttributeProto& ap : np.attributes) {
+    std::string what = "node " + describe(np) + ": attribute '" + ap.name + "'";
+    if (ap.name.empty()) fail("onnx: node ", describe(np), ": an attribute has no name");
+    if (n->attrs.count(ap.name)) fail("onnx: ", what, " is given twice");
+    n->attrs[ap.name] = convert_attr(ap, what, scope, depth);
+  }
+}
+
+std::shared_ptr<TensorData> Importer::constant_data(const NodeProto& np) {
+  std::string desc = "node " + describe(np);
+  if (np.attributes.size() != 1) {
+    fail("onnx: ", desc, ": needs exactly one value attribute, has ", np.attributes.size());
+  }
+  const AttributeProto& a = np.attributes[0];
+  std::string what = desc + ": attribute '" + a.name + "'";
+  if (a.name == "value") {
+    if (!a.t) fail("onnx: ", what, " holds no tensor");
+    return std::make_shared<TensorData>(onnx::tensor_from_proto(*a.t, base_dir_, what));
+  }
+  if (a.name == "value_float") return scalar_or_list(DType::F32, &a.f, 1, false);
+  if (a.name == "value_floats") {
+    return scalar_or_list(DType::F32, a.floats.data(), a.floats.size(), true);
+  }
+  if (a.name == "value_int") return scalar_or_list(DType::I64, &a.i, 1, false);
+  if (a.name == "value_ints") return scalar_or_list(DType::I64, a.ints.data(), a.ints.size(), true);
+  if (a.name == "value_string" || a.name == "value_strings" || a.name == "sparse_value") {
+    unsupported("onnx: ", what, " is not supported");
+  }
+  fail("onnx: ", what, " is not a Constant value attribute");
+}
+
+int infer_attr_type(const AttributeProto& a) {
+  // Models older than IR 2 may leave `type` unset: take the field that is present.
+  if (a.g) return AttributeProto::kGraph;
+  if (a.t) return AttributeProto::kTensor;
+  if (a.has_s) return AttributeProto::kString;
+  if (a.has_f) return AttributeProto::kFloat;
+  if (a.has_i) return AttributeProto::kInt;
+  if (!a.graphs.empty()) return AttributeProto::kGraphs;
+  if (!a.tensors.empty()) return AttributeProto::kTensors;
+  if (!a.strings.empty()) return AttributeProto::kStrings;
+  if (!a.floats.empty()) return AttributeProto::kFloats;
+  if (!a.ints.empty()) return AttributeProto::kInts;
+  if (a.sparse_count) return AttributeProto::kSparseTensor;
+  if (a.type_proto_count) return AttributeProto::kTypeProto;
+  return AttributeProto::kUndefined;
+}
+
+Attribute Importer::convert_attr(const AttributeProto& ap, const std::string& what,
+                                 const Scope& scope, int depth) {
+  if (!ap.ref_attr_name.empty()) unsupported("onnx: ", what, " refers to a function attribute");
+  Attribute a;
+  convert_attr_value(ap, what, scope, depth, &a);
+  return a;
+}
+
+void Importer::convert_attr_value(const AttributeProto& ap, const std::string& what,
+                                  const Scope& scope, int depth, Attribute* a) {
+  int type = ap.type != AttributeProto::kUndefined ? ap.type : infer_attr_type(ap);
+  switch (type) {
+    case AttributeProto::kFloat:
+      a->kind = AttrKind::Float;
+      a->f = ap.f;
+      return;
+    case AttributeProto::kInt:
+      a->kind = AttrKind::Int;
+      a->i = ap.i;
+      return;
+    case AttributeProto::kString:
+      a->kind = AttrKind::String;
+      a->s = ap.s;
+      return;
+    case AttributeProto::kFloats:
+      a->kind = AttrKind::Floats;
+      a->floats.assign(ap.floats.begin(), ap.floats.end());
+      return;
+    case AttributeProto::kInts:
+      a->kind = AttrKind::Ints;
+      a->ints = ap.ints;
+      return;
+    case AttributeProto::kStrings:
+      a->kind = AttrKind::Strings;
+      a->strings = ap.strings;
+      return;
+    case AttributeProto::kTensor:
+      a->kind = AttrKind::Tensor;
+      if (!ap.t) fail("onnx: ", what, " holds no tensor");
+      a->t = std::make_shared<TensorData>(onnx::tensor_from_proto(*ap.t, base_dir_, what));
+      return;
+    case AttributeProto::kTensors:
+      a->kind = AttrKind::Tensors;
+      for (const auto& t : ap.tensors) {
+        a->tensors.push_back(
+            std::make_shared<TensorData>(onnx::tensor_from_proto(t, base_dir_, what)));
+      }
+      return;
+    case AttributeProto::kGraph:
+      a->kind = AttrKind::Graph;
+      if (!ap.g) fail("onnx: ", what, " holds no graph");
+      a->g = build(*ap.g, &scope, depth + 1);
+      return;
+    case AttributeProto::kGraphs:
+      a->kind = AttrKind::Graphs;
+      for (const auto& sub : ap.graphs) a->graphs.push_back(build(sub, &scope, depth + 1));
+      return;
+    case AttributeProto::kSparseTensor:
+    case AttributeProto::kSparseTensors:
+      unsupported("onnx: ", what, ": sparse tensor attributes are not supported");
+    case AttributeProto::kTypeProto:
+    case AttributeProto::kTypeProtos:
+      unsupported("onnx: ", what, ": type attributes are not supported");
+    default:
+      fail("onnx: ", what, " has no value or an unknown type ", type);
+  }
+}
+
+std::vector<uint8_t> read_file(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail("onnx: cannot open model file '", path, "'");
+  // Read in chunks rather than trusting tellg (which is meaningless for a directory).
+  std::vector<uint8_t> bytes;
+  char buf[1 << 16];
+  while (f.read(buf, sizeof(buf)) || f.gcount() > 0) {
+    bytes.insert(bytes.end(), buf, buf + f.gcount());
+  }
+  if (f.bad()) fail("onnx: cannot read model file '", path, "'");
+  return bytes;
+}
+
+}  // namespace
+
+std::unique_ptr<Graph> import_onnx(const uint8_t* data, size_t size, const std::string& base_dir) {
+  static const uint8_t kEmpty = 0;
+  if (!data) {
+    if (size) fail("onnx: null model buffer of ", size, " bytes");
+    data = &kEmpty;
+  }
+  onnx::ModelProto m = onnx::parse_model(data, size);
+  if (!m.has_graph) fail("onnx: the model has no graph");
+  std::map<std::string, int64_t> opsets;
+  for (const auto& op : m.opset_imports)
+    opsets[is_default_domain(op.first) ? "" : op.first] = op.second;
+  Importer importer(base_dir, std::move(opsets));
+  return importer.build(m.graph, nullptr, 0);
+}
+
+std::unique_ptr<Graph> import_onnx_file(const std::string& path) {
+  std::vector<uint8_t> bytes = read_file(path);
+  size_t slash = path.find_last_of('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  return import_onnx(bytes.data(), bytes.size(), dir);
+}
+
+TensorData parse_tensor_proto(const uint8_t* data, size_t size, std::string* name) {
+  static const uint8_t kEmpty = 0;
+  if (!data) {
+    if (size) fail("onnx: null tensor buffer of ", size, " bytes");
+    data = &kEmpty;
+  }
+  onnx::TensorProto t = onnx::parse_tensor(onnx::WireReader(data, size, "TensorProto"));
+  TensorData d = onnx::tensor_from_proto(t, "", "tensor '" + t.name + "'");
+  if (name) *name = t.name;
+  return d;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,194 @@
+#include "compiler/frontend/onnx/onnx_tensor.h"
+
+#include <cstring>
+#include <fstream>
+
+#include "compiler/plan/error.h"
+
+namespace ferrite::onnx {
+
+namespace {
+
+constexpr int32_t kOnnxString = 8;
+constexpr int32_t kLocationExternal = 1;
+
+template <class... Args>
+[[noreturn]] void unsupported(Args&&... args) {
+  throw UnsupportedError(str_cat(std::forward<Args>(args)...));
+}
+
+DType tensor_dtype(const TensorProto& t, const std::string& what) {
+  if (t.data_type == kOnnxString) unsupported("onnx: ", what, ": string tensors are not supported");
+  if (t.data_type == 0) fail("onnx: ", what, ": tensor has no data_type");
+  DType dt;
+  if (!dtype_from_onnx(t.data_type, &dt)) {
+    unsupported("onnx: ", what, ": tensor data type ", t.data_type, " is not supported");
+  }
+  return dt;
+}
+
+// Total bytes the dims call for, with every multiplication checked.
+size_t expected_bytes(const TensorProto& t, DType dt, const std::string& what) {
+  int64_t n = 1;
+  for (int64_t d : t.dims) {
+    if (d < 0) fail("onnx: ", what, ": negative dimension ", d);
+    if (__builtin_mul_overflow(n, d, &n)) fail("onnx: ", what, ": element count overflows");
+  }
+  int64_t bytes;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dt)), &bytes) ||
+      static_cast<uint64_t>(bytes) > SIZE_MAX) {
+    fail("onnx: ", what, ": byte size overflows");
+  }
+  return static_cast<size_t>(bytes);
+}
+
+// Non-negative decimal (external data offset/length); no exceptions, no overflow.
+int64_t parse_count(const std::string& s, const std::string& what) {
+  if (s.empty() || s.size() > 18) fail("onnx: ", what, ": bad external data number '", s, "'");
+  int64_t v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') fail("onnx: ", what, ": bad external data number '", s, "'");
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+// A relative path that stays inside base_dir: no absolute paths, no '..' components.
+void check_relative(const std::string& loc, const std::string& what) {
+  if (loc.empty()) fail("onnx: ", what, ": external data has no location");
+  if (loc[0] == '/' || loc[0] == '\\' || loc.find(':') != std::string::npos) {
+    fail("onnx: ", what, ": external data location '", loc, "' must be a relative path");
+  }
+  size_t start = 0;
+  while (start <= loc.size()) {
+    size_t end = loc.find_first_of("/\\", start);
+    if (end == std::string::npos) end = loc.size();
+    if (loc.compare(start, end - start, "..") == 0) {
+      fail("onnx: ", what, ": external data location '", loc, "' may not contain '..'");
+    }
+    start = end + 1;
+  }
+}
+
+void read_external(const TensorProto& t, const std::string& base_dir, const std::string& what,
+                   TensorData* out, size_t nbytes) {
+  if (base_dir.empty()) fail("onnx: ", what, ": external data is not allowed (no base directory)");
+  std::string loc;
+  int64_t offset = 0, length = -1;
+  for (const auto& kv : t.external_data) {
+    if (kv.first == "location") loc = kv.second;
+    if (kv.first == "offset") offset = parse_count(kv.second, what);
+    if (kv.first == "length") length = parse_count(kv.second, what);
+  }
+  check_relative(loc, what);
+  std::string path = base_dir + "/" + loc;
+  std::ifstream f(path, std::ios::binary);
+  if (!f) fail("onnx: ", what, ": cannot open external data file '", path, "'");
+  f.seekg(0, std::ios::end);
+  int64_t size = static_cast<int64_t>(f.tellg());
+  if (!f || size < 0) fail("onnx: ", what, ": cannot read external data file '", path, "'");
+  if (length < 0) length = offset <= size ? size - offset : 0;
+  if (offset > size || length > size - offset) {
+    fail("onnx: ", what, ": external data file '", path, "' has ", size, " bytes, needs ", offset,
+         " + ", length);
+  }
+  if (static_cast<uint64_t>(length) != nbytes) {
+    fail("onnx: ", what, ": external data has ", length, " bytes, dims need ", nbytes);
+  }
+  out->bytes.resize(nbytes);
+  f.seekg(offset);
+  f.read(reinterpret_cast<char*>(out->bytes.data()), static_cast<std::streamsize>(nbytes));
+  if (static_cast<size_t>(f.gcount()) != nbytes) {
+    fail("onnx: ", what, ": short read from external data file '", path, "'");
+  }
+}
+
+template <class Src>
+void check_count(const std::vector<Src>& src, size_t n, const char* field,
+                 const std::string& what) {
+  if (src.size() != n) {
+    fail("onnx: ", what, ": ", field, " has ", src.size(), " values, dims need ", n);
+  }
+}
+
+// Writes each value's low `size` bytes little-endian (int32_data holding f16 bits etc.).
+template <class Src>
+void store_truncated(const std::vector<Src>& src, size_t size, TensorData* out) {
+  out->bytes.resize(src.size() * size);
+  for (size_t i = 0; i < src.size(); ++i) {
+    uint64_t bits = static_cast<uint64_t>(src[i]);
+    for (size_t k = 0; k < size; ++k) {
+      out->bytes[i * size + k] = static_cast<uint8_t>(bits >> (8 * k));
+    }
+  }
+}
+
+template <class Src>
+void store_same(const std::vector<Src>& src, TensorData* out) {
+  out->bytes.resize(src.size() * sizeof(Src));
+  if (!src.empty()) std::memcpy(out->bytes.data(), src.data(), out->bytes.size());
+}
+
+void read_typed(const TensorProto& t, DType dt, size_t n, const std::string& what,
+                TensorData* out) {
+  switch (dt) {
+    case DType::F32:
+      check_count(t.float_data, n, "float_data", what);
+      store_same(t.float_data, out);
+      return;
+    case DType::F64:
+      check_count(t.double_data, n, "double_data", what);
+      store_same(t.double_data, out);
+      return;
+    case DType::I64:
+      check_count(t.int64_data, n, "int64_data", what);
+      store_same(t.int64_data, out);
+      return;
+    case DType::U32:
+    case DType::U64:
+      check_count(t.uint64_data, n, "uint64_data", what);
+      store_truncated(t.uint64_data, dtype_size(dt), out);
+      return;
+    default:
+      check_count(t.int32_data, n, "int32_data", what);
+      store_truncated(t.int32_data, dtype_size(dt), out);
+  }
+}
+
+}  // namespace
+
+TensorData tensor_from_proto(const TensorProto& t, const std::string& base_dir,
+                             const std::string& what) {
+  DType dt = tensor_dtype(t, what);
+  if (t.has_segment) unsupported("onnx: ", what, ": segmented tensors are not supported");
+  size_t nbytes = expected_bytes(t, dt, what);
+  TensorData out;
+  out.dtype = dt;
+  out.shape = t.dims;
+  if (t.data_location == kLocationExternal) {
+    read_external(t, base_dir, what, &out, nbytes);
+  } else if (t.has_raw_data) {
+    if (t.raw_data.size != nbytes) {
+      fail("onnx: ", what, ": raw_data has ", t.raw_data.size, " bytes, dims need ", nbytes);
+    }
+    out.bytes.assign(t.raw_data.data, t.raw_data.data + t.raw_data.size);
+  } else {
+    read_typed(t, dt, nbytes / dtype_size(dt), what, &out);
+  }
+  if (dt == DType::Bool) {
+    // Any byte other than 0/1 would be an invalid bool for code that loads it as one.
+    for (uint8_t& b : out.bytes) b = b != 0;
+  }
+  return out;
+}
+
+DType value_dtype(int32_t onnx_type, const std::string& what) {
+  if (onnx_type == 0) return DType::Undefined;
+  DType dt;
+  if (!dtype_from_onnx(onnx_type, &dt)) {
+    unsupported("onnx: ", what, ": element type ", onnx_type, " is not supported");
+  }
+  return dt;
+}
+
+}  // namespace ferrite::onnx

@@ -1,0 +1,253 @@
+// The Plan's checker and printer. validate_plan is what lets the runtime trust a plan it
+// loaded from disk: after it, every id is in range and every access an extern or a kernel
+// arg can make (by their declared sizes) lies inside the buffer bound to it.
+#include "compiler/plan/plan.h"
+
+#include <cstdio>
+#include <sstream>
+
+#include "compiler/plan/error.h"
+
+namespace ferrite {
+namespace {
+
+constexpr int64_t kOffsetAlignment = 64;
+
+const char* kind_name(BufferKind k) {
+  switch (k) {
+    case BufferKind::Input:
+      return "input";
+    case BufferKind::Output:
+      return "output";
+    case BufferKind::Constant:
+      return "constant";
+    case BufferKind::Temp:
+      return "temp";
+  }
+  return "?";
+}
+
+std::string buffer_label(const Plan& p, int32_t id) {
+  return str_cat("buffer ", id, " ('", p.buffers[id].name, "')");
+}
+
+bool valid_buffer(const Plan& p, int32_t id) {
+  return id >= 0 && id < static_cast<int32_t>(p.buffers.size());
+}
+
+void check_buffer(const Plan& p, int32_t id) {
+  const PlanBuffer& b = p.buffers[id];
+  if (static_cast<int>(b.kind) > static_cast<int>(BufferKind::Temp))
+    fail("plan: ", buffer_label(p, id), " has invalid kind ", static_cast<int>(b.kind));
+  if (dtype_size(b.dtype) == 0)
+    fail("plan: ", buffer_label(p, id), " has dtype ", dtype_name(b.dtype), " of no fixed size");
+  const int64_t n = b.nbytes();  // throws on negative dims or overflow
+  if (b.kind == BufferKind::Temp) {
+    if (b.offset < 0 || b.offset % kOffsetAlignment != 0)
+      fail("plan: ", buffer_label(p, id), " has pool offset ", b.offset,
+           " (must be >= 0 and a multiple of ", kOffsetAlignment, ")");
+    if (b.offset > p.pool_bytes - n)
+      fail("plan: ", buffer_label(p, id), " at offset ", b.offset, " with ", n,
+           " bytes ends past the pool (", p.pool_bytes, " bytes)");
+  }
+  if (b.kind == BufferKind::Constant) {
+    if (b.constant < 0 || b.constant >= static_cast<int32_t>(p.constants.size()))
+      fail("plan: ", buffer_label(p, id), " refers to constant ", b.constant, " of ",
+           p.constants.size());
+    if (static_cast<uint64_t>(p.constants[b.constant].size()) != static_cast<uint64_t>(n))
+      fail("plan: ", buffer_label(p, id), " needs ", n, " bytes but constant ", b.constant, " has ",
+           p.constants[b.constant].size());
+  }
+}
+
+// Each buffer of kind `kind` must appear in `ids` exactly once, and nothing else may.
+void check_bindings(const Plan& p, const std::vector<int32_t>& ids, BufferKind kind,
+                    const char* list) {
+  std::vector<int> seen(p.buffers.size(), 0);
+  for (int32_t id : ids) {
+    if (!valid_buffer(p, id)) fail("plan: ", list, " lists buffer ", id, " of ", p.buffers.size());
+    if (p.buffers[id].kind != kind)
+      fail("plan: ", list, " lists ", buffer_label(p, id), " of kind ",
+           kind_name(p.buffers[id].kind));
+    if (++seen[id] > 1) fail("plan: ", list, " lists ", buffer_label(p, id), " twice");
+  }
+  for (size_t i = 0; i < p.buffers.size(); ++i)
+    if (p.buffers[i].kind == kind && seen[i] == 0)
+      fail("plan: ", kind_name(kind), " ", buffer_label(p, static_cast<int32_t>(i)),
+           " is not listed in ", list);
+}
+
+bool writable(const PlanBuffer& b) {
+  return b.kind != BufferKind::Input && b.kind != BufferKind::Constant;
+}
+
+void check_kernel_step(const Plan& p, size_t s, const Step& st) {
+  if (st.index < 0 || st.index >= static_cast<int32_t>(p.kernels.size()))
+    fail("plan: step ", s, " calls kernel ", st.index, " of ", p.kernels.size());
+  const Kernel& k = p.kernels[st.index];
+  if (st.buffers.size() != k.args.size())
+    fail("plan: step ", s, " binds ", st.buffers.size(), " buffers to kernel '", k.name, "' with ",
+         k.args.size(), " args");
+  for (size_t i = 0; i < st.buffers.size(); ++i) {
+    int32_t id = st.buffers[i];
+    if (!valid_buffer(p, id))
+      fail("plan: step ", s, " (kernel '", k.name, "') arg ", i, " is buffer ", id, " of ",
+           p.buffers.size());
+    const PlanBuffer& b = p.buffers[id];
+    const KernelArg& a = k.args[i];
+    if (a.dtype != b.dtype)
+      fail("plan: step ", s, " (kernel '", k.name, "') arg ", i, " is ", dtype_name(a.dtype),
+           " but ", buffer_label(p, id), " is ", dtype_name(b.dtype));
+    if (a.elements != b.elements())
+      fail("plan: step ", s, " (kernel '", k.name, "') arg ", i, " has ", a.elements,
+           " elements but ", buffer_label(p, id), " has ", b.elements());
+    if (a.output && !writable(b))
+      fail("plan: step ", s, " (kernel '", k.name, "') writes ", kind_name(b.kind), " ",
+           buffer_label(p, id));
+  }
+}
+
+void check_ref(const Plan& p, const std::string& where, const TensorRef& r, bool output) {
+  if (!valid_buffer(p, r.buffer))
+    fail("plan: ", where, " refers to buffer ", r.buffer, " of ", p.buffers.size());
+  const PlanBuffer& b = p.buffers[r.buffer];
+  if (output && !writable(b)) fail("plan: ", where, " writes ", kind_name(b.kind), " buffer");
+  if (r.shape.size() != r.strides.size())
+    fail("plan: ", where, " has shape rank ", r.shape.size(), " but strides rank ",
+         r.strides.size());
+  int64_t lo = r.offset, hi = r.offset;
+  bool empty = false;
+  for (size_t d = 0; d < r.shape.size(); ++d) {
+    if (r.shape[d] < 0) fail("plan: ", where, " has negative dimension ", r.shape[d]);
+    if (r.shape[d] == 0) empty = true;
+  }
+  if (empty) return;  // reaches no element
+  for (size_t d = 0; d < r.shape.size(); ++d) {
+    int64_t span = 0;
+    bool ovf = __builtin_mul_overflow(r.shape[d] - 1, r.strides[d], &span);
+    ovf = ovf || (span > 0 ? __builtin_add_overflow(hi, span, &hi)
+                           : __builtin_add_overflow(lo, span, &lo));
+    if (ovf) fail("plan: ", where, " has element offsets overflowing int64");
+  }
+  const int64_t n = b.elements();
+  if (lo < 0 || hi >= n)
+    fail("plan: ", where, " reaches elements [", lo, ", ", hi, "] outside ",
+         buffer_label(p, r.buffer), " of ", n, " elements");
+}
+
+void check_extern(const Plan& p, size_t e) {
+  const ExternCall& x = p.externs[e];
+  if (x.op.empty()) fail("plan: extern ", e, " has no op name");
+  for (size_t i = 0; i < x.inputs.size(); ++i)
+    check_ref(p, str_cat("extern ", e, " (", x.op, ") input ", i), x.inputs[i], false);
+  for (size_t i = 0; i < x.outputs.size(); ++i)
+    check_ref(p, str_cat("extern ", e, " (", x.op, ") output ", i), x.outputs[i], true);
+}
+
+void check_step(const Plan& p, size_t s) {
+  const Step& st = p.steps[s];
+  if (st.kind == StepKind::Kernel) return check_kernel_step(p, s, st);
+  if (st.kind != StepKind::Extern)
+    fail("plan: step ", s, " has invalid kind ", static_cast<int>(st.kind));
+  if (st.index < 0 || st.index >= static_cast<int32_t>(p.externs.size()))
+    fail("plan: step ", s, " calls extern ", st.index, " of ", p.externs.size());
+  for (int32_t id : st.buffers)
+    if (!valid_buffer(p, id))
+      fail("plan: step ", s, " lists buffer ", id, " of ", p.buffers.size());
+}
+
+// ---- printing -------------------------------------------------------------------------
+
+std::string dims_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += str_cat(i ? ", " : "", v[i]);
+  return s + "]";
+}
+
+std::string ref_text(const TensorRef& r) {
+  return str_cat("b", r.buffer, dims_text(r.shape), " strides ", dims_text(r.strides), " +",
+                 r.offset);
+}
+
+void print_extern(const ExternCall& x, std::ostringstream& os) {
+  os << "extern " << x.op;
+  for (const auto& kv : x.ints) os << " " << kv.first << "=" << kv.second;
+  for (const auto& kv : x.floats) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.17g", kv.second);
+    os << " " << kv.first << "=" << buf;
+  }
+  for (const TensorRef& r : x.inputs) os << " in " << ref_text(r);
+  for (const TensorRef& r : x.outputs) os << " out " << ref_text(r);
+}
+
+void print_step(const Plan& p, size_t s, std::ostringstream& os) {
+  const Step& st = p.steps[s];
+  os << "  " << s << ": ";
+  if (st.kind == StepKind::Extern && st.index >= 0 &&
+      st.index < static_cast<int32_t>(p.externs.size())) {
+    print_extern(p.externs[st.index], os);
+  } else {
+    bool known = st.index >= 0 && st.index < static_cast<int32_t>(p.kernels.size());
+    os << (st.kind == StepKind::Kernel ? "kernel " : "? ") << st.index << " ("
+       << (known ? p.kernels[st.index].name : "?") << ")";
+  }
+  os << " (";
+  for (size_t i = 0; i < st.buffers.size(); ++i) os << (i ? ", b" : "b") << st.buffers[i];
+  os << ")\n";
+}
+
+std::string id_list(const std::vector<int32_t>& ids) {
+  std::string s;
+  for (size_t i = 0; i < ids.size(); ++i) s += str_cat(i ? ", b" : "b", ids[i]);
+  return s;
+}
+
+}  // namespace
+
+int64_t PlanBuffer::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape) {
+    if (d < 0) fail("buffer '", name, "': negative dimension ", d, " in shape ", dims_text(shape));
+    if (__builtin_mul_overflow(n, d, &n))
+      fail("buffer '", name, "': element count of shape ", dims_text(shape), " overflows int64");
+  }
+  return n;
+}
+
+int64_t PlanBuffer::nbytes() const {
+  int64_t n = 0;
+  if (__builtin_mul_overflow(elements(), static_cast<int64_t>(dtype_size(dtype)), &n))
+    fail("buffer '", name, "': byte size of shape ", dims_text(shape), " overflows int64");
+  return n;
+}
+
+void validate_plan(const Plan& plan) {
+  if (plan.pool_bytes < 0) fail("plan: negative pool size ", plan.pool_bytes);
+  for (size_t i = 0; i < plan.buffers.size(); ++i) check_buffer(plan, static_cast<int32_t>(i));
+  check_bindings(plan, plan.inputs, BufferKind::Input, "inputs");
+  check_bindings(plan, plan.outputs, BufferKind::Output, "outputs");
+  for (const Kernel& k : plan.kernels) validate_kernel(k);
+  for (size_t e = 0; e < plan.externs.size(); ++e) check_extern(plan, e);
+  for (size_t s = 0; s < plan.steps.size(); ++s) check_step(plan, s);
+}
+
+std::string plan_to_string(const Plan& plan) {
+  std::ostringstream os;
+  os << "plan pool " << plan.pool_bytes << " bytes\nbuffers:\n";
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer& b = plan.buffers[i];
+    os << "  b" << i << " '" << b.name << "' " << kind_name(b.kind) << " " << dtype_name(b.dtype)
+       << dims_text(b.shape);
+    if (b.kind == BufferKind::Temp) os << " @" << b.offset;
+    if (b.kind == BufferKind::Constant) os << " const" << b.constant;
+    os << "\n";
+  }
+  os << "inputs: " << id_list(plan.inputs) << "\noutputs: " << id_list(plan.outputs)
+     << "\nsteps:\n";
+  for (size_t s = 0; s < plan.steps.size(); ++s) print_step(plan, s, os);
+  for (const Kernel& k : plan.kernels) os << kernel_to_string(k);
+  return os.str();
+}
+
+}  // namespace ferrite

@@ -1,0 +1,67 @@
+// The interface between the Session and the code that executes a Plan's steps. A backend
+// turns each Kernel into a PreparedKernel once, at session load (analysis, dispatch
+// tables, scratch memory), and implements extern calls (MatMul, ...) by op name. The
+// Session then only passes base pointers. Built in: "reference" (the scalar oracle) and
+// "portable" (Highway SIMD, the path for wasm and ARM); other builds (the x86 JIT) add
+// theirs with register_backend.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/kernel.h"
+#include "compiler/plan/plan.h"
+
+namespace ferrite {
+
+class PreparedKernel {
+ public:
+  virtual ~PreparedKernel() = default;
+  // args[i]: base of kernel arg i, holding Kernel::args[i].elements elements of its dtype,
+  // aligned to the dtype's size. Throws ferrite::Error; a failed CheckIndex gives
+  // "<messages[id]>: index V out of range [-n, n)". Not reentrant: one run at a time.
+  virtual void run(void* const* args) = 0;
+};
+
+// The plan buffer behind one TensorRef of an extern call.
+struct ExternBuffer {
+  void* data = nullptr;
+  DType dtype = DType::F32;
+  int64_t elements = 0;
+};
+
+// An extern op: inputs[i] / outputs[i] are the buffers that call.inputs[i].buffer /
+// call.outputs[i].buffer name. Checks its operands (ranks, shapes, dtypes, bounds) and
+// throws ferrite::Error naming the op.
+using ExternFn = void (*)(const ExternCall& call, const ExternBuffer* inputs,
+                          const ExternBuffer* outputs);
+
+class PreparedExtern {
+ public:
+  virtual ~PreparedExtern() = default;
+  virtual void run(const ExternBuffer* inputs, const ExternBuffer* outputs) = 0;
+};
+
+class KernelBackend {
+ public:
+  virtual ~KernelBackend() = default;
+  virtual const char* name() const = 0;
+  // Validates `k` (validate_kernel) and prepares it; the result keeps its own copy.
+  virtual std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const = 0;
+  // The implementation of extern `op` in this backend, or nullptr.
+  virtual ExternFn find_extern(const std::string& op) const = 0;
+  // Prepares one extern call; `call` must outlive the result. The default wraps
+  // find_extern and throws "extern '<op>': not implemented by backend '<name>'".
+  virtual std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const;
+};
+
+using BackendFactory = std::unique_ptr<KernelBackend> (*)();
+
+// Adds (or replaces) a backend by name; "reference" and "portable" are always present.
+void register_backend(const std::string& name, BackendFactory factory);
+// Throws ferrite::Error naming `name` and the available backends when it is unknown.
+std::unique_ptr<KernelBackend> make_backend(const std::string& name);
+std::vector<std::string> backend_names();
+
+}  // namespace ferrite

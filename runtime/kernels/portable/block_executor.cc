@@ -1,0 +1,207 @@
+// Drivers of the block interpreter: walk the rows of the iteration space, evaluate Row
+// level values as scalars (exactly as the reference does), and hand each block of lanes
+// to the lane-wise ops.
+#include "runtime/kernels/portable/block_executor.h"
+
+#include <algorithm>
+
+#include "runtime/kernels/portable/block_lanes.h"
+
+namespace ferrite {
+namespace portable {
+
+BlockExecutor::BlockExecutor(const Kernel& validated) : p_(build_program(validated)) {
+  const size_t n = p_.k.code.size();
+  vars_.assign(p_.k.ranges.size(), 0);
+  uval_.assign(n, scalar_i64(0));
+  uival_.assign(n, 0);
+  slots_ = aligned_alloc_bytes(static_cast<size_t>(std::max(p_.num_slots, 1)) * kSlotBytes);
+  idx_ = aligned_alloc_bytes(static_cast<size_t>(p_.index_depth) * kSlotBytes);
+  partials_.resize(n);
+  acc_.resize(n);
+  best_.resize(n);
+  // Const values touch no memory and cannot fail: computed (and broadcast) once, here.
+  eval_row(p_.consts);
+}
+
+void BlockExecutor::run(void* const* args) {
+  const Kernel& k = p_.k;
+  for (size_t a = 0; a < k.args.size(); ++a) {
+    const size_t align = dtype_size(k.args[a].dtype);
+    if (reinterpret_cast<uintptr_t>(args[a]) % align != 0)
+      fail("kernel '", k.name, "': arg ", a, " is not aligned to its ", align, "-byte elements");
+  }
+  args_ = args;
+  if (k.num_reduce == 0) {
+    run_pointwise();
+  } else if (p_.lanes_outer) {
+    run_lanes_outer_reduce();
+  } else {
+    run_lanes_inner_reduce();
+  }
+}
+
+bool BlockExecutor::next(int lo, int hi) {
+  for (int d = hi - 1; d >= lo; --d) {
+    if (++vars_[d] < p_.k.ranges[d]) return true;
+    vars_[d] = 0;
+  }
+  return false;
+}
+
+void BlockExecutor::eval_row(const std::vector<int>& ids) {
+  for (int i : ids) {
+    eval_scalar(i);
+    if (p_.info[i].broadcast) broadcast(i);
+  }
+}
+
+void BlockExecutor::eval_lanes(const std::vector<int>& ids) {
+  for (int i : ids) eval_lane(i);
+}
+
+void BlockExecutor::run_pointwise() {
+  const Kernel& k = p_.k;
+  for (int64_t r : k.ranges)
+    if (r == 0) return;
+  const int lane = p_.lane_var;  // -1: a kernel without dims is one point
+  const int64_t n = lane >= 0 ? k.ranges[lane] : 1;
+  std::fill(vars_.begin(), vars_.end(), 0);
+  do {
+    eval_row(p_.body_row);
+    for (j0_ = 0; j0_ < n; j0_ += p_.block) {
+      len_ = static_cast<int>(std::min<int64_t>(p_.block, n - j0_));
+      eval_lanes(p_.body_lane);
+    }
+  } while (next(0, std::max(lane, 0)));
+}
+
+// Lanes along the innermost reduction dim: per outer point, every row of the reduction is
+// swept in blocks and folded into the accumulators; then the post phase runs as scalars.
+void BlockExecutor::run_lanes_inner_reduce() {
+  const Kernel& k = p_.k;
+  const int outer = k.num_outer(), lane = p_.lane_var;
+  for (int d = 0; d < outer; ++d)
+    if (k.ranges[d] == 0) return;
+  bool empty = false;
+  for (int d = outer; d <= lane; ++d) empty |= k.ranges[d] == 0;
+  std::fill(vars_.begin(), vars_.end(), 0);
+  do {
+    init_reduces();
+    int64_t row = 0;
+    while (!empty) {
+      eval_row(p_.body_row);
+      for (j0_ = 0; j0_ < k.ranges[lane]; j0_ += p_.block) {
+        len_ = static_cast<int>(std::min<int64_t>(p_.block, k.ranges[lane] - j0_));
+        reduce_index_ = row * k.ranges[lane] + j0_;
+        eval_lanes(p_.body_lane);
+      }
+      ++row;
+      if (!next(outer, lane)) break;
+    }
+    finish_reduces();
+    eval_row(p_.post_row);
+  } while (next(0, outer));
+}
+
+// Lanes along the innermost outer dim: one accumulator per lane, the reduction walked
+// point by point (the reference's order), and the post phase vectorized like the body.
+void BlockExecutor::run_lanes_outer_reduce() {
+  const Kernel& k = p_.k;
+  const int outer = k.num_outer(), dims = static_cast<int>(k.ranges.size());
+  const int lane = p_.lane_var;
+  for (int d = 0; d < outer; ++d)
+    if (k.ranges[d] == 0) return;
+  bool empty = false;
+  for (int d = outer; d < dims; ++d) empty |= k.ranges[d] == 0;
+  std::fill(vars_.begin(), vars_.end(), 0);
+  do {
+    for (j0_ = 0; j0_ < k.ranges[lane]; j0_ += p_.block) {
+      len_ = static_cast<int>(std::min<int64_t>(p_.block, k.ranges[lane] - j0_));
+      init_reduces();
+      reduce_index_ = 0;
+      while (!empty) {
+        eval_row(p_.body_row);
+        eval_lanes(p_.body_lane);
+        ++reduce_index_;
+        if (!next(outer, dims)) break;
+      }
+      eval_row(p_.post_row);
+      eval_lanes(p_.post_lane);
+    }
+  } while (next(0, lane));
+}
+
+int64_t BlockExecutor::scalar_index(const Instr& in) {
+  const int64_t idx = eval_index(*in.index, vars_.data(), uival_.data());
+  if (idx < 0 || idx >= p_.k.args[in.arg].elements) out_of_bounds(in, idx);
+  return idx;
+}
+
+void BlockExecutor::out_of_bounds(const Instr& in, int64_t index) const {
+  fail("kernel '", p_.k.name, "': ", op_name(in.op), " of arg ", in.arg, " at element ", index,
+       " is outside its ", p_.k.args[in.arg].elements, " elements");
+}
+
+void check_index_failed(const Kernel& k, const Instr& in, int64_t v) {
+  fail(k.messages[in.arg], ": index ", v, " out of range [", -in.iimm, ", ", in.iimm, ")");
+}
+
+void BlockExecutor::eval_scalar(int i) {
+  const Kernel& k = p_.k;
+  const Instr& in = k.code[i];
+  Scalar r = scalar_i64(0);
+  switch (in.op) {
+    case Op::Load:
+      if (in.mask < 0 || uval_[in.mask].b) {
+        r = load_element(k.args[in.arg].dtype, args_[in.arg], scalar_index(in));
+      } else {
+        r = make_const(in.type, 0, 0);
+      }
+      break;
+    case Op::Store:
+      store_element(k.args[in.arg].dtype, args_[in.arg], scalar_index(in), in.type, uval_[in.a]);
+      return;
+    case Op::Const:
+      r = make_const(in.type, in.fimm, in.iimm);
+      break;
+    case Op::LoopVar:
+      r = scalar_i64(vars_[in.arg]);
+      break;
+    case Op::Cast:
+      r = eval_cast(k.code[in.a].type, in.type, uval_[in.a]);
+      break;
+    case Op::CheckIndex: {
+      if (in.mask >= 0 && !uval_[in.mask].b) break;
+      const int64_t v = uval_[in.a].i64, n = in.iimm;
+      if (v < -n || v >= n) check_index_failed(k, in, v);
+      r = scalar_i64(v < 0 ? v + n : v);
+      break;
+    }
+    case Op::Where:
+      r = uval_[in.a].b ? uval_[in.b] : uval_[in.c];
+      break;
+    case Op::Reduce:
+      fail("kernel '", k.name, "': internal: Reduce evaluated as a scalar");
+    default:
+      if (op_arity(in.op) == 1) {
+        r = eval_unary(in.op, k.code[in.a].type, uval_[in.a]);
+      } else {
+        r = eval_binary(in.op, k.code[in.a].type, uval_[in.a], uval_[in.b]);
+      }
+  }
+  uval_[i] = r;
+  uival_[i] = in.type == ScalarType::I64 ? r.i64 : 0;
+}
+
+void BlockExecutor::broadcast(int i) {
+  with_lane_type(p_.k.code[i].type, [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    unpack(uval_[i], &v);
+    std::fill_n(slot<T>(i), kBlock, v);
+  });
+}
+
+}  // namespace portable
+}  // namespace ferrite

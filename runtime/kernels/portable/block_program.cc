@@ -1,0 +1,259 @@
+#include "runtime/kernels/portable/block_program.h"
+
+#include <algorithm>
+
+namespace ferrite {
+namespace portable {
+namespace {
+
+// Operands that are read from block slots: a, b, c (by arity) and the mask.
+template <class F>
+void for_each_operand(const Instr& in, F f) {
+  const int arity = op_arity(in.op);
+  if (arity >= 1) f(in.a);
+  if (arity >= 2) f(in.b);
+  if (arity >= 3) f(in.c);
+  if (in.mask >= 0) f(in.mask);
+}
+
+class Builder {
+ public:
+  explicit Builder(const Kernel& k) {
+    p_.k = collapse_dims(k);
+    p_.info.resize(p_.k.code.size());
+  }
+
+  BlockProgram build() {
+    choose_lanes();
+    compute_levels();
+    classify();
+    mark_broadcasts();
+    assign_slots();
+    compile_indices();
+    return std::move(p_);
+  }
+
+ private:
+  const Kernel& k() const { return p_.k; }
+  Level level(int id) const { return p_.info[id].level; }
+
+  // Body loads whose affine index walks variable v with stride 1.
+  int contiguous_loads(int v) const {
+    int n = 0;
+    for (int i = 0; i < k().post_begin; ++i) {
+      const Instr& in = k().code[i];
+      AffineIndex f;
+      if (in.op == Op::Load && as_affine(*in.index, static_cast<int>(k().ranges.size()), &f) &&
+          f.coeff[v] == 1)
+        ++n;
+    }
+    return n;
+  }
+
+  void choose_lanes() {
+    const int dims = static_cast<int>(k().ranges.size()), outer = k().num_outer();
+    p_.lane_var = dims - 1;
+    if (k().num_reduce == 0 || outer == 0) return;
+    const int a = dims - 1, b = outer - 1;
+    const int ca = contiguous_loads(a), cb = contiguous_loads(b);
+    const int64_t ra = k().ranges[a], rb = k().ranges[b];
+    bool lanes_outer = (cb > ca && rb >= 8) || (ra < 16 && rb >= 16);
+    if (ra >= 64 && ca >= cb) lanes_outer = false;
+    if (lanes_outer) {
+      p_.lane_var = b;
+      p_.lanes_outer = true;
+    }
+  }
+
+  Level index_level(const IndexNode& e) const {
+    switch (e.kind) {
+      case IndexKind::Const:
+        return Level::Const;
+      case IndexKind::Var:
+        return e.id == p_.lane_var ? Level::Lane : Level::Row;
+      case IndexKind::Value:
+        return level(e.id);
+      default:
+        return std::max(index_level(*e.a), index_level(*e.b));
+    }
+  }
+
+  void compute_levels() {
+    std::vector<bool> stored(k().args.size(), false);
+    for (const Instr& in : k().code)
+      if (in.op == Op::Store) stored[in.arg] = true;
+    for (const Instr& in : k().code)
+      if (in.op == Op::Load && stored[in.arg]) p_.block = 1;
+    for (size_t i = 0; i < k().code.size(); ++i) {
+      const Instr& in = k().code[i];
+      Level lv = Level::Const;
+      for_each_operand(in, [&](int id) { lv = std::max(lv, level(id)); });
+      switch (in.op) {
+        case Op::LoopVar:
+          lv = in.arg == p_.lane_var ? Level::Lane : Level::Row;
+          break;
+        case Op::Load:
+          lv = std::max({lv, Level::Row, index_level(*in.index)});
+          // Program order matters when the kernel also writes this arg.
+          if (stored[in.arg]) lv = Level::Lane;
+          break;
+        case Op::Store:
+          lv = Level::Lane;
+          break;
+        case Op::CheckIndex:
+          lv = std::max(lv, Level::Row);
+          break;  // may fail: never at prepare
+        case Op::Reduce:
+          lv = p_.lanes_outer ? Level::Lane : Level::Row;
+          break;
+        default:
+          break;
+      }
+      p_.info[i].level = lv;
+    }
+  }
+
+  void classify() {
+    const int n = static_cast<int>(k().code.size());
+    const bool scalar_post = k().num_reduce > 0 && !p_.lanes_outer;
+    for (int i = 0; i < n; ++i) {
+      const Instr& in = k().code[i];
+      const bool post = i >= k().post_begin;
+      if (in.op == Op::Reduce) {
+        p_.reduces.push_back(i);
+        p_.body_lane.push_back(i);
+      } else if (level(i) == Level::Const && in.op != Op::Store) {
+        p_.consts.push_back(i);
+      } else if (post && scalar_post) {
+        p_.post_row.push_back(i);
+      } else if (level(i) == Level::Lane) {
+        (post ? p_.post_lane : p_.body_lane).push_back(i);
+      } else {
+        (post ? p_.post_row : p_.body_row).push_back(i);
+      }
+    }
+  }
+
+  std::vector<int> lane_sequence() const {
+    std::vector<int> seq = p_.body_lane;
+    seq.insert(seq.end(), p_.post_lane.begin(), p_.post_lane.end());
+    return seq;
+  }
+
+  void mark_broadcasts() {
+    for (int i : lane_sequence()) {
+      for_each_operand(k().code[i], [&](int id) {
+        if (level(id) != Level::Lane) p_.info[id].broadcast = true;
+      });
+    }
+  }
+
+  bool dedicated(int id) const { return p_.info[id].broadcast || k().code[id].op == Op::Reduce; }
+
+  // Lane values read by instruction i: operands and Value leaves of its index.
+  std::vector<int> lane_reads(int i) const {
+    const Instr& in = k().code[i];
+    std::vector<int> ids;
+    for_each_operand(in, [&](int id) { ids.push_back(id); });
+    if (in.index) index_values(*in.index, &ids);
+    return ids;
+  }
+
+  void assign_slots() {
+    int next = 0;
+    for (size_t i = 0; i < k().code.size(); ++i) {
+      InstrInfo& info = p_.info[i];
+      if (info.broadcast) info.slot = next++;
+      if (k().code[i].op == Op::Reduce && p_.lanes_outer) {
+        info.slot = next++;
+        const ReduceKind r = k().code[i].reduce;
+        if (r == ReduceKind::ArgMax || r == ReduceKind::ArgMin) info.acc_slot = next++;
+      }
+    }
+    // Linear scan over the lane sequence: a slot is free again after its last reader.
+    const std::vector<int> seq = lane_sequence();
+    std::vector<int> last_use(k().code.size(), -1);
+    for (size_t pos = 0; pos < seq.size(); ++pos)
+      for (int id : lane_reads(seq[pos])) last_use[id] = static_cast<int>(pos);
+    std::vector<int> free_slots;
+    for (size_t pos = 0; pos < seq.size(); ++pos) {
+      const int i = seq[pos];
+      const Op op = k().code[i].op;
+      const bool defines = op != Op::Store && op != Op::Reduce;
+      if (defines) {
+        if (free_slots.empty()) {
+          p_.info[i].slot = next++;
+        } else {
+          p_.info[i].slot = free_slots.back();
+          free_slots.pop_back();
+        }
+      }
+      for (int id : lane_reads(i))
+        if (last_use[id] == static_cast<int>(pos) && !dedicated(id) && p_.info[id].slot >= 0) {
+          free_slots.push_back(p_.info[id].slot);
+          last_use[id] = -2;  // freed once even if read twice by i
+        }
+      if (defines && last_use[i] == -1) free_slots.push_back(p_.info[i].slot);  // unused
+    }
+    p_.num_slots = next;
+  }
+
+  bool lane_free(const IndexNode& e) const { return index_level(e) != Level::Lane; }
+
+  // Postfix code for e; returns the stack depth it needs.
+  int compile(const IndexNode& e, LaneIndex* out) const {
+    IndexStep s;
+    if (lane_free(e)) {
+      s.kind = e.kind == IndexKind::Const ? IndexStep::Const : IndexStep::Uniform;
+      s.c = e.c;
+      s.node = &e;
+      out->steps.push_back(s);
+      return 1;
+    }
+    switch (e.kind) {
+      case IndexKind::Var:
+        s.kind = IndexStep::LaneVar;
+        break;
+      case IndexKind::Value:
+        s.kind = IndexStep::Value;
+        s.id = e.id;
+        break;
+      default: {
+        const int da = compile(*e.a, out), db = compile(*e.b, out);
+        s.kind = e.kind == IndexKind::Add   ? IndexStep::Add
+                 : e.kind == IndexKind::Mul ? IndexStep::Mul
+                 : e.kind == IndexKind::Mod ? IndexStep::Mod
+                                            : IndexStep::FloorDiv;
+        out->steps.push_back(s);
+        return std::max(da, db + 1);
+      }
+    }
+    out->steps.push_back(s);
+    return 1;
+  }
+
+  void compile_indices() {
+    const int dims = static_cast<int>(k().ranges.size());
+    for (int i : lane_sequence()) {
+      const Instr& in = k().code[i];
+      if (in.op != Op::Load && in.op != Op::Store) continue;
+      LaneIndex li;
+      li.affine = as_affine(*in.index, dims, &li.form);
+      if (!li.affine) li.depth = compile(*in.index, &li);
+      p_.index_depth = std::max(p_.index_depth, li.depth);
+      p_.info[i].index = static_cast<int>(p_.indices.size());
+      p_.indices.push_back(std::move(li));
+    }
+  }
+
+  BlockProgram p_;
+};
+
+}  // namespace
+
+BlockProgram build_program(const Kernel& validated) {
+  return Builder(validated).build();
+}
+
+}  // namespace portable
+}  // namespace ferrite

@@ -1,0 +1,36 @@
+#include "runtime/kernels/portable/portable_backend.h"
+
+#include "runtime/kernels/portable/block_executor.h"
+#include "runtime/kernels/portable/gemm_f32.h"
+#include "runtime/kernels/portable/simd_f32.h"
+#include "runtime/kernels/reference/reference_backend.h"
+
+namespace ferrite {
+namespace {
+
+class PortableBackend : public KernelBackend {
+ public:
+  const char* name() const override { return "portable"; }
+  std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
+    validate_kernel(k);
+    return std::make_unique<portable::BlockExecutor>(k);
+  }
+  ExternFn find_extern(const std::string& op) const override { return portable_extern(op); }
+};
+
+}  // namespace
+
+std::unique_ptr<KernelBackend> make_portable_backend() {
+  return std::make_unique<PortableBackend>();
+}
+
+ExternFn portable_extern(const std::string& op) {
+  if (op == "MatMul") return portable_matmul;
+  return reference_extern(op);
+}
+
+const char* portable_target_name() {
+  return simd::target_name();
+}
+
+}  // namespace ferrite

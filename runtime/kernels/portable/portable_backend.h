@@ -1,0 +1,23 @@
+// The portable backend: Kernels run on the block interpreter (block_program.h), vectorized
+// with Highway, so the same code is fast on ARM (NEON/SVE), in the browser (WASM SIMD128)
+// and on any x86 (dynamic dispatch to SSE4/AVX2/AVX-512). No code is generated at run
+// time. Externs: a Highway GEMM for MatMul; ops without a portable version fall back to
+// their reference implementation.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "runtime/backend.h"
+
+namespace ferrite {
+
+std::unique_ptr<KernelBackend> make_portable_backend();
+
+// The portable implementation of extern `op` (or its reference one), or nullptr.
+ExternFn portable_extern(const std::string& op);
+
+// The Highway target chosen on this machine, e.g. "AVX3" or "WASM" (for reports).
+const char* portable_target_name();
+
+}  // namespace ferrite

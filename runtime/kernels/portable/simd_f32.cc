@@ -1,0 +1,346 @@
+// Highway implementation of simd_f32.h. This file is compiled once per target by
+// foreach_target.h; the per-target code lives in ferrite::HWY_NAMESPACE and the public
+// functions at the end dispatch to the best target at run time.
+#include "runtime/kernels/portable/simd_f32.h"
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "compiler/plan/scalar_ops.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "runtime/kernels/portable/simd_f32.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+// After highway.h: the per-target math needs the target set up first.
+#include "hwy/contrib/math/math-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ferrite {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using DI = hn::RebindToSigned<DF>;
+using VF = hn::Vec<DF>;
+constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+static_assert(kMaxLanes <= simd::kAccLanes, "vector wider than the reduction partials");
+constexpr float kTiny = std::numeric_limits<float>::denorm_min();
+constexpr float kHuge = std::numeric_limits<float>::max();
+
+float scalar_unary(Op op, float x) {
+  return eval_unary(op, ScalarType::F32, scalar_f32(x)).f32;
+}
+
+// Lanes where `special` is set are recomputed with the scalar reference (NaN, inf and
+// arguments outside the vector formula's accurate range are rare).
+template <class M>
+HWY_INLINE VF FixLanes(DF d, Op op, VF x, VF r, M special) {
+  if (HWY_LIKELY(hn::AllFalse(d, special))) return r;
+  HWY_ALIGN float xs[kMaxLanes], rs[kMaxLanes], ms[kMaxLanes];
+  hn::Store(x, d, xs);
+  hn::Store(r, d, rs);
+  hn::Store(hn::VecFromMask(d, special), d, ms);
+  for (size_t l = 0; l < hn::Lanes(d); ++l) {
+    uint32_t bits;
+    std::memcpy(&bits, &ms[l], sizeof bits);
+    if (bits) rs[l] = scalar_unary(op, xs[l]);
+  }
+  return hn::Load(d, rs);
+}
+
+HWY_INLINE hn::Mask<DF> Outside(DF d, VF x, float lo, float hi) {
+  // Written as "not inside" so that NaN counts as outside.
+  return hn::Not(hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Le(x, hn::Set(d, hi))));
+}
+
+// erf(x) = x * P(x^2) / Q(x^2) on [-4, 4] and +-1 beyond: the rational minimax form Eigen
+// and XLA use for float. Against double-precision erf on a dense grid of [-5, 5]
+// (tests/unit/runtime/simd_f32_test.cc): max error 5.5 ulp with FMA (AVX3), 6.7 ulp without
+// (WASM); at most 4e-7 relative.
+HWY_INLINE VF Erf(DF d, VF a) {
+  const VF x = hn::Min(hn::Max(a, hn::Set(d, -4.0f)), hn::Set(d, 4.0f));
+  const VF x2 = hn::Mul(x, x);
+  VF p = hn::MulAdd(x2, hn::Set(d, -2.72614225801306e-10f), hn::Set(d, 2.77068142495902e-08f));
+  p = hn::MulAdd(x2, p, hn::Set(d, -2.10102402082508e-06f));
+  p = hn::MulAdd(x2, p, hn::Set(d, -5.69250639462346e-05f));
+  p = hn::MulAdd(x2, p, hn::Set(d, -7.34990630326855e-04f));
+  p = hn::MulAdd(x2, p, hn::Set(d, -2.95459980854025e-03f));
+  p = hn::MulAdd(x2, p, hn::Set(d, -1.60960333262415e-02f));
+  p = hn::Mul(x, p);
+  VF q = hn::MulAdd(x2, hn::Set(d, -1.45660718464996e-05f), hn::Set(d, -2.13374055278905e-04f));
+  q = hn::MulAdd(x2, q, hn::Set(d, -1.68282697438203e-03f));
+  q = hn::MulAdd(x2, q, hn::Set(d, -7.37332916720468e-03f));
+  q = hn::MulAdd(x2, q, hn::Set(d, -1.42647390514189e-02f));
+  return hn::Div(p, q);
+}
+
+HWY_INLINE VF Sigmoid(DF d, VF x) {
+  // Same split as the scalar form: exp of a non-positive number only.
+  const VF e = hn::Exp(d, hn::Neg(hn::Abs(x)));
+  const VF r = hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), e));
+  return hn::IfThenElse(hn::Ge(x, hn::Zero(d)), r, hn::Mul(e, r));
+}
+
+HWY_INLINE VF Sign(DF d, VF x) {
+  const VF one = hn::Set(d, 1.0f);
+  return hn::IfThenElse(hn::Gt(x, hn::Zero(d)), one,
+                        hn::IfThenElse(hn::Lt(x, hn::Zero(d)), hn::Neg(one), x));
+}
+
+HWY_INLINE VF Cosh(DF d, VF x) {
+  const VF e = hn::Exp(d, hn::Abs(x));
+  return hn::Mul(hn::Set(d, 0.5f), hn::Add(e, hn::Div(hn::Set(d, 1.0f), e)));
+}
+
+HWY_INLINE VF MaxNaN(VF a, VF b) {
+  return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Max(a, b));
+}
+HWY_INLINE VF MinNaN(VF a, VF b) {
+  return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Min(a, b));
+}
+
+template <class F>
+HWY_INLINE void Map1(const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_t n, F f) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < n; i += N) hn::StoreU(f(d, hn::LoadU(d, a + i)), d, out + i);
+}
+
+// A unary op whose fast formula is accurate where `bad` is false; other lanes go scalar.
+#define FERRITE_FIXED(OP, FORMULA, BAD) \
+  case Op::OP:                          \
+    return Map1(a, out, n, [](DF d, VF x) { return FixLanes(d, Op::OP, x, FORMULA, BAD); })
+
+// The op switch sits outside the loops: one specialized loop per op.
+void UnaryF32(Op op, const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_t n) {
+  switch (op) {
+    case Op::Neg:
+      return Map1(a, out, n, [](DF, VF x) { return hn::Neg(x); });
+    case Op::Abs:
+      return Map1(a, out, n, [](DF, VF x) { return hn::Abs(x); });
+    case Op::Sqrt:
+      return Map1(a, out, n, [](DF, VF x) { return hn::Sqrt(x); });
+    case Op::Rsqrt:
+      return Map1(a, out, n, [](DF d, VF x) { return hn::Div(hn::Set(d, 1.0f), hn::Sqrt(x)); });
+    case Op::Reciprocal:
+      return Map1(a, out, n, [](DF d, VF x) { return hn::Div(hn::Set(d, 1.0f), x); });
+    case Op::Relu:
+      return Map1(a, out, n,
+                  [](DF d, VF x) { return hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x); });
+    case Op::Floor:
+      return Map1(a, out, n, [](DF, VF x) { return hn::Floor(x); });
+    case Op::Ceil:
+      return Map1(a, out, n, [](DF, VF x) { return hn::Ceil(x); });
+    case Op::Round:
+      return Map1(a, out, n, [](DF, VF x) { return hn::Round(x); });
+    case Op::Sign:
+      return Map1(a, out, n, [](DF d, VF x) { return Sign(d, x); });
+      FERRITE_FIXED(Exp, hn::Exp(d, x), Outside(d, x, -87.3f, 88.7f));
+      FERRITE_FIXED(Log, hn::Log(d, x), Outside(d, x, kTiny, kHuge));
+      FERRITE_FIXED(Sigmoid, Sigmoid(d, x), Outside(d, x, -87.0f, 87.0f));
+      FERRITE_FIXED(Tanh, hn::Tanh(d, x), hn::IsNaN(x));
+      FERRITE_FIXED(Erf, Erf(d, x), hn::IsNaN(x));
+      FERRITE_FIXED(Sin, hn::Sin(d, x), Outside(d, x, -39000.f, 39000.f));
+      FERRITE_FIXED(Cos, hn::Cos(d, x), Outside(d, x, -39000.f, 39000.f));
+      FERRITE_FIXED(Asin, hn::Asin(d, x), Outside(d, x, -1.f, 1.f));
+      FERRITE_FIXED(Acos, hn::Acos(d, x), Outside(d, x, -1.f, 1.f));
+      FERRITE_FIXED(Atan, hn::Atan(d, x), hn::Not(hn::IsFinite(x)));
+      FERRITE_FIXED(Sinh, hn::Sinh(d, x), Outside(d, x, -88.f, 88.f));
+      FERRITE_FIXED(Cosh, Cosh(d, x), Outside(d, x, -88.f, 88.f));
+      FERRITE_FIXED(Asinh, hn::Asinh(d, x), hn::Not(hn::IsFinite(x)));
+      FERRITE_FIXED(Acosh, hn::Acosh(d, x), Outside(d, x, 1.f, kHuge));
+      FERRITE_FIXED(Atanh, hn::Atanh(d, x), hn::Not(hn::Lt(hn::Abs(x), hn::Set(d, 1.0f))));
+    default:
+      break;
+  }
+  // Tan and anything without a vector formula: the scalar reference, lane by lane.
+  for (size_t i = 0; i < n; ++i) out[i] = scalar_unary(op, a[i]);
+}
+#undef FERRITE_FIXED
+
+void ClassifyF32(Op op, const float* HWY_RESTRICT a, int32_t* HWY_RESTRICT out, size_t n) {
+  const DF d;
+  const DI di;
+  const size_t N = hn::Lanes(d);
+  const auto one = hn::Set(di, 1);
+  for (size_t i = 0; i < n; i += N) {
+    const VF x = hn::LoadU(d, a + i);
+    const auto m = op == Op::IsNaN ? hn::IsNaN(x) : hn::IsInf(x);
+    hn::StoreU(hn::IfThenElseZero(hn::RebindMask(di, m), one), di, out + i);
+  }
+}
+
+template <class F>
+HWY_INLINE void Map2(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                     float* HWY_RESTRICT out, size_t n, F f) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < n; i += N)
+    hn::StoreU(f(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+}
+
+// `out` may alias `a` (the lane-wise reductions accumulate in place), so no restrict.
+void BinaryF32(Op op, const float* a, const float* b, float* out, size_t n) {
+  switch (op) {
+    case Op::Add:
+      return Map2(a, b, out, n, [](VF x, VF y) { return hn::Add(x, y); });
+    case Op::Sub:
+      return Map2(a, b, out, n, [](VF x, VF y) { return hn::Sub(x, y); });
+    case Op::Mul:
+      return Map2(a, b, out, n, [](VF x, VF y) { return hn::Mul(x, y); });
+    case Op::Div:
+      return Map2(a, b, out, n, [](VF x, VF y) { return hn::Div(x, y); });
+    case Op::Max:
+      return Map2(a, b, out, n, [](VF x, VF y) { return MaxNaN(x, y); });
+    case Op::Min:
+      return Map2(a, b, out, n, [](VF x, VF y) { return MinNaN(x, y); });
+    default:
+      break;
+  }
+  // Pow, Mod, FMod: the scalar definition, lane by lane.
+  for (size_t i = 0; i < n; ++i)
+    out[i] = eval_binary(op, ScalarType::F32, scalar_f32(a[i]), scalar_f32(b[i])).f32;
+}
+
+void CompareF32(Op op, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+                int32_t* HWY_RESTRICT out, size_t n) {
+  const DF d;
+  const DI di;
+  const size_t N = hn::Lanes(d);
+  const auto one = hn::Set(di, 1);
+  for (size_t i = 0; i < n; i += N) {
+    const VF x = hn::LoadU(d, a + i), y = hn::LoadU(d, b + i);
+    hn::Mask<DF> m;
+    switch (op) {
+      case Op::Eq:
+        m = hn::Eq(x, y);
+        break;
+      case Op::Lt:
+        m = hn::Lt(x, y);
+        break;
+      case Op::Le:
+        m = hn::Le(x, y);
+        break;
+      case Op::Gt:
+        m = hn::Gt(x, y);
+        break;
+      default:
+        m = hn::Ge(x, y);
+        break;
+    }
+    hn::StoreU(hn::IfThenElseZero(hn::RebindMask(di, m), one), di, out + i);
+  }
+}
+
+void WhereF32(const int32_t* HWY_RESTRICT cond, const float* HWY_RESTRICT a,
+              const float* HWY_RESTRICT b, float* HWY_RESTRICT out, size_t n) {
+  const DF d;
+  const DI di;
+  const size_t N = hn::Lanes(d);
+  for (size_t i = 0; i < n; i += N) {
+    const auto m = hn::RebindMask(d, hn::Ne(hn::LoadU(di, cond + i), hn::Zero(di)));
+    hn::StoreU(hn::IfThenElse(m, hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+  }
+}
+
+HWY_INLINE VF ReduceOp(ReduceKind k, VF a, VF b) {
+  switch (k) {
+    case ReduceKind::Sum:
+      return hn::Add(a, b);
+    case ReduceKind::Prod:
+      return hn::Mul(a, b);
+    case ReduceKind::Max:
+      return MaxNaN(a, b);
+    default:
+      return MinNaN(a, b);
+  }
+}
+
+void ReduceF32(ReduceKind k, const float* HWY_RESTRICT x, size_t n, float* HWY_RESTRICT acc) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const float id = reduce_identity(k, ScalarType::F32).f32;
+  // Four independent chains hide the add latency.
+  VF v0 = hn::LoadU(d, acc), v1 = hn::Set(d, id), v2 = v1, v3 = v1;
+  size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    v0 = ReduceOp(k, v0, hn::LoadU(d, x + i));
+    v1 = ReduceOp(k, v1, hn::LoadU(d, x + i + N));
+    v2 = ReduceOp(k, v2, hn::LoadU(d, x + i + 2 * N));
+    v3 = ReduceOp(k, v3, hn::LoadU(d, x + i + 3 * N));
+  }
+  for (; i + N <= n; i += N) v0 = ReduceOp(k, v0, hn::LoadU(d, x + i));
+  if (i < n) {  // the tail, padded with the identity
+    HWY_ALIGN float tail[kMaxLanes];
+    for (size_t l = 0; l < N; ++l) tail[l] = i + l < n ? x[i + l] : id;
+    v1 = ReduceOp(k, v1, hn::Load(d, tail));
+  }
+  hn::StoreU(ReduceOp(k, ReduceOp(k, v0, v1), ReduceOp(k, v2, v3)), d, acc);
+}
+
+const char* TargetName() {
+  return hwy::TargetName(HWY_TARGET);
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ferrite
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ferrite {
+namespace simd {
+
+HWY_EXPORT(UnaryF32);
+HWY_EXPORT(ClassifyF32);
+HWY_EXPORT(BinaryF32);
+HWY_EXPORT(CompareF32);
+HWY_EXPORT(WhereF32);
+HWY_EXPORT(ReduceF32);
+HWY_EXPORT(TargetName);
+
+void unary_f32(Op op, const float* a, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(UnaryF32)(op, a, out, n);
+}
+void classify_f32(Op op, const float* a, int32_t* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(ClassifyF32)(op, a, out, n);
+}
+void binary_f32(Op op, const float* a, const float* b, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(BinaryF32)(op, a, b, out, n);
+}
+void compare_f32(Op op, const float* a, const float* b, int32_t* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(CompareF32)(op, a, b, out, n);
+}
+void where_f32(const int32_t* cond, const float* a, const float* b, float* out, size_t n) {
+  HWY_DYNAMIC_DISPATCH(WhereF32)(cond, a, b, out, n);
+}
+void reduce_f32(ReduceKind kind, const float* x, size_t n, float* acc) {
+  HWY_DYNAMIC_DISPATCH(ReduceF32)(kind, x, n, acc);
+}
+float reduce_f32_finish(ReduceKind kind, const float* acc) {
+  Scalar r = reduce_identity(kind, ScalarType::F32);
+  int64_t unused = 0;
+  for (size_t l = 0; l < kAccLanes; ++l)
+    r = reduce_step(kind, ScalarType::F32, r, scalar_f32(acc[l]), 0, &unused);
+  return r.f32;
+}
+const char* target_name() {
+  return HWY_DYNAMIC_DISPATCH(TargetName)();
+}
+
+std::vector<std::string> available_targets() {
+  std::vector<std::string> names;
+  for (int64_t t : hwy::SupportedAndGeneratedTargets()) names.push_back(hwy::TargetName(t));
+  return names;
+}
+
+void pin_target(const std::string& name) {
+  for (int64_t t : hwy::SupportedAndGeneratedTargets())
+    if (name == hwy::TargetName(t)) return hwy::SetSupportedTargetsForTest(t);
+  hwy::SetSupportedTargetsForTest(0);
+}
+
+}  // namespace simd
+}  // namespace ferrite
+#endif  // HWY_ONCE

@@ -1,0 +1,130 @@
+#include "runtime/kernels/reference/matmul.h"
+
+#include <string>
+
+#include "compiler/plan/error.h"
+
+namespace ferrite {
+namespace {
+
+std::string dims_text(const std::vector<int64_t>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += str_cat(i ? "," : "", v[i]);
+  return s + "]";
+}
+
+// Every element the view can reach must lie inside the buffer.
+void check_bounds(const char* what, const TensorRef& r, const ExternBuffer& buf) {
+  int64_t lo = r.offset, hi = r.offset;
+  for (int64_t d : r.shape)
+    if (d == 0) return;  // reaches nothing
+  for (size_t d = 0; d < r.shape.size(); ++d) {
+    int64_t span = 0;
+    bool ovf = __builtin_mul_overflow(r.shape[d] - 1, r.strides[d], &span);
+    ovf = ovf || (span > 0 ? __builtin_add_overflow(hi, span, &hi)
+                           : __builtin_add_overflow(lo, span, &lo));
+    if (ovf) fail("MatMul: ", what, " element offsets overflow");
+  }
+  if (lo < 0 || hi >= buf.elements)
+    fail("MatMul: ", what, " reaches elements [", lo, ", ", hi, "] outside its buffer of ",
+         buf.elements, " elements");
+}
+
+MatMulLayout layout_of(const TensorRef& r) {
+  MatMulLayout l;
+  const size_t rank = r.shape.size();
+  l.offset = r.offset;
+  l.batch_strides.assign(r.strides.begin(), r.strides.end() - 2);
+  l.row_stride = r.strides[rank - 2];
+  l.col_stride = r.strides[rank - 1];
+  return l;
+}
+
+void check_ref(const char* what, const TensorRef& r, const ExternBuffer& buf, size_t rank) {
+  if (buf.dtype != DType::F32) fail("MatMul: dtype ", dtype_name(buf.dtype), " unsupported");
+  if (r.shape.size() != rank || r.strides.size() != rank)
+    fail("MatMul: ", what, " has rank ", r.shape.size(), " (strides ", r.strides.size(),
+         "), expected ", rank);
+  for (int64_t d : r.shape)
+    if (d < 0) fail("MatMul: ", what, " has a negative dimension in ", dims_text(r.shape));
+  check_bounds(what, r, buf);
+}
+
+}  // namespace
+
+int64_t MatMulArgs::batch_count() const {
+  int64_t n = 1;
+  for (int64_t d : batch) n *= d;  // parse_matmul checked that this does not overflow
+  return n;
+}
+
+void MatMulArgs::batch_offsets(int64_t i, int64_t* oa, int64_t* ob, int64_t* oc) const {
+  *oa = la.offset;
+  *ob = lb.offset;
+  *oc = lc.offset;
+  for (size_t d = batch.size(); d-- > 0;) {
+    const int64_t idx = i % batch[d];
+    i /= batch[d];
+    *oa += idx * la.batch_strides[d];
+    *ob += idx * lb.batch_strides[d];
+    *oc += idx * lc.batch_strides[d];
+  }
+}
+
+MatMulArgs parse_matmul(const ExternCall& call, const ExternBuffer* inputs,
+                        const ExternBuffer* outputs) {
+  if (call.inputs.size() != 2 || call.outputs.size() != 1)
+    fail("MatMul: expected 2 inputs and 1 output, got ", call.inputs.size(), " and ",
+         call.outputs.size());
+  const TensorRef &ra = call.inputs[0], &rb = call.inputs[1], &rc = call.outputs[0];
+  const size_t rank = ra.shape.size();
+  if (rank < 2) fail("MatMul: operands need rank >= 2, A has rank ", rank);
+  check_ref("A", ra, inputs[0], rank);
+  check_ref("B", rb, inputs[1], rank);
+  check_ref("C", rc, outputs[0], rank);
+  MatMulArgs m;
+  m.m = ra.shape[rank - 2];
+  m.k = ra.shape[rank - 1];
+  m.n = rb.shape[rank - 1];
+  m.batch.assign(ra.shape.begin(), ra.shape.end() - 2);
+  const std::vector<int64_t> b_batch(rb.shape.begin(), rb.shape.end() - 2);
+  const std::vector<int64_t> c_batch(rc.shape.begin(), rc.shape.end() - 2);
+  if (rb.shape[rank - 2] != m.k || rc.shape[rank - 2] != m.m || rc.shape[rank - 1] != m.n ||
+      b_batch != m.batch || c_batch != m.batch)
+    fail("MatMul: shapes A", dims_text(ra.shape), " B", dims_text(rb.shape), " C",
+         dims_text(rc.shape), " do not match [..., M, K] x [..., K, N] -> [..., M, N]");
+  int64_t batches = 1;
+  for (int64_t d : m.batch)
+    if (__builtin_mul_overflow(batches, d, &batches)) fail("MatMul: batch count overflows");
+  auto alpha = call.floats.find("alpha");
+  if (alpha != call.floats.end()) m.alpha = static_cast<float>(alpha->second);
+  m.a = static_cast<const float*>(inputs[0].data);
+  m.b = static_cast<const float*>(inputs[1].data);
+  m.c = static_cast<float*>(outputs[0].data);
+  m.la = layout_of(ra);
+  m.lb = layout_of(rb);
+  m.lc = layout_of(rc);
+  return m;
+}
+
+void reference_matmul(const ExternCall& call, const ExternBuffer* inputs,
+                      const ExternBuffer* outputs) {
+  const MatMulArgs g = parse_matmul(call, inputs, outputs);
+  if (g.m == 0 || g.n == 0) return;
+  const int64_t batches = g.batch_count();
+  for (int64_t bi = 0; bi < batches; ++bi) {
+    int64_t oa, ob, oc;
+    g.batch_offsets(bi, &oa, &ob, &oc);
+    for (int64_t i = 0; i < g.m; ++i) {
+      for (int64_t j = 0; j < g.n; ++j) {
+        float acc = 0;
+        for (int64_t p = 0; p < g.k; ++p)
+          acc += g.a[oa + i * g.la.row_stride + p * g.la.col_stride] *
+                 g.b[ob + p * g.lb.row_stride + j * g.lb.col_stride];
+        g.c[oc + i * g.lc.row_stride + j * g.lc.col_stride] = g.alpha * acc;
+      }
+    }
+  }
+}
+
+}  // namespace ferrite

@@ -1,0 +1,134 @@
+// The Session: everything that can be decided once is decided at load (validation, backend
+// preparation, constant and pool memory, the per-buffer base table), so that run() only
+// checks inputs, binds input/output memory and walks the steps.
+#include "runtime/session.h"
+
+#include <string>
+
+#include "compiler/plan/error.h"
+#include "runtime/backend.h"
+
+namespace ferrite {
+namespace {
+
+std::string type_text(DType dtype, const std::vector<int64_t>& shape) {
+  std::string s = str_cat(dtype_name(dtype), "[");
+  for (size_t i = 0; i < shape.size(); ++i) s += str_cat(i ? "," : "", shape[i]);
+  return s + "]";
+}
+
+IoInfo io_info(const PlanBuffer& b) {
+  return IoInfo{b.name, b.dtype, b.shape};
+}
+
+}  // namespace
+
+struct Session::Impl {
+  Plan plan;
+  SessionOptions options;
+  std::unique_ptr<KernelBackend> backend;
+  std::vector<AlignedBytes> constants;
+  AlignedBytes pool;
+  std::vector<std::unique_ptr<PreparedKernel>> kernels;  // one per plan kernel
+  std::vector<std::unique_ptr<PreparedExtern>> externs;  // one per plan extern
+  std::vector<void*> bases;                              // one per plan buffer
+  std::vector<IoInfo> inputs, outputs;
+  // Scratch tables reused by every run.
+  std::vector<void*> args;
+  std::vector<ExternBuffer> ext_in, ext_out;
+
+  void load();
+  void bind_inputs(const std::vector<const Tensor*>& in);
+  void run_step(const Step& step);
+  ExternBuffer extern_buffer(int32_t id) const {
+    const PlanBuffer& b = plan.buffers[id];
+    return ExternBuffer{bases[id], b.dtype, b.elements()};
+  }
+};
+
+void Session::Impl::load() {
+  validate_plan(plan);
+  backend = make_backend(options.backend);
+  for (const auto& c : plan.constants) {
+    constants.push_back(aligned_alloc_bytes(c.size()));
+    if (!c.empty()) std::memcpy(constants.back().get(), c.data(), c.size());
+  }
+  pool = aligned_alloc_bytes(static_cast<size_t>(plan.pool_bytes));
+  bases.assign(plan.buffers.size(), nullptr);
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer& b = plan.buffers[i];
+    if (b.kind == BufferKind::Temp) bases[i] = pool.get() + b.offset;
+    if (b.kind == BufferKind::Constant) bases[i] = constants[b.constant].get();
+  }
+  for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
+  for (const ExternCall& e : plan.externs) externs.push_back(backend->prepare_extern(e));
+  for (int32_t id : plan.inputs) inputs.push_back(io_info(plan.buffers[id]));
+  for (int32_t id : plan.outputs) outputs.push_back(io_info(plan.buffers[id]));
+}
+
+void Session::Impl::bind_inputs(const std::vector<const Tensor*>& in) {
+  if (in.size() != plan.inputs.size())
+    fail("expected ", plan.inputs.size(), " inputs, got ", in.size());
+  for (size_t i = 0; i < in.size(); ++i) {
+    const IoInfo& want = inputs[i];
+    if (!in[i]) fail("input '", want.name, "': no tensor given");
+    if (in[i]->dtype() != want.dtype || in[i]->shape() != want.shape)
+      fail("input '", want.name, "': expected ", type_text(want.dtype, want.shape), ", got ",
+           type_text(in[i]->dtype(), in[i]->shape()));
+    // Kernels only read inputs (validate_plan rejects writes to them).
+    bases[plan.inputs[i]] = const_cast<uint8_t*>(in[i]->data());
+  }
+}
+
+void Session::Impl::run_step(const Step& step) {
+  if (step.kind == StepKind::Kernel) {
+    args.clear();
+    for (int32_t id : step.buffers) args.push_back(bases[id]);
+    kernels[step.index]->run(args.data());
+    return;
+  }
+  const ExternCall& call = plan.externs[step.index];
+  ext_in.clear();
+  ext_out.clear();
+  for (const TensorRef& r : call.inputs) ext_in.push_back(extern_buffer(r.buffer));
+  for (const TensorRef& r : call.outputs) ext_out.push_back(extern_buffer(r.buffer));
+  externs[step.index]->run(ext_in.data(), ext_out.data());
+}
+
+Session::Session(Plan plan, SessionOptions options) : impl_(std::make_unique<Impl>()) {
+  impl_->plan = std::move(plan);
+  impl_->options = std::move(options);
+  impl_->load();
+}
+
+Session::~Session() = default;
+
+const std::vector<IoInfo>& Session::inputs() const {
+  return impl_->inputs;
+}
+const std::vector<IoInfo>& Session::outputs() const {
+  return impl_->outputs;
+}
+const Plan& Session::plan() const {
+  return impl_->plan;
+}
+
+std::vector<Tensor> Session::run(const std::vector<const Tensor*>& inputs) {
+  Impl& s = *impl_;
+  s.bind_inputs(inputs);
+  std::vector<Tensor> out;
+  out.reserve(s.plan.outputs.size());
+  for (size_t i = 0; i < s.plan.outputs.size(); ++i) {
+    out.emplace_back(s.outputs[i].dtype, s.outputs[i].shape);
+    s.bases[s.plan.outputs[i]] = out.back().data();
+  }
+  // Input and output bases are rebound on every run, before any step reads them.
+  for (const Step& step : s.plan.steps) s.run_step(step);
+  return out;
+}
+
+std::vector<std::string> available_backends() {
+  return backend_names();
+}
+
+}  // namespace ferrite

@@ -1,0 +1,62 @@
+#include "runtime/tensor.h"
+
+#include <cstdlib>
+#include <string>
+
+#include "compiler/plan/error.h"
+
+namespace ferrite {
+namespace {
+
+constexpr size_t kAlign = 64;
+
+std::string shape_text(const std::vector<int64_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += str_cat(i ? "," : "", shape[i]);
+  return s + "]";
+}
+
+size_t checked_nbytes(DType dtype, const std::vector<int64_t>& shape) {
+  if (dtype_size(dtype) == 0) fail("tensor: dtype ", dtype_name(dtype), " is not supported");
+  int64_t n = static_cast<int64_t>(dtype_size(dtype));
+  for (int64_t d : shape) {
+    if (d < 0) fail("tensor: negative dimension in shape ", shape_text(shape));
+    if (__builtin_mul_overflow(n, d, &n))
+      fail("tensor: byte size of shape ", shape_text(shape), " overflows");
+  }
+  return static_cast<size_t>(n);
+}
+
+}  // namespace
+
+void AlignedFree::operator()(uint8_t* p) const {
+  std::free(p);
+}
+
+AlignedBytes aligned_alloc_bytes(size_t nbytes) {
+  if (nbytes > SIZE_MAX - kAlign) fail("cannot allocate ", nbytes, " bytes");
+  // aligned_alloc wants a multiple of the alignment.
+  const size_t rounded = nbytes == 0 ? kAlign : (nbytes + kAlign - 1) / kAlign * kAlign;
+  void* p = std::aligned_alloc(kAlign, rounded);
+  if (!p) fail("out of memory allocating ", nbytes, " bytes");
+  std::memset(p, 0, rounded);
+  return AlignedBytes(static_cast<uint8_t*>(p));
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
+  nbytes_ = checked_nbytes(dtype_, shape_);
+  data_ = aligned_alloc_bytes(nbytes_);
+}
+
+Tensor::Tensor(DType dtype, std::vector<int64_t> shape, const void* data)
+    : Tensor(dtype, std::move(shape)) {
+  if (nbytes_ > 0) std::memcpy(data_.get(), data, nbytes_);
+}
+
+int64_t Tensor::elements() const {
+  int64_t n = 1;
+  for (int64_t d : shape_) n *= d;  // the constructor checked that this cannot overflow
+  return n;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,61 @@
+// The portable backend's kernel analysis: which dims it merges and where it puts the lanes
+// (the results themselves are checked against the reference in the *_kernel_test files).
+#include "runtime/kernels/portable/block_program.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/unit/runtime/kernel_builder.h"
+
+namespace ferrite {
+namespace testing {
+namespace {
+
+// out[n, c, h, w] = x[n, c, h, w] + bias[c]: h and w merge, c stays (the bias walks it).
+TEST(BlockProgram, CollapsesContiguousDims) {
+  KernelBuilder b({2, 3, 5, 7});
+  const int x = b.arg(DType::F32, 210), bias = b.arg(DType::F32, 3),
+            out = b.arg(DType::F32, 210, true);
+  const Index flat = Affine({{0, 105}, {1, 35}, {2, 7}, {3, 1}});
+  b.store(out, flat, b.binary(Op::Add, b.load(x, flat), b.load(bias, V(1))));
+  const portable::BlockProgram p = portable::build_program(b.build());
+  EXPECT_EQ(p.k.ranges, (std::vector<int64_t>{2, 3, 35}));
+  EXPECT_EQ(p.lane_var, 2);
+  // The bias load does not move along the lanes: one scalar per row, broadcast.
+  EXPECT_EQ(p.body_row.size(), 1u);
+}
+
+TEST(BlockProgram, LoopVarBlocksMerging) {
+  KernelBuilder b({4, 8});
+  const int out = b.arg(DType::I64, 32, true);
+  b.store(out, Affine({{0, 8}, {1, 1}}), b.loop_var(1));
+  EXPECT_EQ(portable::build_program(b.build()).k.ranges, (std::vector<int64_t>{4, 8}));
+}
+
+Kernel column_sum(int64_t rows, int64_t cols) {
+  KernelBuilder b({cols, rows}, 1);
+  const int x = b.arg(DType::F32, rows * cols), out = b.arg(DType::F32, cols, true);
+  const int s = b.reduce(ReduceKind::Sum, b.load(x, Affine({{1, cols}, {0, 1}})));
+  b.post();
+  b.store(out, V(0), s);
+  return b.build();
+}
+
+TEST(BlockProgram, ReductionLanesFollowContiguity) {
+  // Summing columns: the contiguous dim is the outer one, so the lanes go there.
+  const portable::BlockProgram cols = portable::build_program(column_sum(100, 64));
+  EXPECT_TRUE(cols.lanes_outer);
+  EXPECT_EQ(cols.lane_var, 0);
+  // Summing rows of a row-major matrix: lanes along the reduction.
+  KernelBuilder b({64, 100}, 1);
+  const int x = b.arg(DType::F32, 6400), out = b.arg(DType::F32, 64, true);
+  const int s = b.reduce(ReduceKind::Sum, b.load(x, Affine({{0, 100}, {1, 1}})));
+  b.post();
+  b.store(out, V(0), s);
+  const portable::BlockProgram rows = portable::build_program(b.build());
+  EXPECT_FALSE(rows.lanes_outer);
+  EXPECT_EQ(rows.lane_var, 1);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace ferrite

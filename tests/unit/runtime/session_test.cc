@@ -1,0 +1,143 @@
+// Session: a two-step plan (kernel into a pool temp, then a MatMul extern into the output)
+// runs on both backends; input count, dtype and shape errors name the input; unknown
+// backends and missing externs are reported by name.
+#include "runtime/session.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "compiler/plan/error.h"
+#include "tests/unit/runtime/kernel_builder.h"
+
+namespace ferrite {
+namespace testing {
+namespace {
+
+std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
+  std::vector<uint8_t> b(v.size() * sizeof(float));
+  std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+PlanBuffer buffer(const char* name, std::vector<int64_t> shape, BufferKind kind) {
+  PlanBuffer b;
+  b.name = name;
+  b.dtype = DType::F32;
+  b.shape = std::move(shape);
+  b.kind = kind;
+  return b;
+}
+
+TensorRef ref(int32_t buffer, std::vector<int64_t> shape, std::vector<int64_t> strides) {
+  TensorRef r;
+  r.buffer = buffer;
+  r.shape = std::move(shape);
+  r.strides = std::move(strides);
+  return r;
+}
+
+// y[2,2] = (x[2,3] + c[2,3]) @ w[3,2], with t = x + c in the pool at offset 64.
+Plan two_step_plan() {
+  Plan p;
+  p.buffers.push_back(buffer("x", {2, 3}, BufferKind::Input));     // 0
+  p.buffers.push_back(buffer("c", {2, 3}, BufferKind::Constant));  // 1
+  p.buffers.push_back(buffer("w", {3, 2}, BufferKind::Constant));  // 2
+  p.buffers.push_back(buffer("t", {2, 3}, BufferKind::Temp));      // 3
+  p.buffers.push_back(buffer("y", {2, 2}, BufferKind::Output));    // 4
+  p.buffers[1].constant = 0;
+  p.buffers[2].constant = 1;
+  p.buffers[3].offset = 64;
+  p.pool_bytes = 128;
+  p.constants.push_back(bytes_of({10, 20, 30, 40, 50, 60}));
+  p.constants.push_back(bytes_of({1, 0, 0, 1, 1, 1}));
+  KernelBuilder b({6});
+  const int x = b.arg(DType::F32, 6), c = b.arg(DType::F32, 6), t = b.arg(DType::F32, 6, true);
+  b.store(t, V(0), b.binary(Op::Add, b.load(x, V(0)), b.load(c, V(0))));
+  p.kernels.push_back(b.build());
+  ExternCall mm;
+  mm.op = "MatMul";
+  mm.inputs = {ref(3, {2, 3}, {3, 1}), ref(2, {3, 2}, {2, 1})};
+  mm.outputs = {ref(4, {2, 2}, {2, 1})};
+  p.externs.push_back(mm);
+  p.steps.push_back(Step{StepKind::Kernel, 0, {0, 1, 3}});
+  p.steps.push_back(Step{StepKind::Extern, 0, {}});
+  p.inputs = {0};
+  p.outputs = {4};
+  return p;
+}
+
+std::string error_of(Session& s, const std::vector<const Tensor*>& in) {
+  try {
+    s.run(in);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(Session, RunsTwoStepPlanOnEveryBackend) {
+  for (const char* backend : {"reference", "portable"}) {
+    SessionOptions opts;
+    opts.backend = backend;
+    Session s(two_step_plan(), opts);
+    ASSERT_EQ(s.inputs().size(), 1u);
+    EXPECT_EQ(s.inputs()[0].name, "x");
+    EXPECT_EQ(s.outputs()[0].name, "y");
+    EXPECT_EQ(s.outputs()[0].shape, (std::vector<int64_t>{2, 2}));
+    const std::vector<float> xv = {1, 2, 3, 4, 5, 6};
+    const Tensor x(DType::F32, {2, 3}, xv.data());
+    for (int rep = 0; rep < 2; ++rep) {  // a second run reuses the pool
+      std::vector<Tensor> out = s.run({&x});
+      ASSERT_EQ(out.size(), 1u);
+      // t = [[11, 22, 33], [44, 55, 66]]; w = [[1, 0], [0, 1], [1, 1]].
+      const float want[4] = {11 + 33, 22 + 33, 44 + 66, 55 + 66};
+      for (int i = 0; i < 4; ++i) EXPECT_EQ(out[0].as<float>()[i], want[i]) << backend << i;
+    }
+  }
+}
+
+TEST(Session, InputErrorsNameTheInput) {
+  Session s(two_step_plan(), SessionOptions{});
+  const Tensor good(DType::F32, {2, 3});
+  const Tensor wrong_shape(DType::F32, {3, 2});
+  const Tensor wrong_type(DType::I64, {2, 3});
+  EXPECT_EQ(error_of(s, {}), "expected 1 inputs, got 0");
+  EXPECT_EQ(error_of(s, {&good, &good}), "expected 1 inputs, got 2");
+  EXPECT_EQ(error_of(s, {&wrong_shape}), "input 'x': expected float32[2,3], got float32[3,2]");
+  EXPECT_EQ(error_of(s, {&wrong_type}), "input 'x': expected float32[2,3], got int64[2,3]");
+  EXPECT_EQ(error_of(s, {nullptr}), "input 'x': no tensor given");
+  EXPECT_EQ(error_of(s, {&good}), "(no error)");
+}
+
+TEST(Session, UnknownBackendAndExternAreNamed) {
+  SessionOptions opts;
+  opts.backend = "gpu";
+  try {
+    Session s(two_step_plan(), opts);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown backend 'gpu'"), std::string::npos) << e.what();
+  }
+  Plan p = two_step_plan();
+  p.externs[0].op = "Conv";
+  try {
+    Session s(std::move(p), SessionOptions{});
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "extern 'Conv': not implemented by backend 'portable'");
+  }
+  const std::vector<std::string> names = available_backends();
+  EXPECT_NE(std::find(names.begin(), names.end(), "portable"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "reference"), names.end());
+}
+
+TEST(Session, InvalidPlanIsRejected) {
+  Plan p = two_step_plan();
+  p.buffers[3].offset = 4096;  // past the pool
+  EXPECT_THROW(Session(std::move(p), SessionOptions{}), Error);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace ferrite
