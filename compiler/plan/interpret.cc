@@ -100,35 +100,13 @@ class Interpreter {
         store_element(k_.args[in.arg].dtype, args_[in.arg], checked_index(in), in.type,
                       vals_[in.a]);
         return;
-      case Op::Const:
-        r = make_const(in.type, in.fimm, in.iimm);
-        break;
       case Op::LoopVar:
         r = scalar_i64(vars_[in.arg]);
-        break;
-      case Op::Cast:
-        r = eval_cast(k_.code[in.a].type, in.type, vals_[in.a]);
-        break;
-      case Op::CheckIndex: {
-        if (in.mask >= 0 && !vals_[in.mask].b) break;
-        int64_t v = vals_[in.a].i64, n = in.iimm;
-        if (v < -n || v >= n) {
-          fail(k_.messages[in.arg], ": index ", v, " out of range [", -n, ", ", n, ")");
-        }
-        r = scalar_i64(v < 0 ? v + n : v);
-        break;
-      }
-      case Op::Where:
-        r = vals_[in.a].b ? vals_[in.b] : vals_[in.c];
         break;
       case Op::Reduce:
         fail("internal: Reduce executed outside the reduction loop");
       default:
-        if (op_arity(in.op) == 1) {
-          r = eval_unary(in.op, k_.code[in.a].type, vals_[in.a]);
-        } else {
-          r = eval_binary(in.op, k_.code[in.a].type, vals_[in.a], vals_[in.b]);
-        }
+        r = eval_instr(k_, in, vals_.data());
     }
     vals_[i] = r;
     ivals_[i] = in.type == ScalarType::I64 ? r.i64 : 0;
@@ -146,6 +124,35 @@ class Interpreter {
 
 void interpret_kernel(const Kernel& k, void* const* args) {
   Interpreter(k, args).run();
+}
+
+void fail_check_index(const Kernel& k, const Instr& in, int64_t v) {
+  fail(k.messages[in.arg], ": index ", v, " out of range [", -in.iimm, ", ", in.iimm, ")");
+}
+
+Scalar eval_instr(const Kernel& k, const Instr& in, const Scalar* vals) {
+  switch (in.op) {
+    case Op::Const:
+      return make_const(in.type, in.fimm, in.iimm);
+    case Op::Cast:
+      return eval_cast(k.code[in.a].type, in.type, vals[in.a]);
+    case Op::CheckIndex: {
+      if (in.mask >= 0 && !vals[in.mask].b) return scalar_i64(0);
+      const int64_t v = vals[in.a].i64, n = in.iimm;
+      if (v < -n || v >= n) fail_check_index(k, in, v);
+      return scalar_i64(v < 0 ? v + n : v);
+    }
+    case Op::Where:
+      return vals[in.a].b ? vals[in.b] : vals[in.c];
+    case Op::Load:
+    case Op::Store:
+    case Op::LoopVar:
+    case Op::Reduce:
+      fail("kernel '", k.name, "': internal: ", op_name(in.op), " is not a value op");
+    default:
+      if (op_arity(in.op) == 1) return eval_unary(in.op, k.code[in.a].type, vals[in.a]);
+      return eval_binary(in.op, k.code[in.a].type, vals[in.a], vals[in.b]);
+  }
 }
 
 }  // namespace ferrite

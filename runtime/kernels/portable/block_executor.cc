@@ -3,6 +3,8 @@
 // to the lane-wise ops.
 #include "runtime/kernels/portable/block_executor.h"
 
+#include "compiler/plan/interpret.h"
+
 #include <algorithm>
 
 #include "runtime/kernels/portable/block_lanes.h"
@@ -143,10 +145,6 @@ void BlockExecutor::out_of_bounds(const Instr& in, int64_t index) const {
        " is outside its ", p_.k.args[in.arg].elements, " elements");
 }
 
-void check_index_failed(const Kernel& k, const Instr& in, int64_t v) {
-  fail(k.messages[in.arg], ": index ", v, " out of range [", -in.iimm, ", ", in.iimm, ")");
-}
-
 void BlockExecutor::eval_scalar(int i) {
   const Kernel& k = p_.k;
   const Instr& in = k.code[i];
@@ -162,33 +160,13 @@ void BlockExecutor::eval_scalar(int i) {
     case Op::Store:
       store_element(k.args[in.arg].dtype, args_[in.arg], scalar_index(in), in.type, uval_[in.a]);
       return;
-    case Op::Const:
-      r = make_const(in.type, in.fimm, in.iimm);
-      break;
     case Op::LoopVar:
       r = scalar_i64(vars_[in.arg]);
-      break;
-    case Op::Cast:
-      r = eval_cast(k.code[in.a].type, in.type, uval_[in.a]);
-      break;
-    case Op::CheckIndex: {
-      if (in.mask >= 0 && !uval_[in.mask].b) break;
-      const int64_t v = uval_[in.a].i64, n = in.iimm;
-      if (v < -n || v >= n) check_index_failed(k, in, v);
-      r = scalar_i64(v < 0 ? v + n : v);
-      break;
-    }
-    case Op::Where:
-      r = uval_[in.a].b ? uval_[in.b] : uval_[in.c];
       break;
     case Op::Reduce:
       fail("kernel '", k.name, "': internal: Reduce evaluated as a scalar");
     default:
-      if (op_arity(in.op) == 1) {
-        r = eval_unary(in.op, k.code[in.a].type, uval_[in.a]);
-      } else {
-        r = eval_binary(in.op, k.code[in.a].type, uval_[in.a], uval_[in.b]);
-      }
+      r = eval_instr(k, in, uval_.data());
   }
   uval_[i] = r;
   uival_[i] = in.type == ScalarType::I64 ? r.i64 : 0;

@@ -15,7 +15,6 @@ namespace ferrite {
 namespace portable {
 
 // Throws the CheckIndex failure: "<messages[in.arg]>: index v out of range [-n, n)".
-[[noreturn]] void check_index_failed(const Kernel& k, const Instr& in, int64_t v);
 
 class BlockExecutor : public PreparedKernel {
  public:

@@ -4,6 +4,7 @@
 // identical to the reference by construction.
 #include <algorithm>
 
+#include "compiler/plan/interpret.h"
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/block_lanes.h"
 #include "runtime/kernels/portable/simd_f32.h"
@@ -246,7 +247,7 @@ void BlockExecutor::lane_check(int i) {
       continue;
     }
     const int64_t v = a[l];
-    if (v < -n || v >= n) check_index_failed(p_.k, in, v);
+    if (v < -n || v >= n) fail_check_index(p_.k, in, v);
     o[l] = v < 0 ? v + n : v;
   }
 }
