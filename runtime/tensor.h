@@ -22,7 +22,7 @@ AlignedBytes aligned_alloc_bytes(size_t nbytes);
 class Tensor {
  public:
   Tensor() = default;
-  Tensor(DType dtype, std::vector<int64_t> shape);  // zero-filled
+  Tensor(DType dtype, std::vector<int64_t> shape);                    // zero-filled
   Tensor(DType dtype, std::vector<int64_t> shape, const void* data);  // copies
 
   DType dtype() const { return dtype_; }
@@ -32,9 +32,13 @@ class Tensor {
   uint8_t* data() { return data_.get(); }
   const uint8_t* data() const { return data_.get(); }
   template <class T>
-  T* as() { return reinterpret_cast<T*>(data_.get()); }
+  T* as() {
+    return reinterpret_cast<T*>(data_.get());
+  }
   template <class T>
-  const T* as() const { return reinterpret_cast<const T*>(data_.get()); }
+  const T* as() const {
+    return reinterpret_cast<const T*>(data_.get());
+  }
 
  private:
   DType dtype_ = DType::F32;

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,7 +24,8 @@ struct EngineOptions {
 class Engine {
  public:
   static std::unique_ptr<Engine> from_file(const std::string& path, EngineOptions options);
-  static std::unique_ptr<Engine> from_bytes(const uint8_t* data, size_t size, EngineOptions options);
+  static std::unique_ptr<Engine> from_bytes(const uint8_t* data, size_t size,
+                                            EngineOptions options);
   ~Engine();
 
   // Declared inputs/outputs (-1 for symbolic dims).
@@ -45,6 +47,13 @@ class Engine {
   EngineOptions options_;
   std::vector<IoInfo> inputs_, outputs_;
   std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<Session>> sessions_;
+
+  // Plans that need input values (compile_graph's NeedsInputValueError, e.g. a Reshape
+  // whose shape is a model input): the shape sets known to need them, and their sessions
+  // keyed by shapes plus the bytes of the small inputs they are specialized on.
+  Session& session_for_values(const std::vector<const Tensor*>& inputs);
+  std::set<std::vector<std::vector<int64_t>>> needs_values_;
+  std::map<std::string, std::unique_ptr<Session>> value_sessions_;
 };
 
 }  // namespace ferrite

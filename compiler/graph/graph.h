@@ -18,8 +18,8 @@ namespace ferrite {
 
 struct TensorType {
   DType dtype = DType::Undefined;
-  std::vector<int64_t> shape;           // -1: unknown or symbolic
-  std::vector<std::string> dim_names;   // symbolic names ("" for static dims); may be empty
+  std::vector<int64_t> shape;          // -1: unknown or symbolic
+  std::vector<std::string> dim_names;  // symbolic names ("" for static dims); may be empty
   bool rank_known = true;
 
   bool is_static() const;
@@ -53,13 +53,24 @@ struct Value {
   TensorType type;
   Node* producer = nullptr;
   int output_index = 0;
-  std::vector<Node*> users;  // rebuilt by Graph::rebuild_uses()
+  std::vector<Node*> users;                // rebuilt by Graph::rebuild_uses()
   std::shared_ptr<const TensorData> data;  // non-null for constants
 
   bool is_constant() const { return data != nullptr; }
 };
 
-enum class AttrKind : uint8_t { Float, Int, String, Tensor, Graph, Floats, Ints, Strings, Tensors, Graphs };
+enum class AttrKind : uint8_t {
+  Float,
+  Int,
+  String,
+  Tensor,
+  Graph,
+  Floats,
+  Ints,
+  Strings,
+  Tensors,
+  Graphs
+};
 
 struct Attribute {
   AttrKind kind = AttrKind::Int;
@@ -102,7 +113,7 @@ class Graph {
   std::string name;
   std::vector<std::unique_ptr<Node>> nodes;
   std::vector<std::unique_ptr<Value>> values;
-  std::vector<Value*> inputs;   // runtime inputs (initializers are constants, not inputs)
+  std::vector<Value*> inputs;  // runtime inputs (initializers are constants, not inputs)
   std::vector<Value*> outputs;
   std::map<std::string, int64_t> opsets;  // domain -> version; "" is ai.onnx
   // Subgraphs (If/Loop/Scan bodies) only: values of enclosing graphs that this graph reads

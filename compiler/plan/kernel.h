@@ -30,13 +30,13 @@ struct Instr {
   Op op = Op::Const;
   ScalarType type = ScalarType::F32;  // type of the result (Store: of the stored value)
   int32_t a = -1, b = -1, c = -1;     // SSA operands
-  int32_t arg = -1;    // Load/Store: kernel arg; CheckIndex: message id; LoopVar: variable
+  int32_t arg = -1;  // Load/Store: kernel arg; CheckIndex: message id; LoopVar: variable
   ReduceKind reduce = ReduceKind::Sum;  // Reduce
-  int32_t mask = -1;   // Load/CheckIndex: optional Bool SSA value; lanes where it is false
-                       // do not access memory (Load yields 0) and are not checked
-  Index index;         // Load/Store: element index into the arg (in elements)
-  double fimm = 0;     // Const (float types)
-  int64_t iimm = 0;    // Const (I64/Bool); CheckIndex: the dimension size n
+  int32_t mask = -1;  // Load/CheckIndex: optional Bool SSA value; lanes where it is false
+                      // do not access memory (Load yields 0) and are not checked
+  Index index;        // Load/Store: element index into the arg (in elements)
+  double fimm = 0;    // Const (float types)
+  int64_t iimm = 0;   // Const (I64/Bool); CheckIndex: the dimension size n
 };
 // CheckIndex(a): a is an i64 index into a dimension of size n = iimm. Yields a + n when
 // -n <= a < 0, a when 0 <= a < n, and otherwise fails the kernel with messages[arg].

@@ -11,7 +11,8 @@ namespace ferrite {
 #define FERRITE_OPS(X)                                                                             \
   /* memory and leaves */                                                                          \
   X(Load, 0)                                                                                       \
-  X(Store, 1) X(Const, 0) X(LoopVar, 0)                    /* structure */                         \
+  X(Store, 1)                                                                                      \
+  X(Const, 0) X(LoopVar, 0)                                /* structure */                         \
       X(Cast, 1) X(CheckIndex, 1) X(Reduce, 1) X(Where, 3) /* unary */                             \
       X(Neg, 1) X(Abs, 1) X(Exp, 1) X(Log, 1) X(Sqrt, 1) X(Rsqrt, 1) X(Reciprocal, 1) X(Relu, 1)   \
           X(Sigmoid, 1) X(Tanh, 1) X(Erf, 1) X(Floor, 1) X(Ceil, 1) X(Round, 1) X(Sign, 1)         \

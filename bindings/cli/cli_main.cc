@@ -1,0 +1,155 @@
+// cli_main: the usage text, command dispatch, option parsing, and the one place where
+// exceptions become `error: ...` lines and exit codes.
+#include <iostream>
+
+#include "bindings/cli/cli.h"
+#include "runtime/session.h"
+
+namespace ferrite {
+namespace {
+
+constexpr char kUsage[] = R"(usage: ferrite <command> [options]
+
+commands:
+  run MODEL [options]        load MODEL (.onnx), compile it for its input shapes, run it,
+                             and print each output (name, type, first values) and the times
+    --input NAME=FILE.npy    feed input NAME from an .npy file (repeatable). Inputs not
+                             given are generated: floats uniform in [-1,1), integers in
+                             [0,4), bools false, symbolic dims 1 (fixed seed)
+    --output-dir DIR         write each output to DIR/NAME.npy
+    --backend B              reference | portable (default: portable)
+    --bench N                after a warm-up, time N more runs; ends with 'median_ms: X'
+    --dump DIR               write the compiler's intermediate forms to DIR
+                             (the environment variable FERRITE_DUMP does the same)
+  conformance DIR [options]  run each ONNX backend test case in DIR (a directory with
+                             model.onnx and test_data_set_*/) and compare its outputs
+                             (|a-e| <= 1e-7 + 1e-3*|e|; integers and bools exact)
+    --backend B              reference | portable (default: portable)
+    --filter SUBSTR          only the cases whose name contains SUBSTR
+    --expect FILE            cases expected to pass (one per line, '#' comments): prints
+                             REGRESSION and NEW PASS lines, fails if any regressed
+    --write-expect FILE      write the names of the passing cases to FILE
+    --verbose                print a line for each failed or skipped case
+  help                       print this text (also: --help, -h)
+
+Errors print one line 'error: <message>' to stderr.
+Exit status: 0 success, 1 failure (or a conformance regression), 2 usage error.
+)";
+
+bool is_help(const std::string& arg) {
+  return arg == "--help" || arg == "-h" || arg == "help";
+}
+
+std::string one_line(std::string message) {
+  for (size_t i = 0; (i = message.find('\n', i)) != std::string::npos;) message.replace(i, 1, "; ");
+  return message;
+}
+
+const OptionSpec* find_spec(const std::vector<OptionSpec>& specs, const std::string& name) {
+  for (const OptionSpec& s : specs) {
+    if (name == s.name) return &s;
+  }
+  return nullptr;
+}
+
+int dispatch(const std::vector<std::string>& args) {
+  if (args.empty() || is_help(args[0])) {
+    std::cout << kUsage;
+    return 0;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  for (const std::string& a : rest) {
+    if (a == "--help" || a == "-h") {
+      std::cout << kUsage;
+      return 0;
+    }
+  }
+  if (args[0] == "run") return run_command(rest);
+  if (args[0] == "conformance") return conformance_command(rest);
+  throw UsageError("unknown command '" + args[0] + "' (commands: run, conformance, help)");
+}
+
+}  // namespace
+
+const char* usage_text() {
+  return kUsage;
+}
+
+std::string CliArgs::get(const std::string& name) const {
+  if (options.count(name) > 1) throw UsageError("option '--" + name + "' given more than once");
+  auto it = options.find(name);
+  return it == options.end() ? "" : it->second;
+}
+
+std::vector<std::string> CliArgs::all(const std::string& name) const {
+  std::vector<std::string> values;
+  auto range = options.equal_range(name);
+  for (auto it = range.first; it != range.second; ++it) values.push_back(it->second);
+  return values;
+}
+
+CliArgs parse_cli_args(const std::string& command, const std::vector<std::string>& args,
+                       const std::vector<OptionSpec>& specs) {
+  CliArgs out;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a.size() < 2 || a[0] != '-') {
+      out.positional.push_back(a);
+      continue;
+    }
+    const size_t eq = a.find('=');
+    const size_t start = a[1] == '-' ? 2 : 1;
+    const std::string name = a.substr(start, eq == std::string::npos ? eq : eq - start);
+    const OptionSpec* spec = a[1] == '-' ? find_spec(specs, name) : nullptr;
+    if (!spec) throw UsageError("unknown option '" + a + "' for '" + command + "'");
+    std::string value;
+    if (eq != std::string::npos) {
+      if (!spec->takes_value) throw UsageError("option '--" + name + "' takes no value");
+      value = a.substr(eq + 1);
+    } else if (spec->takes_value) {
+      if (i + 1 >= args.size()) throw UsageError("option '--" + name + "' needs a value");
+      value = args[++i];
+    }
+    out.options.emplace(name, value);
+  }
+  return out;
+}
+
+int64_t parse_count(const std::string& option, const std::string& value) {
+  int64_t v = 0;
+  bool ok = !value.empty() && value.size() <= 9;
+  for (char c : value) {
+    ok = ok && c >= '0' && c <= '9';
+    if (ok) v = v * 10 + (c - '0');
+  }
+  if (!ok)
+    throw UsageError("option '--" + option + "' needs a non-negative integer, got '" + value + "'");
+  return v;
+}
+
+std::string checked_backend(const std::string& backend) {
+  if (backend.empty()) return SessionOptions().backend;
+  std::string names;
+  for (const std::string& b : available_backends()) {
+    if (b == backend) return b;
+    names += (names.empty() ? "" : ", ") + b;
+  }
+  throw UsageError("unknown backend '" + backend + "' (available: " + names + ")");
+}
+
+int cli_main(const std::vector<std::string>& args) {
+  try {
+    return dispatch(args);
+  } catch (const UsageError& e) {
+    std::cerr << "error: " << one_line(e.what()) << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << one_line(e.what()) << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "error: unknown exception\n";
+    return 1;
+  }
+}
+
+}  // namespace ferrite

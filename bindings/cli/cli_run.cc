@@ -1,0 +1,187 @@
+// `ferrite run`: load a model, feed it (.npy files or generated inputs), compile, run, print
+// the outputs and the times, optionally write the outputs and benchmark.
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "bindings/cli/cli.h"
+#include "bindings/cli/npy.h"
+#include "bindings/cli/tensor_values.h"
+#include "bindings/engine/engine.h"
+
+namespace ferrite {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Feeds = std::vector<std::pair<std::string, const Tensor*>>;
+
+const std::vector<OptionSpec> kRunOptions = {
+    {"input", true}, {"output-dir", true}, {"backend", true}, {"bench", true}, {"dump", true}};
+
+constexpr uint64_t kInputSeed = 0x5EEDF00D;
+
+double ms_since(Clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+void print_ms(const char* what, double ms) {
+  std::printf("%s: %.3f\n", what, ms);
+}
+
+std::unique_ptr<Engine> load_model(const std::string& path, const EngineOptions& options) {
+  // Checked here so that a typo reads as such, not as whatever the importer says about it.
+  if (!std::ifstream(path, std::ios::binary)) fail("cannot open model file '", path, "'");
+  try {
+    return Engine::from_file(path, options);
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedError(str_cat("model '", path, "': ", e.what()));
+  } catch (const Error& e) {
+    fail("model '", path, "': ", e.what());
+  }
+}
+
+// `--input NAME=FILE.npy` values, read in the order given.
+std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args) {
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  for (const std::string& spec : args.all("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == spec.size()) {
+      throw UsageError("--input needs NAME=FILE.npy, got '" + spec + "'");
+    }
+    inputs.emplace_back(spec.substr(0, eq), read_npy(spec.substr(eq + 1)));
+  }
+  return inputs;
+}
+
+// Generates every declared input the command line did not give (symbolic dims become 1).
+void add_generated_inputs(const Engine& engine,
+                          std::vector<std::pair<std::string, Tensor>>* inputs) {
+  for (size_t i = 0; i < engine.inputs().size(); ++i) {
+    const IoInfo& info = engine.inputs()[i];
+    bool given = false;
+    for (const auto& in : *inputs) given = given || in.first == info.name;
+    if (given) continue;
+    std::vector<int64_t> shape = info.shape;
+    for (int64_t& d : shape) d = std::max<int64_t>(d, 1);
+    inputs->emplace_back(info.name, generated_input(info.dtype, shape, kInputSeed + i));
+    std::printf("note: input '%s' not given; using generated %s\n", info.name.c_str(),
+                format_type(info.dtype, shape).c_str());
+  }
+}
+
+// Compiles for the fed shapes and reports the time. If compiling fails, running once
+// first reports a bad feed (unknown name, wrong shape, ...) in the model's terms, since
+// Engine::run checks the feeds before it compiles.
+double compile_for(Engine& engine, const Feeds& feeds) {
+  std::vector<std::vector<int64_t>> shapes(engine.inputs().size());
+  for (const auto& feed : feeds) {
+    for (size_t i = 0; i < engine.inputs().size(); ++i) {
+      if (engine.inputs()[i].name == feed.first) shapes[i] = feed.second->shape();
+    }
+  }
+  const Clock::time_point start = Clock::now();
+  try {
+    engine.session_for(shapes);
+  } catch (const NeedsInputValueError&) {
+    // The plan depends on input values (a shape fed as an input, ...): the engine compiles
+    // it inside run, for these values.
+    engine.run(feeds);
+    std::printf("note: the plan is specialized on input values; compile_ms includes a run\n");
+  } catch (const Error&) {
+    engine.run(feeds);
+    throw;
+  }
+  return ms_since(start);
+}
+
+std::string file_name_for(const std::string& output_name) {
+  std::string s = output_name.empty() ? "output" : output_name;
+  for (char& c : s) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    if (!ok) c = '_';
+  }
+  return s + ".npy";
+}
+
+void print_outputs(const Engine& engine, const std::vector<Tensor>& outputs) {
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string name = i < engine.outputs().size() ? engine.outputs()[i].name : "?";
+    std::printf("output '%s': %s %s\n", name.c_str(),
+                format_type(outputs[i].dtype(), outputs[i].shape()).c_str(),
+                format_values(outputs[i], 8).c_str());
+  }
+}
+
+void write_outputs(const std::string& dir, const Engine& engine,
+                   const std::vector<Tensor>& outputs) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) fail("cannot create output directory '", dir, "': ", ec.message());
+  for (size_t i = 0; i < outputs.size() && i < engine.outputs().size(); ++i) {
+    const std::string path =
+        (std::filesystem::path(dir) / file_name_for(engine.outputs()[i].name)).string();
+    write_npy(path, outputs[i]);
+    std::printf("wrote %s\n", path.c_str());
+  }
+}
+
+void bench(Engine& engine, const Feeds& feeds, int64_t runs) {
+  engine.run(feeds);  // warm-up: caches, page faults, lazy initialization
+  std::vector<double> times;
+  for (int64_t i = 0; i < runs; ++i) {
+    const Clock::time_point start = Clock::now();
+    engine.run(feeds);
+    times.push_back(ms_since(start));
+  }
+  std::sort(times.begin(), times.end());
+  const size_t n = times.size();
+  const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  std::printf("bench_runs: %lld\n", static_cast<long long>(n));
+  print_ms("min_ms", times.front());
+  print_ms("median_ms", median);
+}
+
+}  // namespace
+
+int run_command(const std::vector<std::string>& arg_list) {
+  const CliArgs args = parse_cli_args("run", arg_list, kRunOptions);
+  if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
+  const int64_t bench_runs = args.has("bench") ? parse_count("bench", args.get("bench")) : 0;
+  if (args.has("bench") && bench_runs == 0) throw UsageError("--bench needs at least 1 run");
+  EngineOptions options;
+  options.session.backend = checked_backend(args.get("backend"));
+  const char* env_dump = std::getenv("FERRITE_DUMP");
+  options.compile.dump_dir = args.has("dump") ? args.get("dump") : env_dump ? env_dump : "";
+  const std::string output_dir = args.get("output-dir");
+  std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
+
+  const std::string& model = args.positional[0];
+  Clock::time_point start = Clock::now();
+  std::unique_ptr<Engine> engine = load_model(model, options);
+  const double load_ms = ms_since(start);
+  std::printf("model: %s (inputs: %zu, outputs: %zu, backend: %s)\n", model.c_str(),
+              engine->inputs().size(), engine->outputs().size(), options.session.backend.c_str());
+  add_generated_inputs(*engine, &inputs);
+  Feeds feeds;
+  for (const auto& in : inputs) feeds.emplace_back(in.first, &in.second);
+
+  const double compile_ms = compile_for(*engine, feeds);
+  start = Clock::now();
+  const std::vector<Tensor> outputs = engine->run(feeds);
+  const double run_ms = ms_since(start);
+  print_outputs(*engine, outputs);
+  print_ms("load_ms", load_ms);
+  print_ms("compile_ms", compile_ms);
+  print_ms("run_ms", run_ms);
+  if (!output_dir.empty()) write_outputs(output_dir, *engine, outputs);
+  if (bench_runs > 0) bench(*engine, feeds, bench_runs);
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,230 @@
+// `ferrite conformance`: runs ONNX backend test cases through the Engine and compares the
+// outputs. Every case is isolated — whatever one throws is caught and recorded — so one
+// broken case never stops the run.
+#include "bindings/cli/conformance.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+
+#include "bindings/cli/cli.h"
+#include "bindings/cli/tensor_values.h"
+#include "compiler/frontend/onnx/onnx_import.h"
+
+namespace ferrite {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr double kRtol = 1e-3;
+constexpr double kAtol = 1e-7;
+
+const std::vector<OptionSpec> kConformanceOptions = {{"backend", true},
+                                                     {"expect", true},
+                                                     {"write-expect", true},
+                                                     {"filter", true},
+                                                     {"verbose", false}};
+
+std::string first_line(const std::string& s) {
+  return s.substr(0, s.find('\n'));
+}
+
+std::vector<uint8_t> read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open '", path.string(), "'");
+  return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)),
+                              std::istreambuf_iterator<char>());
+}
+
+Tensor load_tensor_pb(const fs::path& path) {
+  const std::vector<uint8_t> bytes = read_file(path);
+  const TensorData d = parse_tensor_proto(bytes.data(), bytes.size());
+  const std::string file = path.filename().string();
+  if (dtype_size(d.dtype) == 0) {
+    throw UnsupportedError(str_cat(file, ": ", dtype_name(d.dtype), " tensors are not supported"));
+  }
+  const int64_t elements = d.elements();
+  if (elements < 0 || d.bytes.size() != static_cast<uint64_t>(elements) * dtype_size(d.dtype)) {
+    fail(file, ": ", d.bytes.size(), " bytes of data for ", format_type(d.dtype, d.shape));
+  }
+  return Tensor(d.dtype, d.shape, d.bytes.data());
+}
+
+// prefix_0.pb, prefix_1.pb, ... up to the first missing number.
+std::vector<Tensor> load_numbered(const fs::path& set_dir, const std::string& prefix) {
+  std::vector<Tensor> tensors;
+  for (int i = 0;; ++i) {
+    const fs::path path = set_dir / (prefix + std::to_string(i) + ".pb");
+    if (!fs::exists(path)) break;
+    tensors.push_back(load_tensor_pb(path));
+  }
+  return tensors;
+}
+
+// The ONNX test data (1.12) store bfloat16 tensors as their uint16 bit patterns; read them
+// as the bfloat16 the model declares.
+void as_declared_dtype(std::vector<Tensor>* tensors, const std::vector<IoInfo>& declared) {
+  for (size_t i = 0; i < tensors->size() && i < declared.size(); ++i) {
+    Tensor& t = (*tensors)[i];
+    if (t.dtype() == DType::U16 && declared[i].dtype == DType::BF16) {
+      t = Tensor(DType::BF16, t.shape(), t.data());
+    }
+  }
+}
+
+void run_data_set(Engine& engine, const fs::path& set_dir) {
+  const std::string set = set_dir.filename().string();
+  std::vector<Tensor> inputs = load_numbered(set_dir, "input_");
+  std::vector<Tensor> expected = load_numbered(set_dir, "output_");
+  if (inputs.size() != engine.inputs().size()) {
+    fail(set, ": ", inputs.size(), " input files for ", engine.inputs().size(), " model inputs");
+  }
+  as_declared_dtype(&inputs, engine.inputs());
+  as_declared_dtype(&expected, engine.outputs());
+  std::vector<std::pair<std::string, const Tensor*>> feeds;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    feeds.emplace_back(engine.inputs()[i].name, &inputs[i]);
+  const std::vector<Tensor> outputs = engine.run(feeds);
+  if (outputs.size() != expected.size()) {
+    fail(set, ": ", outputs.size(), " outputs, expected ", expected.size());
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string diff = compare_tensors(outputs[i], expected[i], kRtol, kAtol);
+    if (!diff.empty()) {
+      const std::string name = i < engine.outputs().size() ? engine.outputs()[i].name : "?";
+      fail(set, ": output ", i, " '", name, "': ", diff);
+    }
+  }
+}
+
+std::vector<fs::path> data_sets(const fs::path& case_dir) {
+  std::vector<fs::path> sets;
+  for (const fs::directory_entry& e : fs::directory_iterator(case_dir)) {
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) {
+      sets.push_back(e.path());
+    }
+  }
+  std::sort(sets.begin(), sets.end());
+  return sets;
+}
+
+void print_results(const std::map<std::string, CaseResult>& results, bool verbose) {
+  if (!verbose) return;
+  for (const auto& r : results) {
+    if (r.second.status == CaseStatus::Pass) continue;
+    std::printf("%s %s: %s\n", r.second.status == CaseStatus::Skip ? "SKIP" : "FAIL",
+                r.first.c_str(), r.second.reason.c_str());
+  }
+}
+
+// Prints REGRESSION / NEW PASS lines; returns the number of regressions.
+int compare_with_expected(const std::map<std::string, CaseResult>& results,
+                          const std::set<std::string>& expected, const std::string& filter) {
+  int regressions = 0;
+  for (const std::string& name : expected) {
+    if (name.find(filter) == std::string::npos) continue;
+    auto it = results.find(name);
+    if (it != results.end() && it->second.status == CaseStatus::Pass) continue;
+    ++regressions;
+    const std::string why = it == results.end() ? "case not found"
+                            : it->second.status == CaseStatus::Skip
+                                ? "skipped: " + it->second.reason
+                                : it->second.reason;
+    std::printf("REGRESSION: %s: %s\n", name.c_str(), why.c_str());
+  }
+  for (const auto& r : results) {
+    if (r.second.status == CaseStatus::Pass && !expected.count(r.first)) {
+      std::printf("NEW PASS: %s\n", r.first.c_str());
+    }
+  }
+  return regressions;
+}
+
+void write_expect_file(const std::string& path, const std::map<std::string, CaseResult>& results,
+                       const std::string& backend) {
+  std::ofstream out(path);
+  out << "# ONNX node test cases that pass (ferrite conformance --write-expect, backend " << backend
+      << ")\n";
+  for (const auto& r : results) {
+    if (r.second.status == CaseStatus::Pass) out << r.first << "\n";
+  }
+  if (!out) fail("cannot write '", path, "'");
+}
+
+}  // namespace
+
+CaseResult run_conformance_case(const std::string& case_dir, const EngineOptions& options) {
+  CaseResult result;
+  try {
+    std::unique_ptr<Engine> engine =
+        Engine::from_file((fs::path(case_dir) / "model.onnx").string(), options);
+    for (const fs::path& set : data_sets(case_dir)) run_data_set(*engine, set);
+    result.status = CaseStatus::Pass;
+  } catch (const UnsupportedError& e) {
+    result.status = CaseStatus::Skip;
+    result.reason = first_line(e.what());
+  } catch (const std::exception& e) {
+    result.reason = first_line(e.what());
+  } catch (...) {
+    result.reason = "unknown exception";
+  }
+  return result;
+}
+
+std::vector<std::string> list_conformance_cases(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail("'", dir, "' is not a directory");
+  std::vector<std::string> cases;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    if (!e.is_directory() || !fs::exists(e.path() / "model.onnx")) continue;
+    if (!data_sets(e.path()).empty()) cases.push_back(e.path().filename().string());
+  }
+  std::sort(cases.begin(), cases.end());
+  return cases;
+}
+
+std::set<std::string> read_expect_file(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) fail("cannot open expectation file '", path, "'");
+  std::set<std::string> names;
+  std::string line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    const size_t begin = line.find_first_not_of(" \t\r");
+    if (begin == std::string::npos) continue;
+    names.insert(line.substr(begin, line.find_last_not_of(" \t\r") + 1 - begin));
+  }
+  return names;
+}
+
+int conformance_command(const std::vector<std::string>& arg_list) {
+  const CliArgs args = parse_cli_args("conformance", arg_list, kConformanceOptions);
+  if (args.positional.size() != 1) throw UsageError("conformance needs exactly one DIR argument");
+  EngineOptions options;
+  options.session.backend = checked_backend(args.get("backend"));
+  const std::string filter = args.get("filter");
+  const bool has_expect = args.has("expect");
+  const std::set<std::string> expected =
+      has_expect ? read_expect_file(args.get("expect")) : std::set<std::string>();
+  const std::string dir = args.positional[0];
+  std::map<std::string, CaseResult> results;
+  int counts[3] = {0, 0, 0};
+  for (const std::string& name : list_conformance_cases(dir)) {
+    if (name.find(filter) == std::string::npos) continue;
+    const CaseResult r = run_conformance_case((fs::path(dir) / name).string(), options);
+    ++counts[static_cast<int>(r.status)];
+    results.emplace(name, r);
+  }
+  print_results(results, args.has("verbose"));
+  const int regressions = has_expect ? compare_with_expected(results, expected, filter) : 0;
+  if (args.has("write-expect"))
+    write_expect_file(args.get("write-expect"), results, options.session.backend);
+  std::printf("%d passed, %d failed, %d skipped\n", counts[0], counts[1], counts[2]);
+  std::fflush(stdout);
+  return regressions > 0 ? 1 : 0;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,32 @@
+// The ONNX backend test runner behind `ferrite conformance`. A case is a directory holding
+// model.onnx and test_data_set_*/{input,output}_N.pb; it passes when every data set's
+// outputs match (tensor_values.h: compare_tensors, rtol 1e-3, atol 1e-7).
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bindings/engine/engine.h"
+
+namespace ferrite {
+
+enum class CaseStatus { Pass, Fail, Skip };
+
+struct CaseResult {
+  CaseStatus status = CaseStatus::Fail;
+  std::string reason;  // first line of the error or mismatch; empty on Pass
+};
+
+// Runs one case; never throws. UnsupportedError and tensors of dtypes Ferrite cannot hold
+// (string) make it Skip; any other error or mismatch makes it Fail.
+CaseResult run_conformance_case(const std::string& case_dir, const EngineOptions& options);
+
+// The case directories under `dir` (names, sorted) that contain a model.onnx and at least
+// one test_data_set_* directory.
+std::vector<std::string> list_conformance_cases(const std::string& dir);
+
+// Case names from an expectation file: one per line, '#' starts a comment.
+std::set<std::string> read_expect_file(const std::string& path);
+
+}  // namespace ferrite

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages Ferrite needs to build and test. Idempotent: when every
+# package is already installed it only runs dpkg-query and exits, without apt-get update.
+set -euo pipefail
+
+packages=(
+  cmake g++ make                                   # native build
+  libxbyak-dev libhwy-dev libdnnl-dev ocl-icd-opencl-dev  # JIT, portable SIMD, oneDNN (+ its CMake dep)
+  libgtest-dev                                     # unit tests (native, and sources for wasm)
+  emscripten wabt binaryen                         # wasm build
+  libonnx-testdata                                 # ONNX node conformance cases
+  clang-format                                     # format check in scripts/test.sh
+  python3 python3-numpy python3-onnx               # example model and test fixtures
+)
+# node may come from elsewhere (e.g. node 20); only install Debian's when there is none.
+command -v node >/dev/null 2>&1 || packages+=(nodejs)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+sudo=()
+if [ "$(id -u)" -ne 0 ]; then sudo=(sudo); fi
+apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600)
+"${apt[@]}" update
+"${apt[@]}" install -y --no-install-recommends "${missing[@]}"

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# README command #2 (and CI): installs what is missing, checks formatting, builds native,
+# wasm and asan, and runs their tests:
+#   native  every ctest entry (unit tests, conformance on both backends, CLI errors)
+#   wasm    every ctest entry, under node
+#   asan    every ctest entry too (the conformance runs take seconds even under ASan)
+# Every step runs even if an earlier one failed; the last line says what failed, and the
+# exit status is non-zero if anything did.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+jobs=$(nproc)
+script_start=$(date +%s)
+failed=()
+summaries=()
+
+step() {  # step NAME COMMAND...: runs, times and records one step
+  local name=$1 t0=$(date +%s)
+  shift
+  echo "=== $name"
+  if "$@"; then
+    echo "=== $name: ok ($(($(date +%s) - t0))s)"
+  else
+    echo "=== $name: FAILED ($(($(date +%s) - t0))s)"
+    failed+=("$name")
+  fi
+}
+
+check_format() {
+  local files
+  if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    files=$(git ls-files '*.cc' '*.h')
+  else
+    files=$(find . -path ./build -prune -o \( -name '*.cc' -o -name '*.h' \) -print)
+  fi
+  local f bad=0
+  for f in $files; do  # file names in this repo have no spaces
+    if ! clang-format --dry-run --Werror "$f" >/dev/null 2>&1; then
+      echo "needs clang-format -i: $f"
+      bad=1
+    fi
+  done
+  return "$bad"
+}
+
+run_ctest() {  # run_ctest KIND [ctest args...]: ctest in build/KIND, summary kept for the end
+  local kind=$1 log="build/$1/ctest.log" status=0
+  shift
+  ctest --test-dir "build/$kind" -j "$jobs" --timeout 1200 --output-on-failure "$@" 2>&1 |
+    tee "$log" || status=$?
+  [ "$status" -eq 0 ] && grep -q 'tests passed' "$log" || status=1
+  summaries+=("$kind: $(grep -E 'tests passed|No tests were found' "$log" | tail -1)")
+  return "$status"
+}
+
+build_and_test() {  # build_and_test KIND [ctest args...]
+  local kind=$1
+  shift
+  rm -f "build/$kind/ctest.log"
+  step "build $kind" bash scripts/build.sh "$kind"
+  if [[ " ${failed[*]-} " == *" build $kind "* ]]; then
+    summaries+=("$kind: not tested (build failed)")
+    return
+  fi
+  step "test $kind" run_ctest "$kind" "$@"
+}
+
+step "setup" bash scripts/setup.sh
+step "clang-format" check_format
+build_and_test native
+build_and_test wasm
+build_and_test asan
+
+echo
+echo "=== summary"
+for s in "${summaries[@]}"; do echo "$s"; done
+total=$(($(date +%s) - script_start))
+# One closing line over every ctest run: "N passed, M failed".
+passed=0
+failed_tests=0
+for kind in native wasm asan; do
+  line=$(grep -E 'tests passed, [0-9]+ tests? failed out of' "build/$kind/ctest.log" 2>/dev/null | tail -1 || true)
+  if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+    failed_tests=$((failed_tests + BASH_REMATCH[1]))
+    passed=$((passed + BASH_REMATCH[2] - BASH_REMATCH[1]))
+  fi
+done
+if [ ${#failed[@]} -eq 0 ]; then
+  echo "ALL PASSED in ${total}s"
+else
+  echo "FAILED: $(IFS=,; echo "${failed[*]}") (in ${total}s)"
+fi
+echo "${passed} passed, ${failed_tests} failed"
+[ ${#failed[@]} -eq 0 ]

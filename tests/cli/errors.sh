@@ -1,0 +1,125 @@
+#!/usr/bin/env bash
+# The CLI's error paths as a user meets them (ctest: errors.sh "<runner>" <cli>; the runner
+# is empty natively and "node --no-experimental-fetch" for wasm). Each bad invocation must
+# exit non-zero and print exactly one stderr line, `error: ...`, naming the problem. Then
+# valid runs must succeed, with outputs checked against numpy.
+set -uo pipefail
+
+runner=$1
+cli=$2
+here=$(cd "$(dirname "$0")" && pwd)
+fixtures=$here/fixtures
+mlp=$here/../../examples/models/mlp.onnx
+python=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0
+
+fail() {
+  echo "FAIL $1"
+  failures=$((failures + 1))
+}
+
+ferrite() {
+  # shellcheck disable=SC2086  # the runner is a command line to split
+  $runner "$cli" "$@"
+}
+
+# expect_error NAME STATUS TEXT ARGS...: exit status STATUS ("nonzero" for any but 0), one
+# stderr line starting with "error: " and containing TEXT.
+expect_error() {
+  local name=$1 want=$2 text=$3 status=0
+  shift 3
+  ferrite "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$status" -eq 0 ]; then
+    fail "$name: exit status 0"
+  elif [ "$want" != nonzero ] && [ "$status" -ne "$want" ]; then
+    fail "$name: exit status $status, expected $want"
+  elif [ "$lines" -ne 1 ]; then
+    fail "$name: $lines lines on stderr: $(cat "$tmp/err")"
+  elif ! grep -q '^error: ' "$tmp/err"; then
+    fail "$name: stderr does not start with 'error: ': $(cat "$tmp/err")"
+  elif ! grep -qF -- "$text" "$tmp/err"; then
+    fail "$name: stderr does not mention '$text': $(cat "$tmp/err")"
+  else
+    echo "ok   $name ($status): $(cat "$tmp/err")"
+  fi
+}
+
+# Inputs for add_relu.onnx (x float32[2,3]) and its expected output relu(x + c).
+$python - "$tmp" <<'PY' || { echo "FAIL cannot write test inputs with numpy"; exit 1; }
+import sys
+import numpy as np
+d = sys.argv[1]
+x = np.array([[-1.0, 0.25, -0.75], [2.0, 0.5, 0.1]], dtype=np.float32)
+np.save(d + "/x.npy", x)
+np.save(d + "/x_transposed.npy", x.T.copy())
+np.save(d + "/x_int64.npy", np.arange(6, dtype=np.int64).reshape(2, 3))
+np.save(d + "/x_fortran.npy", np.asfortranarray(x))
+np.save(d + "/y_expected.npy", np.maximum(x + np.array([-0.5, 0, 0.5], np.float32), 0))
+PY
+head -c 60 "$fixtures/add_relu.onnx" >"$tmp/truncated.onnx"
+echo "not an npy file" >"$tmp/garbage.npy"
+
+expect_error "truncated model" 1 "truncated.onnx" run "$tmp/truncated.onnx"
+expect_error "unknown op" 1 "FancyOp" run "$fixtures/unknown_op.onnx"
+expect_error "missing model" 1 "missing.onnx" run "$tmp/missing.onnx"
+expect_error "missing input file" 1 "nope.npy" run "$fixtures/add_relu.onnx" --input "x=$tmp/nope.npy"
+expect_error "corrupt input file" 1 "garbage.npy" run "$fixtures/add_relu.onnx" --input "x=$tmp/garbage.npy"
+expect_error "fortran-order input" 1 "Fortran" run "$fixtures/add_relu.onnx" --input "x=$tmp/x_fortran.npy"
+expect_error "misnamed input" 1 "unknown input 'y' (model inputs: x)" \
+  run "$fixtures/add_relu.onnx" --input "y=$tmp/x.npy"
+expect_error "input given twice" 1 "input 'x' given twice" \
+  run "$fixtures/add_relu.onnx" --input "x=$tmp/x.npy" --input "x=$tmp/x.npy"
+expect_error "wrong shape" 1 "input 'x': expected shape [2,3], got [3,2]" \
+  run "$fixtures/add_relu.onnx" --input "x=$tmp/x_transposed.npy"
+expect_error "wrong dtype" 1 "input 'x': expected float32, got int64" \
+  run "$fixtures/add_relu.onnx" --input "x=$tmp/x_int64.npy"
+expect_error "unknown option" 2 "--bogus" run "$fixtures/add_relu.onnx" --bogus
+expect_error "unknown backend" 2 "gpu" run "$fixtures/add_relu.onnx" --backend gpu
+expect_error "bad --input" 2 "NAME=FILE.npy" run "$fixtures/add_relu.onnx" --input x
+expect_error "unknown command" 2 "frobnicate" frobnicate
+expect_error "conformance without dir" 1 "nodir" conformance "$tmp/nodir"
+
+# Valid runs: both backends, outputs written and compared with numpy's relu(x + c).
+for backend in reference portable; do
+  out=$tmp/out_$backend
+  if ! ferrite run "$fixtures/add_relu.onnx" --input "x=$tmp/x.npy" --backend "$backend" \
+    --output-dir "$out" >"$tmp/out" 2>"$tmp/err"; then
+    fail "valid run ($backend): $(cat "$tmp/err")"
+  elif ! grep -qF "output 'y': float32[2,3] [0, 0.25, 0, 1.5, 0.5, 0.6]" "$tmp/out"; then
+    fail "valid run ($backend): unexpected output: $(cat "$tmp/out")"
+  elif ! $python -c "import numpy as np, sys; a = np.load(sys.argv[1]); e = np.load(sys.argv[2]); \
+sys.exit(0 if a.dtype == e.dtype and np.allclose(a, e, rtol=1e-6, atol=0) else 1)" \
+    "$out/y.npy" "$tmp/y_expected.npy"; then
+    fail "valid run ($backend): $out/y.npy differs from numpy"
+  else
+    echo "ok   valid run ($backend)"
+  fi
+done
+
+# The example model with generated inputs and a short benchmark.
+if ! ferrite run "$mlp" --bench 3 >"$tmp/out" 2>"$tmp/err"; then
+  fail "example run: $(cat "$tmp/err")"
+elif ! grep -q "note: input 'x' not given" "$tmp/out" || ! tail -1 "$tmp/out" | grep -q '^median_ms: '; then
+  fail "example run: unexpected output: $(cat "$tmp/out")"
+else
+  echo "ok   example run: $(tail -1 "$tmp/out")"
+fi
+
+# --dump writes the compiler's intermediate forms.
+if ! ferrite run "$fixtures/add_relu.onnx" --dump "$tmp/dump" >"$tmp/out" 2>"$tmp/err"; then
+  fail "dump run: $(cat "$tmp/err")"
+elif [ -z "$(ls -A "$tmp/dump" 2>/dev/null)" ]; then
+  fail "dump run: nothing written to --dump DIR"
+else
+  echo "ok   dump run: $(ls "$tmp/dump" | tr '\n' ' ')"
+fi
+
+if [ "$failures" -ne 0 ]; then
+  echo "$failures CLI check(s) failed"
+  exit 1
+fi
+echo "all CLI checks passed"

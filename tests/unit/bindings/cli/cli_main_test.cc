@@ -1,0 +1,77 @@
+// Command-line parsing and the exit codes of cli_main (usage 2, failure 1, help 0). The
+// exact `error:` lines are checked end to end by tests/cli/errors.sh.
+#include "bindings/cli/cli.h"
+
+#include <gtest/gtest.h>
+
+#include "runtime/session.h"
+
+namespace ferrite {
+namespace {
+
+const std::vector<OptionSpec> kSpecs = {{"input", true}, {"bench", true}, {"verbose", false}};
+
+TEST(CliArgs, ParsesPositionalsAndBothOptionForms) {
+  const CliArgs a = parse_cli_args(
+      "run", {"model.onnx", "--input", "x=a.npy", "--input=y=b.npy", "--verbose", "--bench=3"},
+      kSpecs);
+  EXPECT_EQ(a.positional, std::vector<std::string>{"model.onnx"});
+  EXPECT_EQ(a.all("input"), (std::vector<std::string>{"x=a.npy", "y=b.npy"}));
+  EXPECT_TRUE(a.has("verbose"));
+  EXPECT_EQ(a.get("bench"), "3");
+  EXPECT_EQ(a.get("absent"), "");
+  EXPECT_THROW(a.get("input"), UsageError);  // given twice where one is expected
+}
+
+TEST(CliArgs, RejectsBadOptions) {
+  EXPECT_THROW(parse_cli_args("run", {"--nope"}, kSpecs), UsageError);
+  EXPECT_THROW(parse_cli_args("run", {"-x"}, kSpecs), UsageError);
+  EXPECT_THROW(parse_cli_args("run", {"--input"}, kSpecs), UsageError);
+  EXPECT_THROW(parse_cli_args("run", {"--verbose=1"}, kSpecs), UsageError);
+  try {
+    parse_cli_args("conformance", {"--frob"}, kSpecs);
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "unknown option '--frob' for 'conformance'");
+  }
+}
+
+TEST(CliArgs, ParsesCounts) {
+  EXPECT_EQ(parse_count("bench", "50"), 50);
+  EXPECT_EQ(parse_count("bench", "0"), 0);
+  EXPECT_THROW(parse_count("bench", "-1"), UsageError);
+  EXPECT_THROW(parse_count("bench", "5x"), UsageError);
+  EXPECT_THROW(parse_count("bench", ""), UsageError);
+  EXPECT_THROW(parse_count("bench", "99999999999"), UsageError);
+}
+
+TEST(CliMain, ExitCodes) {
+  EXPECT_EQ(cli_main({}), 0);
+  EXPECT_EQ(cli_main({"--help"}), 0);
+  EXPECT_EQ(cli_main({"help"}), 0);
+  EXPECT_EQ(cli_main({"run", "--help"}), 0);
+  EXPECT_EQ(cli_main({"frobnicate"}), 2);
+  EXPECT_EQ(cli_main({"run"}), 2);
+  EXPECT_EQ(cli_main({"run", "a.onnx", "b.onnx"}), 2);
+  EXPECT_EQ(cli_main({"run", "a.onnx", "--bench", "0"}), 2);
+  EXPECT_EQ(cli_main({"run", "a.onnx", "--backend", "nope"}), 2);
+  EXPECT_EQ(cli_main({"run", "/nonexistent/model.onnx"}), 1);
+  EXPECT_EQ(cli_main({"conformance", "/nonexistent/dir"}), 1);
+}
+
+TEST(CliMain, UsageDocumentsEveryCommandAndOption) {
+  const std::string usage = usage_text();
+  for (const char* word :
+       {"run MODEL", "conformance DIR", "--input", "--output-dir", "--backend", "--bench", "--dump",
+        "FERRITE_DUMP", "--expect", "--write-expect", "--filter", "--verbose", "median_ms"}) {
+    EXPECT_NE(usage.find(word), std::string::npos) << word;
+  }
+}
+
+TEST(CliMain, CheckedBackend) {
+  EXPECT_EQ(checked_backend(""), SessionOptions().backend);
+  EXPECT_EQ(checked_backend("reference"), "reference");
+  EXPECT_THROW(checked_backend("cuda"), UsageError);
+}
+
+}  // namespace
+}  // namespace ferrite
