@@ -21,14 +21,20 @@ TensorBoxPtr nll(LowerCtx& c, const TensorBoxPtr& input, const TensorBoxPtr& tar
   }
   const std::string msg = str_cat(c.origin(), ": target class");
   const DType dt = input->dtype;
+  // The class of a target element, and whether it counts (is not ignore_index).
+  auto target_class = [=](KernelBuilder& b, const std::vector<Index>& idx, V* keep) {
+    V t = b.cast(target->load(b, idx), ScalarType::I64);
+    *keep = b.constant(ScalarType::Bool, 1);
+    if (has_ignore) {
+      V ignored = b.binary(Op::Eq, t, b.constant(ScalarType::I64, static_cast<double>(ignore)));
+      *keep = b.unary(Op::Not, ignored);
+    }
+    return t;
+  };
   // The weight of each target element: 0 where ignored, weight[class] or 1 elsewhere.
   Loader w_fn = [=](KernelBuilder& b, const std::vector<Index>& idx) {
-    V t = b.cast(target->load(b, idx), ScalarType::I64);
-    V keep =
-        has_ignore
-            ? b.unary(Op::Not,
-                      b.binary(Op::Eq, t, b.constant(ScalarType::I64, static_cast<double>(ignore))))
-            : b.constant(ScalarType::Bool, 1);
+    V keep;
+    V t = target_class(b, idx, &keep);
     ScalarType ct = compute_type(dt);
     V w = b.constant(ct, 1);
     if (weight) {
@@ -39,12 +45,8 @@ TensorBoxPtr nll(LowerCtx& c, const TensorBoxPtr& input, const TensorBoxPtr& tar
     return b.where(keep, w, b.constant(ct, 0));
   };
   Loader loss_fn = [=](KernelBuilder& b, const std::vector<Index>& idx) {
-    V t = b.cast(target->load(b, idx), ScalarType::I64);
-    V keep =
-        has_ignore
-            ? b.unary(Op::Not,
-                      b.binary(Op::Eq, t, b.constant(ScalarType::I64, static_cast<double>(ignore))))
-            : b.constant(ScalarType::Bool, 1);
+    V keep;
+    V t = target_class(b, idx, &keep);
     V x;
     {
       MaskScope scope(b, keep);
