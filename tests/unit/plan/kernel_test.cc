@@ -7,22 +7,15 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "tests/unit/plan/test_plans.h"
 
 namespace ferrite {
 namespace {
 
-Instr make(Op op, ScalarType t, int a = -1, int b = -1, int c = -1) {
-  Instr in;
-  in.op = op;
-  in.type = t;
-  in.a = a;
-  in.b = b;
-  in.c = c;
-  return in;
-}
+using plan_test::instr;
 
 Instr load(ScalarType t, int arg, Index index, int mask = -1) {
-  Instr in = make(Op::Load, t);
+  Instr in = instr(Op::Load, t);
   in.arg = arg;
   in.index = std::move(index);
   in.mask = mask;
@@ -30,26 +23,26 @@ Instr load(ScalarType t, int arg, Index index, int mask = -1) {
 }
 
 Instr store(ScalarType t, int arg, Index index, int value) {
-  Instr in = make(Op::Store, t, value);
+  Instr in = instr(Op::Store, t, value);
   in.arg = arg;
   in.index = std::move(index);
   return in;
 }
 
 Instr fconst(double v) {
-  Instr in = make(Op::Const, ScalarType::F32);
+  Instr in = instr(Op::Const, ScalarType::F32);
   in.fimm = v;
   return in;
 }
 
 Instr loop_var(int v) {
-  Instr in = make(Op::LoopVar, ScalarType::I64);
+  Instr in = instr(Op::LoopVar, ScalarType::I64);
   in.arg = v;
   return in;
 }
 
 Instr reduce(ReduceKind k, ScalarType t, int a) {
-  Instr in = make(Op::Reduce, t, a);
+  Instr in = instr(Op::Reduce, t, a);
   in.reduce = k;
   return in;
 }
@@ -67,7 +60,7 @@ Kernel pointwise() {
   k.name = "pw";
   k.ranges = {4, 8};
   k.args = {{DType::F32, 32, false}, {DType::F32, 32, true}};
-  k.code = {load(kF, 0, affine2(0, 8, 1)), fconst(2.0), make(Op::Mul, kF, 0, 1),
+  k.code = {load(kF, 0, affine2(0, 8, 1)), fconst(2.0), instr(Op::Mul, kF, 0, 1),
             store(kF, 1, affine2(0, 8, 1), 2)};
   k.post_begin = 4;
   return k;
@@ -82,10 +75,10 @@ Kernel reduction() {
   k.args = {{DType::F32, 64, false}, {DType::F32, 4, true}, {DType::I64, 4, true}};
   k.code = {load(kF, 0, affine2(0, 16, 1)),
             fconst(0.5),
-            make(Op::Mul, kF, 0, 1),
+            instr(Op::Mul, kF, 0, 1),
             reduce(ReduceKind::Sum, kF, 2),
             reduce(ReduceKind::ArgMax, kI, 0),
-            make(Op::Mul, kF, 3, 1),  // post: a Reduce result times a body Const
+            instr(Op::Mul, kF, 3, 1),  // post: a Reduce result times a body Const
             store(kF, 1, ix_var(0), 5),
             store(kI, 2, ix_var(0), 4)};
   k.post_begin = 5;
@@ -98,12 +91,12 @@ Kernel gather() {
   k.name = "gather";
   k.ranges = {3};
   k.args = {{DType::F32, 10, false}, {DType::I32, 3, false}, {DType::F32, 3, true}};
-  Instr zero = make(Op::Const, kI);
-  Instr check = make(Op::CheckIndex, kI, 0);
+  Instr zero = instr(Op::Const, kI);
+  Instr check = instr(Op::CheckIndex, kI, 0);
   check.arg = 0;
   check.iimm = 10;
   k.code = {load(kI, 1, ix_var(0)),      zero,
-            make(Op::Ge, kB, 0, 1),      check,
+            instr(Op::Ge, kB, 0, 1),     check,
             load(kF, 0, ix_value(3), 2), store(kF, 2, ix_var(0), 4)};
   k.code[3].mask = 2;
   k.post_begin = 6;
@@ -210,32 +203,32 @@ TEST(KernelTest, ArithmeticAndLogicTypes) {
   k.code[1].type = kI;  // f32 * i64
   EXPECT_KERNEL_ERROR(k, "instr %2 (Mul): needs a, b and result of one non-bool type");
   k = gather();
-  k.code[2] = make(Op::Add, kB, 0, 1);  // i64 + i64 -> bool
+  k.code[2] = instr(Op::Add, kB, 0, 1);  // i64 + i64 -> bool
   EXPECT_KERNEL_ERROR(k, "(Add): needs a, b and result");
   k = gather();
   k.code[2].type = kI;  // comparison yielding i64
   EXPECT_KERNEL_ERROR(k, "(Ge): needs equal operand types and a bool result");
   k = gather();
-  k.code[2] = make(Op::And, kB, 0, 1);  // i64 operands
+  k.code[2] = instr(Op::And, kB, 0, 1);  // i64 operands
   EXPECT_KERNEL_ERROR(k, "(And): needs bool operands");
   k = gather();
-  k.code[2] = make(Op::Not, kB, 0);
+  k.code[2] = instr(Op::Not, kB, 0);
   EXPECT_KERNEL_ERROR(k, "(Not): needs bool -> bool");
   k = gather();
-  k.code[2] = make(Op::IsNaN, kB, 0);  // on an i64
+  k.code[2] = instr(Op::IsNaN, kB, 0);  // on an i64
   EXPECT_KERNEL_ERROR(k, "(IsNaN): needs float -> bool");
   k = pointwise();
-  k.code[2] = make(Op::Exp, kI, 0);
+  k.code[2] = instr(Op::Exp, kI, 0);
   EXPECT_KERNEL_ERROR(k, "(Exp): needs operand type == result type");
   k = gather();
-  k.code.insert(k.code.begin() + 3, make(Op::Exp, kB, 2));  // exp of a bool
+  k.code.insert(k.code.begin() + 3, instr(Op::Exp, kB, 2));  // exp of a bool
   k.post_begin = 7;
   EXPECT_KERNEL_ERROR(k, "instr %3 (Exp): not defined on bool");
   k = pointwise();
-  k.code[2] = make(Op::Where, kF, 0, 0, 1);  // condition is f32
+  k.code[2] = instr(Op::Where, kF, 0, 0, 1);  // condition is f32
   EXPECT_KERNEL_ERROR(k, "(Where): needs a bool");
   k = pointwise();
-  k.code[2] = make(Op::Cast, kI, 0);
+  k.code[2] = instr(Op::Cast, kI, 0);
   k.code[3].a = 2;  // an i64 into an f32 buffer
   EXPECT_KERNEL_ERROR(k, "instr %3 (Store): stored type f32 / value type i64");
 }
@@ -294,7 +287,7 @@ TEST(KernelTest, MemoryRules) {
 
 TEST(KernelTest, PhaseRules) {
   Kernel k = reduction();
-  k.code[4] = make(Op::Neg, kF, 3);  // a body instr reading a Reduce result
+  k.code[4] = instr(Op::Neg, kF, 3);  // a body instr reading a Reduce result
   k.code[7].a = 5;
   k.code[7].type = kF;
   k.args[2].dtype = DType::F32;
@@ -303,7 +296,7 @@ TEST(KernelTest, PhaseRules) {
   k.code[5].a = 2;  // post reads a body Mul
   EXPECT_KERNEL_ERROR(k, "instr %5 (Mul): operand a uses body value %2 (Mul) in the post phase");
   k = reduction();
-  k.code[5] = make(Op::Mul, kF, 3, 0);  // post reads a body Load
+  k.code[5] = instr(Op::Mul, kF, 3, 0);  // post reads a body Load
   EXPECT_KERNEL_ERROR(k, "uses body value %0 (Load)");
   k = reduction();
   k.code[6].index = affine2(0, 16, 1);  // post store indexed by the reduction variable

@@ -14,6 +14,7 @@
 #include "runtime/backend.h"
 #include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/tensor.h"
+#include "tests/unit/plan/test_plans.h"
 
 namespace ferrite {
 namespace testing {
@@ -110,13 +111,7 @@ class KernelBuilder {
 
  private:
   static Instr make(Op op, ScalarType t, int a = -1, int b = -1, int c = -1) {
-    Instr in;
-    in.op = op;
-    in.type = t;
-    in.a = a;
-    in.b = b;
-    in.c = c;
-    return in;
+    return plan_test::instr(op, t, a, b, c);
   }
   int emit(const Instr& in) {
     k_.code.push_back(in);
