@@ -81,6 +81,9 @@ void Session::Impl::bind_inputs(const std::vector<const Tensor*>& in) {
 }
 
 void Session::Impl::run_step(const Step& step) {
+  for (const Guard& g : step.guards) {
+    if ((*static_cast<const uint8_t*>(bases[g.buffer]) != 0) != g.value) return;
+  }
   if (step.kind == StepKind::Kernel) {
     args.clear();
     for (int32_t id : step.buffers) args.push_back(bases[id]);

@@ -16,6 +16,7 @@ constexpr int kRealizeReadsThreshold = 8;
 constexpr int kReuseComputeThreshold = 3;
 // Constants larger than this stay views instead of being folded into new tensors.
 constexpr int64_t kFoldElementLimit = int64_t{1} << 22;
+constexpr size_t kMaxSubgraphDepth = 32;
 
 bool is_narrow(DType t) {
   return t != DType::F32 && t != DType::F64 && t != DType::I64 && t != DType::Bool;
@@ -76,6 +77,7 @@ void GraphLowering::realize(const TensorBoxPtr& t) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
   item.kernel = build_kernel(buf, str_cat("k", next_kernel_++, "_", origin), &item.args);
+  item.guards = guards_;
   prog_.order.push_back(std::move(item));
 }
 
@@ -95,6 +97,7 @@ void GraphLowering::add_extern(ExternNode node) {
   prog_.externs.push_back(std::move(node));
   LoweredItem item;
   item.extern_index = static_cast<int>(prog_.externs.size()) - 1;
+  item.guards = guards_;
   prog_.order.push_back(std::move(item));
 }
 
@@ -107,6 +110,76 @@ TensorBoxPtr GraphLowering::box_for(const Value* v) {
     return t;
   }
   fail("compile: value '", v->name, "' is used before it is defined");
+}
+
+const Value* GraphLowering::resolve_capture(const Value* v) const {
+  // scopes_.back() is the graph that captures; look in the graphs that enclose it.
+  for (size_t s = scopes_.size(); s-- > 0;) {
+    const Value* outer = scopes_[s]->find(v->name);
+    if (outer && outer != v && (outer->is_constant() || env_.count(outer))) return outer;
+  }
+  fail("compile: subgraph value '", v->name, "' is not defined in any enclosing graph");
+}
+
+std::vector<TensorBoxPtr> GraphLowering::lower_subgraph(const Graph& body,
+                                                        const std::vector<TensorBoxPtr>& args,
+                                                        const Node& owner) {
+  if (args.size() != body.inputs.size()) {
+    fail(owner.describe(), ": subgraph '", body.name, "' has ", body.inputs.size(), " inputs, but ",
+         args.size(), " values are bound to them");
+  }
+  if (scopes_.size() >= kMaxSubgraphDepth) {
+    throw UnsupportedError(
+        str_cat(owner.describe(), ": subgraphs nested deeper than ", kMaxSubgraphDepth, " levels"));
+  }
+  for (const Value* c : body.captures) {
+    if (!c->is_constant()) env_[c] = box_for(resolve_capture(c));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const TensorType& want = body.inputs[i]->type;
+    if (want.dtype != DType::Undefined && want.dtype != args[i]->dtype) {
+      fail(owner.describe(), ": subgraph input '", body.inputs[i]->name, "' is declared ",
+           dtype_name(want.dtype), " but bound to ", dtype_name(args[i]->dtype));
+    }
+    env_[body.inputs[i]] = args[i];
+  }
+  // Uses within this body only: the realize policy counts the readers of each value.
+  for (const auto& n : body.nodes) {
+    for (const Value* v : n->outputs) uses_[v] = 0;
+  }
+  for (const auto& n : body.nodes) {
+    for (const Value* v : n->inputs) {
+      if (v) ++uses_[v];
+    }
+  }
+  for (const Value* v : body.outputs) ++uses_[v];
+  scopes_.push_back(&body);
+  for (const auto& n : body.nodes) lower_node(*n);
+  scopes_.pop_back();
+  std::vector<TensorBoxPtr> outs;
+  for (const Value* v : body.outputs) outs.push_back(box_for(v));
+  return outs;
+}
+
+void GraphLowering::realize_captures(const Graph& body) {
+  scopes_.push_back(&body);
+  for (const Value* c : body.captures) {
+    if (!c->is_constant()) realize(box_for(resolve_capture(c)));
+  }
+  scopes_.pop_back();
+}
+
+void GraphLowering::push_guard(const TensorBoxPtr& cond, bool value) {
+  if (cond->dtype != DType::Bool || cond->elements() != 1)
+    fail("compile: a guard must be a bool scalar");
+  TensorBoxPtr c = cond;
+  if (!c->is_identity_view()) c = make_pointwise_box(c->dtype, c->size, c->loader(), "condition");
+  realize(c);
+  guards_.push_back(LoweredGuard{c->storage->buffer, value});
+}
+
+void GraphLowering::pop_guard() {
+  guards_.pop_back();
 }
 
 TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> data,
@@ -262,6 +335,7 @@ std::string lowered_program_to_string(const LoweredProgram& prog) {
 }
 
 LoweredProgram GraphLowering::run() {
+  scopes_ = {&g_};
   for (const auto& n : g_.nodes) {
     for (const Value* v : n->inputs) {
       if (v) ++uses_[v];

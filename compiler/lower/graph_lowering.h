@@ -34,11 +34,18 @@ struct ExternNode {
 // One step of the program. A computed buffer's kernel is traced when the buffer is
 // realized, so it reads exactly the buffers realized before it (producers realized later
 // stay inlined in it, as in Inductor, where loaders are captured at lowering time).
+// The item runs only when the bool scalar `cond` holds `value` at run time (an If branch).
+struct LoweredGuard {
+  Buffer* cond = nullptr;
+  bool value = true;
+};
+
 struct LoweredItem {
   Buffer* computed = nullptr;  // a buffer computed by `kernel`
   int extern_index = -1;       // or an extern call
   Kernel kernel;
   std::vector<Buffer*> args;  // the kernel's args
+  std::vector<LoweredGuard> guards;
 };
 
 struct LoweredProgram {
@@ -71,9 +78,23 @@ class GraphLowering {
   // The contents of `t` when it is a compile-time constant (folding it if it can), or null.
   std::shared_ptr<const TensorData> constant_data(const TensorBoxPtr& t);
 
+  // Lowers the nodes of `body` (an If branch, a Loop or Scan body) inline: its inputs bound
+  // to `args`, its captures to the values of the same name in the enclosing graphs.
+  // Returns its outputs, unrealized. Throws naming `owner` on arity mismatches.
+  std::vector<TensorBoxPtr> lower_subgraph(const Graph& body, const std::vector<TensorBoxPtr>& args,
+                                           const Node& owner);
+  // Realizes the values `body` captures, so that guarded code never realizes (and so
+  // conditionally computes) a value that unguarded code reads later.
+  void realize_captures(const Graph& body);
+  // Every kernel and extern added between push_guard and pop_guard runs only when `cond`
+  // (a bool scalar, realized here) holds `value`.
+  void push_guard(const TensorBoxPtr& cond, bool value);
+  void pop_guard();
+
  private:
   void lower_node(const Node& n);
   TensorBoxPtr box_for(const Value* v);
+  const Value* resolve_capture(const Value* v) const;
   void apply_realize_policy(const Value* v, const TensorBoxPtr& t);
   TensorBoxPtr try_fold(const TensorBoxPtr& t);
   bool fold_buffer(Buffer* buf);
@@ -85,6 +106,8 @@ class GraphLowering {
   LoweredProgram prog_;
   std::map<const Value*, TensorBoxPtr> env_;
   std::map<const Value*, int> uses_;
+  std::vector<const Graph*> scopes_;  // the graph being lowered, innermost last
+  std::vector<LoweredGuard> guards_;
   int next_buffer_ = 0;
   int next_kernel_ = 0;
 };

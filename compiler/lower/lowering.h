@@ -60,6 +60,7 @@ void register_pattern_ops(LoweringTable& t);
 void register_loss_ops(LoweringTable& t);
 void register_einsum_ops(LoweringTable& t);
 void register_resize_ops(LoweringTable& t);
+void register_control_flow_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 
@@ -80,6 +81,10 @@ TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vecto
                             std::function<V(KernelBuilder&, V)> post = nullptr);
 // A view that reshapes `t` (element order preserved).
 TensorBoxPtr reshape_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
+// Concatenation along `axis` of values of one dtype whose other dims agree (checked by
+// the caller): each element is a load from the input whose range holds its index.
+TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
+                          const std::string& origin);
 TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm);
 TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
 // Softmax (or LogSoftmax) of `x` over one axis, max-subtracted.

@@ -170,4 +170,35 @@ TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_
   return make_view(t, new_size, re);
 }
 
+TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
+                          const std::string& origin) {
+  std::vector<int64_t> size = ins.at(0)->size, offsets{0};
+  size[axis] = 0;
+  for (const auto& t : ins) {
+    size[axis] += t->size[axis];
+    offsets.push_back(size[axis]);
+  }
+  Loader fn = [ins, offsets, axis](KernelBuilder& b, const std::vector<Index>& idx) {
+    V pos = b.index_value(idx[axis]);
+    V result;
+    for (int k = static_cast<int>(ins.size()) - 1; k >= 0; --k) {
+      if (ins[k]->size[axis] == 0) continue;
+      std::vector<Index> sub = idx;
+      sub[axis] = ix_add(idx[axis], ix_const(-offsets[k]));
+      V lo = b.binary(Op::Ge, pos, b.constant(ScalarType::I64, static_cast<double>(offsets[k])));
+      V hi =
+          b.binary(Op::Lt, pos, b.constant(ScalarType::I64, static_cast<double>(offsets[k + 1])));
+      V in_range = b.binary(Op::And, lo, hi);
+      V v;
+      {
+        MaskScope scope(b, in_range);
+        v = ins[k]->load(b, sub);
+      }
+      result = result.id < 0 ? v : b.where(in_range, v, result);
+    }
+    return result;
+  };
+  return make_pointwise_box(ins[0]->dtype, size, fn, origin);
+}
+
 }  // namespace ferrite

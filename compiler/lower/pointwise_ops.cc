@@ -242,10 +242,18 @@ void register_activations(LoweringTable& t) {
         true)(c);
   });
   t.add("PRelu", [](LowerCtx& c) -> std::vector<TensorBoxPtr> {
-    return {make_pointwise(c, {c.input(0), c.input(1)}, c.input(0)->dtype,
-                           [](KernelBuilder& b, const std::vector<V>& v) {
-                             return select_neg(b, v[0], b.binary(Op::Mul, v[0], v[1]));
-                           })};
+    TensorBoxPtr x = c.input(0), slope = c.input(1);
+    // Before opset 7 there was no numpy broadcasting: a 1-D slope of C values is per
+    // channel (dim 1), which is how old PyTorch exports use it.
+    if (c.opset < 7 && slope->size.size() == 1 && x->size.size() > 2 &&
+        slope->size[0] == x->size[1] && slope->size[0] != 1) {
+      std::vector<int64_t> s(x->size.size() - 1, 1);
+      s[0] = slope->size[0];
+      slope = reshape_view(slope, s);
+    }
+    return {make_pointwise(c, {x, slope}, x->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
+      return select_neg(b, v[0], b.binary(Op::Mul, v[0], v[1]));
+    })};
   });
 }
 

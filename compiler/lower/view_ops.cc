@@ -194,8 +194,6 @@ std::vector<TensorBoxPtr> lower_concat(LowerCtx& c) {
   if (ins.empty()) c.error("no inputs");
   size_t rank = ins[0]->size.size();
   int axis = c.axis(c.node.attr_int("axis", 0), rank);
-  std::vector<int64_t> size = ins[0]->size, offsets{0};
-  size[axis] = 0;
   for (const auto& t : ins) {
     if (t->size.size() != rank || t->dtype != ins[0]->dtype)
       c.error("inputs differ in rank or type");
@@ -203,30 +201,8 @@ std::vector<TensorBoxPtr> lower_concat(LowerCtx& c) {
       if (static_cast<int>(d) != axis && t->size[d] != ins[0]->size[d])
         c.error("inputs differ in shape");
     }
-    size[axis] += t->size[axis];
-    offsets.push_back(size[axis]);
   }
-  Loader fn = [ins, offsets, axis](KernelBuilder& b, const std::vector<Index>& idx) {
-    V pos = b.index_value(idx[axis]);
-    V result;
-    for (int k = static_cast<int>(ins.size()) - 1; k >= 0; --k) {
-      if (ins[k]->size[axis] == 0) continue;
-      std::vector<Index> sub = idx;
-      sub[axis] = ix_add(idx[axis], ix_const(-offsets[k]));
-      V lo = b.binary(Op::Ge, pos, b.constant(ScalarType::I64, static_cast<double>(offsets[k])));
-      V hi =
-          b.binary(Op::Lt, pos, b.constant(ScalarType::I64, static_cast<double>(offsets[k + 1])));
-      V in_range = b.binary(Op::And, lo, hi);
-      V v;
-      {
-        MaskScope scope(b, in_range);
-        v = ins[k]->load(b, sub);
-      }
-      result = result.id < 0 ? v : b.where(in_range, v, result);
-    }
-    return result;
-  };
-  return {make_pointwise_box(ins[0]->dtype, size, fn, c.origin())};
+  return {concat_boxes(ins, axis, c.origin())};
 }
 
 std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {

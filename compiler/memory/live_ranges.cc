@@ -38,6 +38,7 @@ std::vector<StepUses> plan_step_uses(const Plan& plan) {
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step& st = plan.steps[s];
     StepUses& u = uses[s];
+    for (const Guard& g : st.guards) u.reads.push_back(g.buffer);
     if (st.kind == StepKind::Kernel) {
       if (st.index < 0 || static_cast<size_t>(st.index) >= plan.kernels.size())
         fail("live ranges: step ", s, " calls kernel ", st.index, " of ", plan.kernels.size());

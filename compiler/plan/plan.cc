@@ -144,8 +144,19 @@ void check_extern(const Plan& p, size_t e) {
     check_ref(p, str_cat("extern ", e, " (", x.op, ") output ", i), x.outputs[i], true);
 }
 
+void check_guards(const Plan& p, size_t s, const Step& st) {
+  for (const Guard& g : st.guards) {
+    if (!valid_buffer(p, g.buffer))
+      fail("plan: step ", s, " is guarded by buffer ", g.buffer, " of ", p.buffers.size());
+    const PlanBuffer& b = p.buffers[g.buffer];
+    if (b.dtype != DType::Bool || b.elements() != 1)
+      fail("plan: step ", s, " is guarded by buffer ", g.buffer, ", which is not a bool scalar");
+  }
+}
+
 void check_step(const Plan& p, size_t s) {
   const Step& st = p.steps[s];
+  check_guards(p, s, st);
   if (st.kind == StepKind::Kernel) return check_kernel_step(p, s, st);
   if (st.kind != StepKind::Extern)
     fail("plan: step ", s, " has invalid kind ", static_cast<int>(st.kind));
@@ -194,7 +205,9 @@ void print_step(const Plan& p, size_t s, std::ostringstream& os) {
   }
   os << " (";
   for (size_t i = 0; i < st.buffers.size(); ++i) os << (i ? ", b" : "b") << st.buffers[i];
-  os << ")\n";
+  os << ")";
+  for (const Guard& g : st.guards) os << " if " << (g.value ? "b" : "!b") << g.buffer;
+  os << "\n";
 }
 
 std::string id_list(const std::vector<int32_t>& ids) {

@@ -48,10 +48,20 @@ struct ExternCall {
 
 enum class StepKind : uint8_t { Kernel = 0, Extern = 1 };
 
+// A run-time condition on a step (an If branch): the step runs only when the bool scalar
+// in `buffer` equals `value`. A skipped step leaves its outputs unwritten; the compiler
+// only lets a later step read them under the same guards, or through a select on the
+// condition.
+struct Guard {
+  int32_t buffer = -1;
+  bool value = true;
+};
+
 struct Step {
   StepKind kind = StepKind::Kernel;
   int32_t index = 0;             // into Plan::kernels or Plan::externs
   std::vector<int32_t> buffers;  // Kernel: plan buffer id of each kernel arg
+  std::vector<Guard> guards;     // all must hold for the step to run
 };
 
 struct Plan {

@@ -1,6 +1,6 @@
-// Binary Plan format, version 1. Layout: "FRPLAN\0\0", u32 version, then the Plan's fields
-// in declaration order. Integers are little-endian and written byte by byte (the same bytes
-// on x86, ARM and wasm); doubles as their IEEE bits; strings and lists as a u32 count then
+// Binary Plan format (version: kPlanFormatVersion). Layout: "FRPLAN\0\0", u32 version, then the
+// Plan's fields in declaration order. Integers are little-endian and written byte by byte (the same
+// bytes on x86, ARM and wasm); doubles as their IEEE bits; strings and lists as a u32 count then
 // the items; constant blobs with a u64 length; an Index as a presence byte then
 // kind, c, id and both children (every field, so a round trip is exact).
 // The reader trusts nothing: every count is checked against the bytes that remain before
@@ -21,7 +21,8 @@ constexpr int kMaxIndexNodes = 1 << 16;  // per tree; real ones have tens of nod
 
 // Lower bounds of the encoded size of one item, to bound counts before allocating.
 constexpr size_t kMinString = 4, kMinBuffer = 22, kMinBlob = 8, kMinKernel = 28, kMinArg = 10,
-                 kMinInstr = 40, kMinExtern = 20, kMinMapEntry = 12, kMinRef = 20, kMinStep = 9;
+                 kMinInstr = 40, kMinExtern = 20, kMinMapEntry = 12, kMinRef = 20, kMinStep = 13,
+                 kMinGuard = 5;
 
 class Writer {
  public:
@@ -348,6 +349,11 @@ Plan read_plan(Reader& r) {
     s.kind = r.enum8<StepKind>(static_cast<int>(StepKind::Extern), "step kind");
     s.index = r.i32("step index");
     s.buffers = r.i32s("step buffers");
+    s.guards.resize(r.count(kMinGuard, "step guards"));
+    for (Guard& g : s.guards) {
+      g.buffer = r.i32("guard buffer");
+      g.value = r.enum8<uint8_t>(1, "guard value") != 0;
+    }
   }
   p.inputs = r.i32s("inputs");
   p.outputs = r.i32s("outputs");
@@ -377,6 +383,11 @@ std::vector<uint8_t> serialize_plan(const Plan& plan) {
     w.u8(static_cast<uint8_t>(s.kind));
     w.i32(s.index);
     w.i32s(s.buffers);
+    w.count(s.guards.size());
+    for (const Guard& g : s.guards) {
+      w.i32(g.buffer);
+      w.u8(g.value ? 1 : 0);
+    }
   }
   w.i32s(plan.inputs);
   w.i32s(plan.outputs);

@@ -14,6 +14,7 @@ struct Scheduled {
   int extern_index = -1;
   Kernel kernel;
   std::vector<Buffer*> args;  // kernel args, or extern inputs then outputs
+  std::vector<LoweredGuard> guards;
 };
 
 // Keeps only the items some graph output depends on.
@@ -32,6 +33,7 @@ std::vector<Scheduled> schedule_items(LoweredProgram& prog) {
       for (const auto& op : e.inputs) s.args.push_back(op.buffer);
       for (Buffer* b : e.outputs) s.args.push_back(b);
     }
+    s.guards = it.guards;
     items.push_back(std::move(s));
   }
   std::set<Buffer*> needed(prog.outputs.begin(), prog.outputs.end());
@@ -45,7 +47,9 @@ std::vector<Scheduled> schedule_items(LoweredProgram& prog) {
       outs = prog.externs[s.extern_index].outputs;
     }
     for (Buffer* b : outs) keep[i] = keep[i] || needed.count(b);
-    if (keep[i]) needed.insert(s.args.begin(), s.args.end());
+    if (!keep[i]) continue;
+    needed.insert(s.args.begin(), s.args.end());
+    for (const LoweredGuard& g : s.guards) needed.insert(g.cond);
   }
   std::vector<Scheduled> out;
   for (size_t i = 0; i < items.size(); ++i) {
@@ -89,6 +93,7 @@ Plan emit_plan(LoweredProgram& prog) {
   for (auto& s : items) {
     Step step;
     for (Buffer* b : s.args) id_of(b);
+    for (const LoweredGuard& g : s.guards) step.guards.push_back(Guard{id_of(g.cond), g.value});
     if (s.computed) {
       step.kind = StepKind::Kernel;
       step.index = static_cast<int>(plan.kernels.size());

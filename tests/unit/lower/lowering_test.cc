@@ -4,56 +4,13 @@
 
 #include <cmath>
 #include <numeric>
-#include <random>
 
 #include "compiler/compile.h"
 #include "compiler/plan/error.h"
-#include "runtime/session.h"
+#include "tests/unit/lower/run_graph.h"
 
 namespace ferrite {
 namespace {
-
-std::vector<float> random_floats(size_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(-2.f, 2.f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-template <class... T>
-std::vector<Tensor> tensors(T&&... t) {
-  std::vector<Tensor> v;
-  (v.push_back(std::forward<T>(t)), ...);
-  return v;
-}
-
-struct Compiled {
-  Plan plan;
-  std::vector<Tensor> outputs;
-};
-
-// Compiles g for its declared input types and runs it on `backend`.
-Compiled run_graph(const Graph& g, const std::vector<Tensor>& inputs, const std::string& backend) {
-  std::vector<TensorType> types;
-  for (const Value* v : g.inputs) types.push_back(v->type);
-  Compiled r;
-  r.plan = compile_graph(g, types, {});
-  SessionOptions opts;
-  opts.backend = backend;
-  Session s(r.plan, opts);
-  std::vector<const Tensor*> ptrs;
-  for (const auto& t : inputs) ptrs.push_back(&t);
-  r.outputs = s.run(ptrs);
-  return r;
-}
-
-void expect_near(const Tensor& t, const std::vector<float>& want, float tol = 1e-5f) {
-  ASSERT_EQ(t.elements(), static_cast<int64_t>(want.size()));
-  for (size_t i = 0; i < want.size(); ++i) {
-    EXPECT_NEAR(t.as<float>()[i], want[i], tol * (1 + std::fabs(want[i]))) << "element " << i;
-  }
-}
 
 class Lowering : public ::testing::TestWithParam<std::string> {};
 

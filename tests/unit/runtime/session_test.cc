@@ -60,8 +60,8 @@ Plan two_step_plan() {
   mm.inputs = {ref(3, {2, 3}, {3, 1}), ref(2, {3, 2}, {2, 1})};
   mm.outputs = {ref(4, {2, 2}, {2, 1})};
   p.externs.push_back(mm);
-  p.steps.push_back(Step{StepKind::Kernel, 0, {0, 1, 3}});
-  p.steps.push_back(Step{StepKind::Extern, 0, {}});
+  p.steps.push_back(Step{StepKind::Kernel, 0, {0, 1, 3}, {}});
+  p.steps.push_back(Step{StepKind::Extern, 0, {}, {}});
   p.inputs = {0};
   p.outputs = {4};
   return p;

@@ -1,0 +1,269 @@
+// Control flow: If, Loop and Scan. Their subgraphs are lowered inline
+// (GraphLowering::lower_subgraph), so their bodies fuse and fold like any other code.
+// - If with a compile-time condition lowers only the branch taken. Otherwise both
+//   branches are lowered under run-time guards (a skipped branch does no work and raises
+//   no errors) and each output is a select between the two branches' results; the
+//   branches must then agree on each output's dtype and shape, since plans have static
+//   shapes.
+// - Loop and Scan are unrolled: every iteration is lowered with its iteration number as a
+//   constant, which lets shapes and slices that depend on it (test_loop11's
+//   Slice(x, i, i+1)) fold. The trip count and each iteration's condition must therefore
+//   be known at compile time (constants, folded values, or model inputs whose values the
+//   engine specializes on); a loop whose termination depends on computed data is reported
+//   as unsupported rather than guessed.
+#include <algorithm>
+
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+// Unrolling bounds: past these a loop is better served by a run-time loop, which the plan
+// does not have yet.
+constexpr int64_t kMaxIterations = 4096;
+constexpr int64_t kMaxUnrolledNodes = 200000;
+
+const Graph& subgraph(const LowerCtx& c, const char* key) {
+  auto it = c.node.attrs.find(key);
+  if (it == c.node.attrs.end() || it->second.kind != AttrKind::Graph || !it->second.g)
+    c.error("missing graph attribute '", key, "'");
+  return *it->second.g;
+}
+
+TensorBoxPtr scalar_constant(GraphLowering& gl, DType dtype, int64_t v) {
+  auto d = std::make_shared<TensorData>();
+  d->dtype = dtype;
+  d->bytes.assign(dtype_size(dtype), 0);
+  if (dtype == DType::Bool) {
+    d->bytes[0] = v != 0;
+  } else {
+    for (size_t i = 0; i < d->bytes.size(); ++i) d->bytes[i] = static_cast<uint8_t>(v >> (8 * i));
+  }
+  return constant_box(gl, d, "");
+}
+
+// A rank-0 view of a one-element tensor.
+TensorBoxPtr as_scalar(const TensorBoxPtr& t) {
+  return t->size.empty() ? t : reshape_view(t, {});
+}
+
+std::string type_text(const TensorBoxPtr& t) {
+  return TensorType{t->dtype, t->size, {}, true}.to_string();
+}
+
+std::vector<TensorBoxPtr> lower_if(LowerCtx& c) {
+  const Graph& then_g = subgraph(c, "then_branch");
+  const Graph& else_g = subgraph(c, "else_branch");
+  const TensorBoxPtr& cond = c.input(0);
+  if (cond->dtype != DType::Bool || cond->elements() != 1)
+    c.error("condition must be a single bool, got ", type_text(cond));
+  const size_t n = c.node.outputs.size();
+  if (then_g.outputs.size() != n || else_g.outputs.size() != n)
+    c.error("the branches have ", then_g.outputs.size(), " and ", else_g.outputs.size(),
+            " outputs, the node ", n);
+  if (auto d = c.gl.constant_data(cond)) {
+    return c.gl.lower_subgraph(d->int_at(0) != 0 ? then_g : else_g, {}, c.node);
+  }
+  // Values the branches read from outside are computed unconditionally, before either.
+  c.gl.realize_captures(then_g);
+  c.gl.realize_captures(else_g);
+  auto branch = [&](const Graph& g, bool value) {
+    c.gl.push_guard(cond, value);
+    std::vector<TensorBoxPtr> outs = c.gl.lower_subgraph(g, {}, c.node);
+    for (const TensorBoxPtr& t : outs) c.gl.realize(t);
+    c.gl.pop_guard();
+    return outs;
+  };
+  std::vector<TensorBoxPtr> a = branch(then_g, true), b = branch(else_g, false);
+  std::vector<TensorBoxPtr> result;
+  TensorBoxPtr flag = as_scalar(cond);
+  for (size_t i = 0; i < n; ++i) {
+    if (a[i]->dtype != b[i]->dtype || a[i]->size != b[i]->size) {
+      c.unsupported("output ", i, " is ", type_text(a[i]), " from then_branch and ",
+                    type_text(b[i]),
+                    " from else_branch; a shape chosen at run time is not supported");
+    }
+    result.push_back(make_pointwise(
+        c, {flag, a[i], b[i]}, a[i]->dtype,
+        [](KernelBuilder& kb, const std::vector<V>& v) { return kb.where(v[0], v[1], v[2]); }));
+  }
+  return result;
+}
+
+// Stacks per-iteration values along a new axis; `reverse` stacks the last iteration first.
+TensorBoxPtr stack(const LowerCtx& c, std::vector<TensorBoxPtr> parts, int axis, bool reverse) {
+  if (reverse) std::reverse(parts.begin(), parts.end());
+  std::vector<TensorBoxPtr> ins;
+  for (const TensorBoxPtr& p : parts) {
+    if (p->size != parts[0]->size || p->dtype != parts[0]->dtype)
+      c.unsupported("scan output changes from ", type_text(parts[0]), " to ", type_text(p),
+                    " between iterations");
+    std::vector<int64_t> s = p->size;
+    s.insert(s.begin() + axis, 1);
+    ins.push_back(reshape_view(p, s));
+  }
+  return concat_boxes(ins, axis, c.origin());
+}
+
+// The empty result of a scan output when the loop runs no iteration: its element type and
+// shape come from the body's declaration.
+TensorBoxPtr empty_scan_output(const LowerCtx& c, const Value* body_out) {
+  const TensorType& t = body_out->type;
+  if (!t.is_static() || t.dtype == DType::Undefined)
+    c.unsupported("the loop runs no iteration and scan output '", body_out->name,
+                  "' has no static type");
+  auto d = std::make_shared<TensorData>();
+  d->dtype = t.dtype;
+  d->shape = t.shape;
+  d->shape.insert(d->shape.begin(), 0);
+  return constant_box(c.gl, d, "");
+}
+
+bool const_bool(const LowerCtx& c, const TensorBoxPtr& t, const char* what) {
+  if (t->elements() != 1) c.error(what, " must have one element, got ", type_text(t));
+  auto d = c.gl.constant_data(t);
+  if (!d) {
+    c.unsupported(what,
+                  " is computed at run time; loops are unrolled at compile time, so it "
+                  "must be a constant or depend only on constants and specialized inputs");
+  }
+  return d->int_at(0) != 0;
+}
+
+void count_unrolled(const LowerCtx& c, const Graph& body, int64_t iteration) {
+  if (iteration >= kMaxIterations ||
+      (iteration + 1) * static_cast<int64_t>(body.nodes.size()) > kMaxUnrolledNodes) {
+    c.unsupported("runs more than ", iteration,
+                  " iterations; loops are unrolled at compile time (at most ", kMaxIterations,
+                  " iterations and ", kMaxUnrolledNodes, " nodes)");
+  }
+}
+
+std::vector<TensorBoxPtr> lower_loop(LowerCtx& c) {
+  const Graph& body = subgraph(c, "body");
+  const size_t carried = c.in.size() > 2 ? c.in.size() - 2 : 0;
+  if (body.inputs.size() != 2 + carried)
+    c.error("body takes ", body.inputs.size(), " inputs, expected ", 2 + carried);
+  if (body.outputs.size() < 1 + carried)
+    c.error("body has ", body.outputs.size(), " outputs, expected at least ", 1 + carried);
+  const size_t scans = body.outputs.size() - 1 - carried;
+  if (c.node.outputs.size() > carried + scans)
+    c.error("has ", c.node.outputs.size(), " outputs, the body gives ", carried + scans);
+  int64_t trips = -1;  // none: run while the condition holds
+  if (c.has(0)) {
+    std::vector<int64_t> m = c.const_ints(0);
+    if (m.size() != 1) c.error("trip count must have one element");
+    trips = m[0];
+  }
+  bool cond = c.has(1) ? const_bool(c, c.input(1), "the initial condition") : true;
+  std::vector<TensorBoxPtr> state(c.in.begin() + 2, c.in.end());
+  for (size_t k = 0; k < carried; ++k) {
+    if (!state[k]) c.error("loop-carried input ", k + 2, " is missing");
+  }
+  std::vector<std::vector<TensorBoxPtr>> scan_parts(scans);
+  for (int64_t i = 0; (trips < 0 || i < trips) && cond; ++i) {
+    count_unrolled(c, body, i);
+    std::vector<TensorBoxPtr> args = {scalar_constant(c.gl, DType::I64, i),
+                                      scalar_constant(c.gl, DType::Bool, 1)};
+    args.insert(args.end(), state.begin(), state.end());
+    std::vector<TensorBoxPtr> outs = c.gl.lower_subgraph(body, args, c.node);
+    cond = const_bool(c, outs[0], "the body's condition output");
+    for (size_t k = 0; k < carried; ++k) {
+      if (outs[1 + k]->dtype != state[k]->dtype)
+        c.error("loop-carried value ", k, " changes type from ", type_text(state[k]), " to ",
+                type_text(outs[1 + k]));
+      state[k] = outs[1 + k];
+      // One buffer per iteration keeps the unrolled code linear in the trip count.
+      c.gl.realize(state[k]);
+    }
+    for (size_t k = 0; k < scans; ++k) scan_parts[k].push_back(outs[1 + carried + k]);
+  }
+  std::vector<TensorBoxPtr> result = state;
+  for (size_t k = 0; k < scans; ++k) {
+    result.push_back(scan_parts[k].empty() ? empty_scan_output(c, body.outputs[1 + carried + k])
+                                           : stack(c, scan_parts[k], 0, false));
+  }
+  return result;
+}
+
+// Element `i` of `t` along `axis`, without that axis.
+TensorBoxPtr select_view(const TensorBoxPtr& t, int axis, int64_t i) {
+  std::vector<int64_t> size = t->size;
+  size.erase(size.begin() + axis);
+  return make_view(t, size, [axis, i](const std::vector<Index>& idx) {
+    std::vector<Index> out = idx;
+    out.insert(out.begin() + axis, ix_const(i));
+    return out;
+  });
+}
+
+std::vector<TensorBoxPtr> lower_scan(LowerCtx& c) {
+  if (c.opset < 9) c.unsupported("Scan before opset 9 (batched, with sequence_lens)");
+  const Graph& body = subgraph(c, "body");
+  const int64_t m = c.node.attr_int("num_scan_inputs", -1);
+  if (m < 1 || static_cast<size_t>(m) > c.in.size())
+    c.error("num_scan_inputs ", m, " does not fit ", c.in.size(), " inputs");
+  const size_t n_state = c.in.size() - static_cast<size_t>(m);
+  if (body.inputs.size() != c.in.size())
+    c.error("body takes ", body.inputs.size(), " inputs, the node has ", c.in.size());
+  if (body.outputs.size() < n_state)
+    c.error("body has ", body.outputs.size(), " outputs, fewer than its ", n_state, " states");
+  const size_t k_out = body.outputs.size() - n_state;
+  auto attr_list = [&](const char* key, size_t count, int64_t dflt) {
+    std::vector<int64_t> v = c.node.attr_ints(key, std::vector<int64_t>(count, dflt));
+    if (v.size() != count)
+      c.error("attribute '", key, "' has ", v.size(), " values, expected ", count);
+    return v;
+  };
+  std::vector<int64_t> in_axes = attr_list("scan_input_axes", m, 0);
+  std::vector<int64_t> in_dirs = attr_list("scan_input_directions", m, 0);
+  std::vector<int64_t> out_axes = attr_list("scan_output_axes", k_out, 0);
+  std::vector<int64_t> out_dirs = attr_list("scan_output_directions", k_out, 0);
+  std::vector<TensorBoxPtr> state(c.in.begin(), c.in.begin() + n_state), scan_in;
+  std::vector<int> axes;
+  int64_t length = -1;
+  for (int64_t j = 0; j < m; ++j) {
+    const TensorBoxPtr& x = c.input(n_state + j);
+    axes.push_back(c.axis(in_axes[j], x->size.size()));
+    int64_t len = x->size[axes.back()];
+    if (length >= 0 && len != length)
+      c.error("scan inputs have different lengths: ", length, " and ", len);
+    length = len;
+    scan_in.push_back(x);
+  }
+  std::vector<std::vector<TensorBoxPtr>> parts(k_out);
+  for (int64_t t = 0; t < length; ++t) {
+    count_unrolled(c, body, t);
+    std::vector<TensorBoxPtr> args = state;
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t at = in_dirs[j] ? length - 1 - t : t;
+      args.push_back(select_view(scan_in[j], axes[j], at));
+    }
+    std::vector<TensorBoxPtr> outs = c.gl.lower_subgraph(body, args, c.node);
+    for (size_t k = 0; k < n_state; ++k) {
+      state[k] = outs[k];
+      c.gl.realize(state[k]);
+    }
+    for (size_t k = 0; k < k_out; ++k) parts[k].push_back(outs[n_state + k]);
+  }
+  std::vector<TensorBoxPtr> result = state;
+  for (size_t k = 0; k < k_out; ++k) {
+    if (parts[k].empty()) {
+      result.push_back(empty_scan_output(c, body.outputs[n_state + k]));
+      continue;
+    }
+    int axis = c.axis(out_axes[k], parts[k][0]->size.size() + 1);
+    result.push_back(stack(c, parts[k], axis, out_dirs[k] != 0));
+  }
+  return result;
+}
+
+}  // namespace
+
+void register_control_flow_ops(LoweringTable& t) {
+  t.add("If", lower_if);
+  t.add("Loop", lower_loop);
+  t.add("Scan", lower_scan);
+}
+
+}  // namespace ferrite
