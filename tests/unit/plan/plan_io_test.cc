@@ -103,6 +103,11 @@ void expect_plan_eq(const Plan& x, const Plan& y) {
     EXPECT_EQ(x.steps[i].kind, y.steps[i].kind);
     EXPECT_EQ(x.steps[i].index, y.steps[i].index);
     EXPECT_EQ(x.steps[i].buffers, y.steps[i].buffers);
+    ASSERT_EQ(x.steps[i].guards.size(), y.steps[i].guards.size());
+    for (size_t j = 0; j < x.steps[i].guards.size(); ++j) {
+      EXPECT_EQ(x.steps[i].guards[j].buffer, y.steps[i].guards[j].buffer);
+      EXPECT_EQ(x.steps[i].guards[j].value, y.steps[i].guards[j].value);
+    }
   }
   EXPECT_EQ(x.inputs, y.inputs);
   EXPECT_EQ(x.outputs, y.outputs);
@@ -131,7 +136,7 @@ TEST(PlanIoTest, HeaderIsMagicThenLittleEndianVersion) {
   std::vector<uint8_t> bytes = serialize_plan(plan_test::full_plan());
   ASSERT_GE(bytes.size(), 12u);
   EXPECT_EQ(std::memcmp(bytes.data(), "FRPLAN\0\0", 8), 0);
-  EXPECT_EQ(bytes[8], 1);
+  EXPECT_EQ(bytes[8], kPlanFormatVersion);
   EXPECT_EQ(bytes[9] | bytes[10] | bytes[11], 0);
 }
 
@@ -160,10 +165,10 @@ TEST(PlanIoTest, BadMagicAndVersion) {
   EXPECT_EQ(error_of(bad), "plan: not a Ferrite plan (bad magic)");
   bad = bytes;
   bad[8] = 7;
-  EXPECT_EQ(error_of(bad), "plan: unsupported format version 7 (this build reads 1)");
+  EXPECT_EQ(error_of(bad), "plan: unsupported format version 7 (this build reads 2)");
   bad[8] = 0;
   bad[11] = 1;
-  EXPECT_EQ(error_of(bad), "plan: unsupported format version 16777216 (this build reads 1)");
+  EXPECT_EQ(error_of(bad), "plan: unsupported format version 16777216 (this build reads 2)");
 }
 
 TEST(PlanIoTest, HugeCountsAreRejectedBeforeAllocating) {
