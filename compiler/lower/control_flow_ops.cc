@@ -197,47 +197,32 @@ TensorBoxPtr select_view(const TensorBoxPtr& t, int axis, int64_t i) {
   });
 }
 
-std::vector<TensorBoxPtr> lower_scan(LowerCtx& c) {
-  if (c.opset < 9) c.unsupported("Scan before opset 9 (batched, with sequence_lens)");
-  const Graph& body = subgraph(c, "body");
-  const int64_t m = c.node.attr_int("num_scan_inputs", -1);
-  if (m < 1 || static_cast<size_t>(m) > c.in.size())
-    c.error("num_scan_inputs ", m, " does not fit ", c.in.size(), " inputs");
-  const size_t n_state = c.in.size() - static_cast<size_t>(m);
-  if (body.inputs.size() != c.in.size())
-    c.error("body takes ", body.inputs.size(), " inputs, the node has ", c.in.size());
-  if (body.outputs.size() < n_state)
-    c.error("body has ", body.outputs.size(), " outputs, fewer than its ", n_state, " states");
+struct ScanSpec {
+  std::vector<int> in_axes;  // per scan input, normalized
+  std::vector<int64_t> in_dirs, out_axes, out_dirs;
+};
+
+// One Scan over `state` and `scan_in` (Scan-9 semantics); returns the final states, then
+// the scan outputs.
+std::vector<TensorBoxPtr> scan_once(const LowerCtx& c, const Graph& body,
+                                    std::vector<TensorBoxPtr> state,
+                                    const std::vector<TensorBoxPtr>& scan_in, const ScanSpec& sp) {
+  const size_t n_state = state.size(), m = scan_in.size();
   const size_t k_out = body.outputs.size() - n_state;
-  auto attr_list = [&](const char* key, size_t count, int64_t dflt) {
-    std::vector<int64_t> v = c.node.attr_ints(key, std::vector<int64_t>(count, dflt));
-    if (v.size() != count)
-      c.error("attribute '", key, "' has ", v.size(), " values, expected ", count);
-    return v;
-  };
-  std::vector<int64_t> in_axes = attr_list("scan_input_axes", m, 0);
-  std::vector<int64_t> in_dirs = attr_list("scan_input_directions", m, 0);
-  std::vector<int64_t> out_axes = attr_list("scan_output_axes", k_out, 0);
-  std::vector<int64_t> out_dirs = attr_list("scan_output_directions", k_out, 0);
-  std::vector<TensorBoxPtr> state(c.in.begin(), c.in.begin() + n_state), scan_in;
-  std::vector<int> axes;
   int64_t length = -1;
-  for (int64_t j = 0; j < m; ++j) {
-    const TensorBoxPtr& x = c.input(n_state + j);
-    axes.push_back(c.axis(in_axes[j], x->size.size()));
-    int64_t len = x->size[axes.back()];
+  for (size_t j = 0; j < m; ++j) {
+    int64_t len = scan_in[j]->size[sp.in_axes[j]];
     if (length >= 0 && len != length)
       c.error("scan inputs have different lengths: ", length, " and ", len);
     length = len;
-    scan_in.push_back(x);
   }
   std::vector<std::vector<TensorBoxPtr>> parts(k_out);
   for (int64_t t = 0; t < length; ++t) {
     count_unrolled(c, body, t);
     std::vector<TensorBoxPtr> args = state;
-    for (int64_t j = 0; j < m; ++j) {
-      int64_t at = in_dirs[j] ? length - 1 - t : t;
-      args.push_back(select_view(scan_in[j], axes[j], at));
+    for (size_t j = 0; j < m; ++j) {
+      int64_t at = sp.in_dirs[j] ? length - 1 - t : t;
+      args.push_back(select_view(scan_in[j], sp.in_axes[j], at));
     }
     std::vector<TensorBoxPtr> outs = c.gl.lower_subgraph(body, args, c.node);
     for (size_t k = 0; k < n_state; ++k) {
@@ -252,9 +237,76 @@ std::vector<TensorBoxPtr> lower_scan(LowerCtx& c) {
       result.push_back(empty_scan_output(c, body.outputs[n_state + k]));
       continue;
     }
-    int axis = c.axis(out_axes[k], parts[k][0]->size.size() + 1);
-    result.push_back(stack(c, parts[k], axis, out_dirs[k] != 0));
+    int axis = c.axis(sp.out_axes[k], parts[k][0]->size.size() + 1);
+    result.push_back(stack(c, parts[k], axis, sp.out_dirs[k] != 0));
   }
+  return result;
+}
+
+std::vector<TensorBoxPtr> lower_scan(LowerCtx& c) {
+  const Graph& body = subgraph(c, "body");
+  // Scan-8 has a leading sequence_lens input and a batch axis 0 on every input and output.
+  const bool batched = c.opset < 9;
+  const size_t first = batched ? 1 : 0;
+  const int64_t m = c.node.attr_int("num_scan_inputs", -1);
+  if (m < 1 || static_cast<size_t>(m) + first > c.in.size())
+    c.error("num_scan_inputs ", m, " does not fit ", c.in.size(), " inputs");
+  const size_t n_state = c.in.size() - first - static_cast<size_t>(m);
+  if (body.inputs.size() != n_state + static_cast<size_t>(m))
+    c.error("body takes ", body.inputs.size(), " inputs, the node has ", n_state + m);
+  if (body.outputs.size() < n_state)
+    c.error("body has ", body.outputs.size(), " outputs, fewer than its ", n_state, " states");
+  const size_t k_out = body.outputs.size() - n_state;
+  auto attr_list = [&](const char* key, size_t count, int64_t dflt) {
+    std::vector<int64_t> v = c.node.attr_ints(key, std::vector<int64_t>(count, dflt));
+    if (v.size() != count)
+      c.error("attribute '", key, "' has ", v.size(), " values, expected ", count);
+    return v;
+  };
+  ScanSpec sp;
+  sp.in_dirs = attr_list(batched ? "directions" : "scan_input_directions", m, 0);
+  sp.out_axes = attr_list("scan_output_axes", batched ? 0 : k_out, 0);
+  sp.out_dirs = attr_list("scan_output_directions", batched ? 0 : k_out, 0);
+  std::vector<int64_t> axes = attr_list("scan_input_axes", batched ? 0 : m, 0);
+  std::vector<TensorBoxPtr> state, scan_in;
+  for (size_t k = 0; k < n_state; ++k) state.push_back(c.input(first + k));
+  for (int64_t j = 0; j < m; ++j) {
+    scan_in.push_back(c.input(first + n_state + j));
+    if (!batched) sp.in_axes.push_back(c.axis(axes[j], scan_in.back()->size.size()));
+  }
+  if (!batched) return scan_once(c, body, state, scan_in, sp);
+
+  // Scan-8: one Scan-9 per batch entry (scan axis 1 becomes 0), results stacked on axis 0.
+  sp.in_axes.assign(m, 0);
+  sp.out_axes.assign(k_out, 0);
+  sp.out_dirs.assign(k_out, 0);
+  int64_t batch = -1;
+  for (const TensorBoxPtr& t : c.in) {
+    if (!t || t == c.in[0]) continue;
+    if (t->size.size() < 1) c.error("inputs need a batch axis");
+    if (batch >= 0 && t->size[0] != batch) c.error("inputs differ in batch size");
+    batch = t->size[0];
+  }
+  for (const TensorBoxPtr& t : scan_in) {
+    if (t->size.size() < 2) c.error("scan inputs need batch and sequence axes");
+  }
+  if (batch < 1) c.unsupported("an empty batch");
+  if (c.has(0)) {
+    std::vector<int64_t> lens = c.const_ints(0);
+    for (int64_t len : lens) {
+      if (len != scan_in[0]->size[1]) c.unsupported("sequence_lens shorter than the sequence axis");
+    }
+  }
+  std::vector<std::vector<TensorBoxPtr>> per_batch(n_state + k_out);
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<TensorBoxPtr> st, sc;
+    for (const TensorBoxPtr& t : state) st.push_back(select_view(t, 0, b));
+    for (const TensorBoxPtr& t : scan_in) sc.push_back(select_view(t, 0, b));
+    std::vector<TensorBoxPtr> outs = scan_once(c, body, st, sc, sp);
+    for (size_t k = 0; k < outs.size(); ++k) per_batch[k].push_back(outs[k]);
+  }
+  std::vector<TensorBoxPtr> result;
+  for (auto& parts : per_batch) result.push_back(stack(c, parts, 0, false));
   return result;
 }
 
