@@ -8,6 +8,13 @@
 namespace ferrite {
 namespace {
 
+// log(1 + exp(x)) computed as max(x, 0) + log(1 + exp(-|x|)): no overflow.
+V softplus(KernelBuilder& b, V x) {
+  V e = b.unary(Op::Exp, b.unary(Op::Neg, b.unary(Op::Abs, x)));
+  V l = b.unary(Op::Log, b.binary(Op::Add, e, b.constant(x.type, 1)));
+  return b.binary(Op::Add, b.binary(Op::Max, x, b.constant(x.type, 0)), l);
+}
+
 using Fn1 = std::function<V(KernelBuilder&, V)>;
 
 LowerFn unary_fn(Fn1 fn, bool float_only) {
@@ -224,15 +231,31 @@ void register_activations(LoweringTable& t) {
                           return b.binary(Op::Div, x, d);
                         },
                         true));
-  t.add("Softplus", unary_fn(
-                        [](KernelBuilder& b, V x) {
-                          // log(1 + exp(x)) computed as max(x, 0) + log(1 + exp(-|x|)): no
-                          // overflow.
-                          V e = b.unary(Op::Exp, b.unary(Op::Neg, b.unary(Op::Abs, x)));
-                          V l = b.unary(Op::Log, b.binary(Op::Add, e, b.constant(x.type, 1)));
-                          return b.binary(Op::Add, b.binary(Op::Max, x, b.constant(x.type, 0)), l);
-                        },
-                        true));
+  t.add("Softplus", unary_fn(softplus, true));
+  t.add("Mish",
+        unary_fn([](KernelBuilder& b,
+                    V x) { return b.binary(Op::Mul, x, b.unary(Op::Tanh, softplus(b, x))); },
+                 true));
+  t.add("Gelu", [](LowerCtx& c) {
+    std::string approx = c.node.attr_string("approximate", "none");
+    if (approx != "none" && approx != "tanh") c.error("unknown approximate '", approx, "'");
+    return unary_fn(
+        [approx](KernelBuilder& b, V x) {
+          V inner;
+          if (approx == "none") {
+            inner =
+                b.unary(Op::Erf, b.binary(Op::Mul, x, b.constant(x.type, 0.70710678118654752440)));
+          } else {  // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
+            V x3 = b.binary(Op::Mul, b.binary(Op::Mul, x, x), x);
+            V u = b.binary(Op::Add, x, b.binary(Op::Mul, x3, b.constant(x.type, 0.044715)));
+            inner =
+                b.unary(Op::Tanh, b.binary(Op::Mul, u, b.constant(x.type, 0.79788456080286535588)));
+          }
+          V half_x = b.binary(Op::Mul, x, b.constant(x.type, 0.5));
+          return b.binary(Op::Mul, half_x, b.binary(Op::Add, inner, b.constant(x.type, 1)));
+        },
+        true)(c);
+  });
   t.add("ThresholdedRelu", [](LowerCtx& c) {
     double a = c.node.attr_float("alpha", 1.0);
     return unary_fn(

@@ -220,6 +220,32 @@ TEST_P(Lowering, BadReshapeNamesTheNode) {
   }
 }
 
+// Activations without ONNX test data in libonnx-testdata 1.12 (Gelu is opset 20, Mish 18),
+// checked against their formulas in double precision.
+TEST_P(Lowering, GeluAndMishMatchTheirFormulas) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {64});
+  b.output(b.op("Gelu", {x}));
+  b.output(b.op("Gelu", {x}, {{"approximate", attr_s("tanh")}}));
+  b.output(b.op("Mish", {x}));
+  auto g = b.finish();
+  std::vector<float> xs = random_floats(64, 7);
+  xs[0] = 30.f;  // softplus must not overflow
+  xs[1] = -30.f;
+  Compiled r = run_graph(*g, tensors(Tensor(DType::F32, {64}, xs.data())), GetParam());
+  std::vector<float> erf_gelu, tanh_gelu, mish;
+  for (float f : xs) {
+    double v = f;
+    erf_gelu.push_back(static_cast<float>(0.5 * v * (1 + std::erf(v / std::sqrt(2.0)))));
+    double u = std::sqrt(2 / 3.14159265358979323846) * (v + 0.044715 * v * v * v);
+    tanh_gelu.push_back(static_cast<float>(0.5 * v * (1 + std::tanh(u))));
+    mish.push_back(static_cast<float>(v * std::tanh(std::log1p(std::exp(v)))));
+  }
+  expect_near(r.outputs[0], erf_gelu);
+  expect_near(r.outputs[1], tanh_gelu);
+  expect_near(r.outputs[2], mish);
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Lowering, ::testing::Values("reference", "portable"));
 
 }  // namespace
