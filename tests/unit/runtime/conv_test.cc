@@ -163,65 +163,84 @@ ExternCall make_call(const Geometry& g, const std::vector<Operand*>& ins, const 
   return call;
 }
 
-// Conv through an explicitly zero-padded input; ConvTranspose by scattering every product
-// into the full output, then cropping it. Dense operands; double accumulation.
-std::vector<double> naive(const Geometry& g, const std::vector<float>& x,
-                          const std::vector<float>& w, const std::vector<float>* b) {
+// The value of `v` at `idx` of a dense array of shape `dims`.
+template <class T>
+T& at(std::vector<T>& v, const Dims& dims, const Dims& idx) {
+  return v[static_cast<size_t>(flat(dims, idx))];
+}
+template <class T>
+const T& at(const std::vector<T>& v, const Dims& dims, const Dims& idx) {
+  return v[static_cast<size_t>(flat(dims, idx))];
+}
+
+// Conv through an explicitly zero-padded input.
+std::vector<double> naive_conv(const Geometry& g, const std::vector<float>& x,
+                               const std::vector<float>& w) {
   const size_t k = g.k();
   const int64_t cg = g.c / g.group, mg = g.m / g.group;
   const Dims xd = g.x_dims(), wd = g.w_dims(), yd = g.y_dims();
+  Dims padded{g.n, g.c};
+  for (size_t d = 0; d < k; ++d) padded.push_back(g.in[d] + g.pad_begin[d] + g.pad_end[d]);
+  std::vector<double> xp(static_cast<size_t>(product(padded)), 0.0);
+  for_each_index(xd, [&](const Dims& i) {
+    Dims p = i;
+    for (size_t d = 0; d < k; ++d) p[2 + d] += g.pad_begin[d];
+    at(xp, padded, p) = at(x, xd, i);
+  });
   std::vector<double> y(static_cast<size_t>(product(yd)), 0.0);
-  Dims big{g.n, g.transpose ? g.m : g.c};  // the padded input / the full output
-  for (size_t d = 0; d < k; ++d)
-    big.push_back(g.transpose ? g.stride[d] * (g.in[d] - 1) + g.span(d)
-                              : g.in[d] + g.pad_begin[d] + g.pad_end[d]);
-  std::vector<double> t(static_cast<size_t>(product(big)), 0.0);
-  const Dims kernel_dims = g.kernel;
-  if (!g.transpose) {
-    for_each_index(xd, [&](const Dims& i) {
-      Dims p = i;
-      for (size_t d = 0; d < k; ++d) p[2 + d] += g.pad_begin[d];
-      t[static_cast<size_t>(flat(big, p))] = x[static_cast<size_t>(flat(xd, i))];
-    });
-    for_each_index(yd, [&](const Dims& o) {
-      double acc = 0;
-      for (int64_t c = 0; c < cg; ++c)
-        for_each_index(kernel_dims, [&](const Dims& j) {
-          Dims p{o[0], (o[1] / mg) * cg + c}, wi{o[1], c};
-          for (size_t d = 0; d < k; ++d) {
-            p.push_back(o[2 + d] * g.stride[d] + j[d] * g.dilation[d]);
-            wi.push_back(j[d]);
-          }
-          acc += t[static_cast<size_t>(flat(big, p))] * w[static_cast<size_t>(flat(wd, wi))];
-        });
-      y[static_cast<size_t>(flat(yd, o))] = acc;
-    });
-  } else {
-    for_each_index(xd, [&](const Dims& i) {
-      for (int64_t mm = 0; mm < mg; ++mm)
-        for_each_index(kernel_dims, [&](const Dims& j) {
-          Dims p{i[0], (i[1] / cg) * mg + mm}, wi{i[1], mm};
-          for (size_t d = 0; d < k; ++d) {
-            p.push_back(i[2 + d] * g.stride[d] + j[d] * g.dilation[d]);
-            wi.push_back(j[d]);
-          }
-          t[static_cast<size_t>(flat(big, p))] +=
-              static_cast<double>(x[static_cast<size_t>(flat(xd, i))]) *
-              w[static_cast<size_t>(flat(wd, wi))];
-        });
-    });
-    for_each_index(yd, [&](const Dims& o) {
-      Dims p = o;
-      bool inside = true;
-      for (size_t d = 0; d < k; ++d) {
-        p[2 + d] += g.pad_begin[d];
-        inside = inside && p[2 + d] >= 0 && p[2 + d] < big[2 + d];
-      }
-      if (inside) y[static_cast<size_t>(flat(yd, o))] = t[static_cast<size_t>(flat(big, p))];
-    });
-  }
-  if (b)
-    for_each_index(yd, [&](const Dims& o) { y[static_cast<size_t>(flat(yd, o))] += (*b)[o[1]]; });
+  for_each_index(yd, [&](const Dims& o) {
+    for (int64_t c = 0; c < cg; ++c)
+      for_each_index(g.kernel, [&](const Dims& j) {
+        Dims p{o[0], (o[1] / mg) * cg + c}, wi{o[1], c};
+        for (size_t d = 0; d < k; ++d) {
+          p.push_back(o[2 + d] * g.stride[d] + j[d] * g.dilation[d]);
+          wi.push_back(j[d]);
+        }
+        at(y, yd, o) += at(xp, padded, p) * at(w, wd, wi);
+      });
+  });
+  return y;
+}
+
+// ConvTranspose by scattering every product into the full output, then cropping it.
+std::vector<double> naive_conv_transpose(const Geometry& g, const std::vector<float>& x,
+                                         const std::vector<float>& w) {
+  const size_t k = g.k();
+  const int64_t cg = g.c / g.group, mg = g.m / g.group;
+  const Dims xd = g.x_dims(), wd = g.w_dims(), yd = g.y_dims();
+  Dims full{g.n, g.m};
+  for (size_t d = 0; d < k; ++d) full.push_back(g.stride[d] * (g.in[d] - 1) + g.span(d));
+  std::vector<double> t(static_cast<size_t>(product(full)), 0.0);
+  for_each_index(xd, [&](const Dims& i) {
+    for (int64_t mm = 0; mm < mg; ++mm)
+      for_each_index(g.kernel, [&](const Dims& j) {
+        Dims p{i[0], (i[1] / cg) * mg + mm}, wi{i[1], mm};
+        for (size_t d = 0; d < k; ++d) {
+          p.push_back(i[2 + d] * g.stride[d] + j[d] * g.dilation[d]);
+          wi.push_back(j[d]);
+        }
+        at(t, full, p) += static_cast<double>(at(x, xd, i)) * at(w, wd, wi);
+      });
+  });
+  std::vector<double> y(static_cast<size_t>(product(yd)), 0.0);
+  for_each_index(yd, [&](const Dims& o) {
+    Dims p = o;
+    bool inside = true;
+    for (size_t d = 0; d < k; ++d) {
+      p[2 + d] += g.pad_begin[d];
+      inside = inside && p[2 + d] >= 0 && p[2 + d] < full[2 + d];
+    }
+    if (inside) at(y, yd, o) = at(t, full, p);
+  });
+  return y;
+}
+
+// Dense operands; double accumulation.
+std::vector<double> naive(const Geometry& g, const std::vector<float>& x,
+                          const std::vector<float>& w, const std::vector<float>* b) {
+  std::vector<double> y = g.transpose ? naive_conv_transpose(g, x, w) : naive_conv(g, x, w);
+  const Dims yd = g.y_dims();
+  if (b) for_each_index(yd, [&](const Dims& o) { at(y, yd, o) += (*b)[o[1]]; });
   return y;
 }
 
@@ -229,6 +248,30 @@ double max_abs(const std::vector<float>& v) {
   double m = 1;
   for (float x : v) m = std::max(m, static_cast<double>(std::fabs(x)));
   return m;
+}
+
+// Every operand strided: the reference reads the views directly, the portable backend
+// copies them into dense scratch and scatters the result back; both must give `want`.
+void check_strided(const Geometry& g, const Operand& x, const Operand& w, const Operand& b,
+                   const std::vector<float>& want) {
+  Operand xs = scattered(x), ws = scattered(w), ys = scattered(dense(g.y_dims(), want));
+  Operand bs = dense({g.m * 2}, std::vector<float>(static_cast<size_t>(g.m * 2), 5.0f));
+  for (int64_t i = 0; i < g.m; ++i) bs.data[static_cast<size_t>(2 * i)] = b.data[i];
+  bs.ref = TensorRef{0, {g.m}, {2}, 0};
+  std::vector<Operand*> ins{&xs, &ws};
+  if (g.bias) ins.push_back(&bs);
+  const ExternCall call = make_call(g, ins, ys);
+  std::vector<ExternBuffer> bufs;
+  for (Operand* o : ins) bufs.push_back(o->buffer());
+  ExternBuffer out = ys.buffer();
+  const double tol = 1e-4 * max_abs(want);
+  for (const char* backend : {"reference", "portable"}) {
+    std::fill(ys.data.begin(), ys.data.end(), NAN);
+    make_backend(backend)->prepare_extern(call)->run(bufs.data(), &out);
+    const std::vector<float> got = gather(ys);
+    for (size_t i = 0; i < got.size(); ++i)
+      ASSERT_NEAR(got[i], want[i], tol) << backend << " strided at " << i;
+  }
 }
 
 // The reference on dense operands against `naive` (with `with_naive`); the portable backend
@@ -270,24 +313,7 @@ void check_geometry(const Geometry& g, std::mt19937& rng, bool with_naive, bool 
       expect_matches(y.data, "portable prepared");
     }
   });
-  if (!strided) return;
-  // Every operand strided: the reference reads the views directly, the portable backend
-  // copies them into dense scratch and scatters the result back.
-  Operand xs = scattered(x), ws = scattered(w), ys = scattered(y_ref);
-  Operand bs = dense({g.m * 2}, std::vector<float>(static_cast<size_t>(g.m * 2), 5.0f));
-  for (int64_t i = 0; i < g.m; ++i) bs.data[static_cast<size_t>(2 * i)] = b.data[i];
-  bs.ref = TensorRef{0, {g.m}, {2}, 0};
-  std::vector<Operand*> sins{&xs, &ws};
-  if (g.bias) sins.push_back(&bs);
-  const ExternCall scall = make_call(g, sins, ys);
-  std::vector<ExternBuffer> sbufs;
-  for (Operand* o : sins) sbufs.push_back(o->buffer());
-  ExternBuffer sout = ys.buffer();
-  for (const char* backend : {"reference", "portable"}) {
-    std::fill(ys.data.begin(), ys.data.end(), NAN);
-    make_backend(backend)->prepare_extern(scall)->run(sbufs.data(), &sout);
-    expect_matches(gather(ys), backend);
-  }
+  if (strided) check_strided(g, x, w, b, y_ref.data);
 }
 
 Geometry random_geometry(std::mt19937& rng, bool transpose) {
