@@ -167,8 +167,9 @@ std::vector<TensorBoxPtr> lower_conv_transpose(LowerCtx& c) {
     const int64_t full = s * (in - 1) + out_pad[d] + (a.kernel[d] - 1) * a.dilations[d] + 1;
     int64_t pb = pads[d], pe = pads[k + d];
     if (has_shape || same) {
-      // Pads from the requested size, as the spec's formulas give them (Python division:
-      // a requested size past the full output pads negatively, i.e. extends the output).
+      // The requested size (output_shape, or in * stride for SAME) fixes the pads, over any
+      // explicit ones, by the spec's formulas with Python's division: a size past the full
+      // output gives a negative pad, which extends the output.
       const int64_t want = has_shape ? target[d] : in * s, total = full - want;
       pb = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
       pe = total - pb;
