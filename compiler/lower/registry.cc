@@ -12,6 +12,7 @@ const LoweringTable& lowering_table() {
     register_index_ops(t);
     register_softmax_ops(t);
     register_matmul_ops(t);
+    register_conv_ops(t);
     register_misc_ops(t);
     register_norm_ops(t);
     register_pool_ops(t);

@@ -1,6 +1,7 @@
 #include "runtime/kernels/portable/portable_backend.h"
 
 #include "runtime/kernels/portable/block_executor.h"
+#include "runtime/kernels/portable/conv_f32.h"
 #include "runtime/kernels/portable/gemm_f32.h"
 #include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/kernels/reference/reference_backend.h"
@@ -16,6 +17,11 @@ class PortableBackend : public KernelBackend {
     return std::make_unique<portable::BlockExecutor>(k);
   }
   ExternFn find_extern(const std::string& op) const override { return portable_extern(op); }
+  // Convolutions own scratch memory (im2col columns), allocated here once.
+  std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const override {
+    if (call.op == "Conv" || call.op == "ConvTranspose") return prepare_portable_conv(call);
+    return KernelBackend::prepare_extern(call);
+  }
 };
 
 }  // namespace
@@ -26,6 +32,8 @@ std::unique_ptr<KernelBackend> make_portable_backend() {
 
 ExternFn portable_extern(const std::string& op) {
   if (op == "MatMul") return portable_matmul;
+  if (op == "Conv") return portable_conv;
+  if (op == "ConvTranspose") return portable_conv_transpose;
   return reference_extern(op);
 }
 

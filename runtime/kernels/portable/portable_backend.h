@@ -1,8 +1,8 @@
 // The portable backend: Kernels run on the block interpreter (block_program.h), vectorized
 // with Highway, so the same code is fast on ARM (NEON/SVE), in the browser (WASM SIMD128)
 // and on any x86 (dynamic dispatch to SSE4/AVX2/AVX-512). No code is generated at run
-// time. Externs: a Highway GEMM for MatMul; ops without a portable version fall back to
-// their reference implementation.
+// time. Externs: a Highway GEMM for MatMul, GEMM-based and direct convolutions for Conv and
+// ConvTranspose; ops without a portable version fall back to their reference implementation.
 #pragma once
 
 #include <memory>

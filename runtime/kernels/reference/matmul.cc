@@ -3,32 +3,10 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "runtime/kernels/reference/extern_operands.h"
 
 namespace ferrite {
 namespace {
-
-std::string dims_text(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += str_cat(i ? "," : "", v[i]);
-  return s + "]";
-}
-
-// Every element the view can reach must lie inside the buffer.
-void check_bounds(const char* what, const TensorRef& r, const ExternBuffer& buf) {
-  int64_t lo = r.offset, hi = r.offset;
-  for (int64_t d : r.shape)
-    if (d == 0) return;  // reaches nothing
-  for (size_t d = 0; d < r.shape.size(); ++d) {
-    int64_t span = 0;
-    bool ovf = __builtin_mul_overflow(r.shape[d] - 1, r.strides[d], &span);
-    ovf = ovf || (span > 0 ? __builtin_add_overflow(hi, span, &hi)
-                           : __builtin_add_overflow(lo, span, &lo));
-    if (ovf) fail("MatMul: ", what, " element offsets overflow");
-  }
-  if (lo < 0 || hi >= buf.elements)
-    fail("MatMul: ", what, " reaches elements [", lo, ", ", hi, "] outside its buffer of ",
-         buf.elements, " elements");
-}
 
 MatMulLayout layout_of(const TensorRef& r) {
   MatMulLayout l;
@@ -38,16 +16,6 @@ MatMulLayout layout_of(const TensorRef& r) {
   l.row_stride = r.strides[rank - 2];
   l.col_stride = r.strides[rank - 1];
   return l;
-}
-
-void check_ref(const char* what, const TensorRef& r, const ExternBuffer& buf, size_t rank) {
-  if (buf.dtype != DType::F32) fail("MatMul: dtype ", dtype_name(buf.dtype), " unsupported");
-  if (r.shape.size() != rank || r.strides.size() != rank)
-    fail("MatMul: ", what, " has rank ", r.shape.size(), " (strides ", r.strides.size(),
-         "), expected ", rank);
-  for (int64_t d : r.shape)
-    if (d < 0) fail("MatMul: ", what, " has a negative dimension in ", dims_text(r.shape));
-  check_bounds(what, r, buf);
 }
 
 }  // namespace
@@ -79,9 +47,9 @@ MatMulArgs parse_matmul(const ExternCall& call, const ExternBuffer* inputs,
   const TensorRef &ra = call.inputs[0], &rb = call.inputs[1], &rc = call.outputs[0];
   const size_t rank = ra.shape.size();
   if (rank < 2) fail("MatMul: operands need rank >= 2, A has rank ", rank);
-  check_ref("A", ra, inputs[0], rank);
-  check_ref("B", rb, inputs[1], rank);
-  check_ref("C", rc, outputs[0], rank);
+  check_f32_view("MatMul", "A", ra, inputs[0], rank);
+  check_f32_view("MatMul", "B", rb, inputs[1], rank);
+  check_f32_view("MatMul", "C", rc, outputs[0], rank);
   MatMulArgs m;
   m.m = ra.shape[rank - 2];
   m.k = ra.shape[rank - 1];

@@ -1,6 +1,7 @@
 #include "runtime/kernels/reference/reference_backend.h"
 
 #include "compiler/plan/interpret.h"
+#include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/matmul.h"
 
 namespace ferrite {
@@ -33,6 +34,8 @@ std::unique_ptr<KernelBackend> make_reference_backend() {
 
 ExternFn reference_extern(const std::string& op) {
   if (op == "MatMul") return reference_matmul;
+  if (op == "Conv") return reference_conv;
+  if (op == "ConvTranspose") return reference_conv_transpose;
   return nullptr;
 }
 

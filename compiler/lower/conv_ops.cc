@@ -1,0 +1,193 @@
+// Conv and ConvTranspose become "Conv" / "ConvTranspose" extern calls (semantics in
+// runtime/kernels/reference/conv.h). All ONNX attribute logic lives here: auto_pad,
+// kernel_shape, ConvTranspose's output_padding and output_shape are resolved into explicit
+// per-dim strides, dilations and begin/end pads, and the output shape is computed and checked,
+// so a backend only convolves.
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+// The resolved attributes of one node, per spatial dim.
+struct ConvAttrs {
+  int64_t group = 1;
+  std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end, out;
+};
+
+// a // b rounded toward negative infinity (ONNX's formulas are Python's).
+int64_t floor_div(int64_t a, int64_t b) {
+  return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+
+// Attribute values past this are nonsense, and rejecting them keeps the shape arithmetic
+// below far from overflow.
+constexpr int64_t kMaxAttr = int64_t{1} << 30;
+
+std::vector<int64_t> per_dim(const LowerCtx& c, const char* name, size_t n, int64_t dflt,
+                             int64_t min) {
+  std::vector<int64_t> v = c.node.attr_ints(name, std::vector<int64_t>(n, dflt));
+  if (v.size() != n) c.error(name, " has ", v.size(), " entries, expected ", n);
+  for (int64_t x : v)
+    if (x < min || x >= kMaxAttr) c.error(name, " must be in [", min, ", 2^30), got ", x);
+  return v;
+}
+
+// Checks X, W and B and reads the attributes both ops share. W's channel dims are checked
+// by the caller (they differ between the two ops).
+ConvAttrs common_attrs(const LowerCtx& c, const char* op) {
+  const TensorBoxPtr &x = c.input(0), &w = c.input(1);
+  for (size_t i = 0; i < c.in.size(); ++i)
+    if (c.has(i) && c.in[i]->dtype != DType::F32)
+      c.unsupported(op, " on ", dtype_name(c.in[i]->dtype), " (float32 only)");
+  const size_t rank = x->size.size();
+  if (rank < 3) c.error("X must have rank >= 3 ([N, C, spatial...]), got rank ", rank);
+  if (rank > 5) c.unsupported(op, " with ", rank - 2, " spatial dims (at most 3)");
+  if (w->size.size() != rank) c.error("W has rank ", w->size.size(), ", X has rank ", rank);
+  const size_t k = rank - 2;
+  ConvAttrs a;
+  a.group = c.node.attr_int("group", 1);
+  if (a.group < 1 || a.group >= kMaxAttr) c.error("group must be in [1, 2^30), got ", a.group);
+  a.kernel.assign(w->size.begin() + 2, w->size.end());
+  for (int64_t d : a.kernel)
+    if (d < 1) c.error("W has an empty kernel");
+  if (c.node.has_attr("kernel_shape") && c.node.attr_ints("kernel_shape") != a.kernel)
+    c.error("kernel_shape does not match W's spatial dims");
+  a.strides = per_dim(c, "strides", k, 1, 1);
+  a.dilations = per_dim(c, "dilations", k, 1, 1);
+  return a;
+}
+
+void check_bias(const LowerCtx& c, int64_t channels) {
+  if (!c.has(2)) return;
+  const std::vector<int64_t>& b = c.input(2)->size;
+  if (b.size() != 1 || b[0] != channels)
+    c.error("B must have shape [", channels, "], got rank ", b.size(),
+            b.size() == 1 ? str_cat(" size ", b[0]) : std::string());
+}
+
+std::vector<TensorBoxPtr> emit(LowerCtx& c, const char* op, const ConvAttrs& a,
+                               int64_t out_channels) {
+  const TensorBoxPtr& x = c.input(0);
+  for (size_t d = 0; d < a.out.size(); ++d)
+    if (a.out[d] <= 0) c.error("output spatial dim ", d, " has size ", a.out[d]);
+  ExternNode e;
+  e.op = op;
+  e.origin = c.origin();
+  e.ints["group"] = a.group;
+  for (size_t d = 0; d < a.out.size(); ++d) {
+    const std::string s = std::to_string(d);
+    e.ints["stride" + s] = a.strides[d];
+    e.ints["dilation" + s] = a.dilations[d];
+    e.ints["pad_begin" + s] = a.pad_begin[d];
+    e.ints["pad_end" + s] = a.pad_end[d];
+  }
+  for (size_t i = 0; i < 3; ++i)
+    if (c.has(i)) e.inputs.push_back(c.gl.extern_operand(c.input(i)));
+  std::vector<int64_t> out_size{x->size[0], out_channels};
+  out_size.insert(out_size.end(), a.out.begin(), a.out.end());
+  Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
+  e.outputs.push_back(out);
+  c.gl.add_extern(std::move(e));
+  return {make_buffer_box(out)};
+}
+
+std::vector<TensorBoxPtr> lower_conv(LowerCtx& c) {
+  ConvAttrs a = common_attrs(c, "Conv");
+  const std::vector<int64_t>&x = c.input(0)->size, &w = c.input(1)->size;
+  const size_t k = x.size() - 2;
+  if (x[1] % a.group != 0 || w[0] % a.group != 0 || w[1] != x[1] / a.group)
+    c.error("X has ", x[1], " channels and W is [", w[0], ", ", w[1],
+            ", ...]: needs C = W.shape[1] * group and W.shape[0] divisible by group (group ",
+            a.group, ")");
+  check_bias(c, w[0]);
+  std::vector<int64_t> pads = per_dim(c, "pads", 2 * k, 0, 0);
+  const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
+  for (size_t d = 0; d < k; ++d) {
+    const int64_t in = x[2 + d], s = a.strides[d];
+    const int64_t span = (a.kernel[d] - 1) * a.dilations[d] + 1;
+    int64_t pb = pads[d], pe = pads[k + d], out;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      out = (in + s - 1) / s;
+      const int64_t total = std::max<int64_t>(0, (out - 1) * s + span - in);
+      pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;  // the odd one at the end
+      pe = total - pb;
+    } else if (auto_pad == "VALID") {
+      pb = pe = 0;
+      out = in >= span ? (in - span) / s + 1 : 0;
+    } else {
+      if (auto_pad != "NOTSET") c.error("unknown auto_pad '", auto_pad, "'");
+      const int64_t room = in + pb + pe - span;
+      out = room >= 0 ? room / s + 1 : 0;
+    }
+    a.pad_begin.push_back(pb);
+    a.pad_end.push_back(pe);
+    a.out.push_back(out);
+  }
+  return emit(c, "Conv", a, w[0]);
+}
+
+// ConvTranspose's output_shape attribute: the spatial dims (some exporters give all dims).
+std::vector<int64_t> output_shape_attr(const LowerCtx& c, const std::vector<int64_t>& x,
+                                       int64_t out_channels) {
+  std::vector<int64_t> s = c.node.attr_ints("output_shape");
+  const size_t k = x.size() - 2;
+  if (s.size() == k + 2) {
+    if (s[0] != x[0] || s[1] != out_channels)
+      c.error("output_shape's batch and channel dims do not match the output");
+    s.erase(s.begin(), s.begin() + 2);
+  }
+  if (s.size() != k) c.error("output_shape has ", s.size(), " entries, expected ", k);
+  return s;
+}
+
+std::vector<TensorBoxPtr> lower_conv_transpose(LowerCtx& c) {
+  ConvAttrs a = common_attrs(c, "ConvTranspose");
+  const std::vector<int64_t>&x = c.input(0)->size, &w = c.input(1)->size;
+  const size_t k = x.size() - 2;
+  if (x[1] % a.group != 0 || w[0] != x[1])
+    c.error("X has ", x[1], " channels and W is [", w[0], ", ", w[1],
+            ", ...]: needs W.shape[0] = C, divisible by group (group ", a.group, ")");
+  const int64_t out_channels = w[1] * a.group;
+  check_bias(c, out_channels);
+  const std::vector<int64_t> out_pad = per_dim(c, "output_padding", k, 0, 0);
+  std::vector<int64_t> pads = per_dim(c, "pads", 2 * k, 0, 0);
+  const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
+  if (auto_pad != "NOTSET" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER" &&
+      auto_pad != "VALID")
+    c.error("unknown auto_pad '", auto_pad, "'");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  const bool has_shape = c.node.has_attr("output_shape");
+  std::vector<int64_t> target;
+  if (has_shape) target = output_shape_attr(c, x, out_channels);
+  for (int64_t t : target)
+    if (t < 1 || t >= kMaxAttr) c.error("output_shape entry ", t, " is out of range");
+  for (size_t d = 0; d < k; ++d) {
+    const int64_t in = x[2 + d], s = a.strides[d];
+    // The full output: every position some input element reaches, plus output_padding.
+    const int64_t full = s * (in - 1) + out_pad[d] + (a.kernel[d] - 1) * a.dilations[d] + 1;
+    int64_t pb = pads[d], pe = pads[k + d];
+    if (has_shape || same) {
+      // The requested size (output_shape, or in * stride for SAME) fixes the pads, over any
+      // explicit ones, by the spec's formulas with Python's division: a size past the full
+      // output gives a negative pad, which extends the output.
+      const int64_t want = has_shape ? target[d] : in * s, total = full - want;
+      pb = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
+      pe = total - pb;
+    } else if (auto_pad == "VALID") {
+      pb = pe = 0;
+    }
+    a.pad_begin.push_back(pb);
+    a.pad_end.push_back(pe - out_pad[d]);  // the extern's pads crop the output without it
+    a.out.push_back(full - pb - pe);
+  }
+  return emit(c, "ConvTranspose", a, out_channels);
+}
+
+}  // namespace
+
+void register_conv_ops(LoweringTable& t) {
+  t.add("Conv", lower_conv);
+  t.add("ConvTranspose", lower_conv_transpose);
+}
+
+}  // namespace ferrite

@@ -1,0 +1,223 @@
+#include "runtime/kernels/reference/conv.h"
+
+#include <algorithm>
+#include <string>
+
+#include "compiler/plan/error.h"
+#include "runtime/kernels/reference/extern_operands.h"
+
+namespace ferrite {
+namespace {
+
+// Bound on every size, stride, dilation and |pad|: products of two stay below 2^60, so the
+// index arithmetic of every backend is free of overflow without further checks.
+constexpr int64_t kMaxExtent = int64_t{1} << 30;
+// Bound on the product of an operand's dims (zeros counted as ones, since a stride-0 view
+// of an empty tensor passes the bounds check with any other dims): every element count a
+// backend forms from one operand's dims fits comfortably in int64.
+constexpr int64_t kMaxElements = int64_t{1} << 40;
+
+int64_t int_attr(const ConvArgs& a, const ExternCall& call, const std::string& key, int64_t dflt,
+                 int64_t lo) {
+  auto it = call.ints.find(key);
+  const int64_t v = it == call.ints.end() ? dflt : it->second;
+  if (v < lo || v >= kMaxExtent || v <= -kMaxExtent)
+    fail(a.op(), ": ", key, " = ", v, " is out of range [", lo, ", ", kMaxExtent, ")");
+  return v;
+}
+
+void check_shape(const ConvArgs& a, const char* what, const TensorRef& r, size_t rank) {
+  if (r.shape.size() != rank || r.strides.size() != rank)
+    fail(a.op(), ": ", what, " has rank ", r.shape.size(), " (strides ", r.strides.size(),
+         "), expected ", rank);
+  int64_t elements = 1;
+  for (int64_t d : r.shape) {
+    if (d < 0 || d >= kMaxExtent)
+      fail(a.op(), ": ", what, " has a dimension out of range in ", dims_text(r.shape));
+    elements *= std::max<int64_t>(d, 1);  // < 2^30 * kMaxElements: no overflow
+    if (elements > kMaxElements) fail(a.op(), ": ", what, dims_text(r.shape), " is too large");
+  }
+}
+
+// The 5-D strides of a [n, c, spatial...] view; the padded leading spatial dims have size 1.
+std::array<int64_t, 5> strides5(const TensorRef& r) {
+  std::array<int64_t, 5> s{};
+  const size_t k = r.strides.size() - 2;
+  s[0] = r.strides[0];
+  s[1] = r.strides[1];
+  for (size_t d = 0; d < k; ++d) s[2 + (3 - k) + d] = r.strides[2 + d];
+  return s;
+}
+
+void parse_channels(ConvArgs& a, const TensorRef& x, const TensorRef& w, const TensorRef& y) {
+  a.n = x.shape[0];
+  a.c_in = x.shape[1];
+  // W is [M, C/group, ...] for Conv and [C, M/group, ...] for ConvTranspose.
+  a.c_out = a.transpose ? w.shape[1] * a.group : w.shape[0];
+  const int64_t w_in = a.transpose ? w.shape[0] : w.shape[1] * a.group;
+  if (a.c_in % a.group != 0 || a.c_out % a.group != 0 || w_in != a.c_in)
+    fail(a.op(), ": X", dims_text(x.shape), " and W", dims_text(w.shape),
+         " do not agree on the channels for group ", a.group);
+  if (y.shape[0] != a.n || y.shape[1] != a.c_out)
+    fail(a.op(), ": Y", dims_text(y.shape), " needs batch ", a.n, " and ", a.c_out, " channels");
+}
+
+void parse_spatial(ConvArgs& a, const ExternCall& call, const TensorRef& x, const TensorRef& w,
+                   const TensorRef& y) {
+  const size_t k = x.shape.size() - 2;
+  a.in = a.out = a.kernel = a.stride = a.dilation = {1, 1, 1};
+  a.pad_begin = a.pad_end = {0, 0, 0};
+  for (size_t d = 0; d < k; ++d) {
+    const size_t D = 3 - k + d;
+    const std::string s = std::to_string(d);
+    const int64_t pad_lo = a.transpose ? -kMaxExtent + 1 : 0;
+    a.in[D] = x.shape[2 + d];
+    a.kernel[D] = w.shape[2 + d];
+    a.out[D] = y.shape[2 + d];
+    a.stride[D] = int_attr(a, call, "stride" + s, 1, 1);
+    a.dilation[D] = int_attr(a, call, "dilation" + s, 1, 1);
+    a.pad_begin[D] = int_attr(a, call, "pad_begin" + s, 0, pad_lo);
+    a.pad_end[D] = int_attr(a, call, "pad_end" + s, 0, pad_lo);
+    if (a.kernel[D] < 1) fail(a.op(), ": W", dims_text(w.shape), " has an empty kernel");
+    const int64_t span = (a.kernel[D] - 1) * a.dilation[D] + 1;
+    int64_t want;
+    if (a.transpose) {
+      want = a.stride[D] * (a.in[D] - 1) + span - a.pad_begin[D] - a.pad_end[D];
+    } else {
+      const int64_t room = a.in[D] + a.pad_begin[D] + a.pad_end[D] - span;
+      want = room >= 0 ? room / a.stride[D] + 1 : 0;
+    }
+    if (want < 0 || a.out[D] != want)
+      fail(a.op(), ": Y", dims_text(y.shape), " has ", a.out[D], " elements in spatial dim ", d,
+           ", the attributes give ", want);
+  }
+}
+
+}  // namespace
+
+ConvArgs parse_conv_shapes(const ExternCall& call, bool transpose) {
+  ConvArgs a;
+  a.transpose = transpose;
+  if ((call.inputs.size() != 2 && call.inputs.size() != 3) || call.outputs.size() != 1)
+    fail(a.op(), ": expected 2 or 3 inputs and 1 output, got ", call.inputs.size(), " and ",
+         call.outputs.size());
+  const TensorRef &x = call.inputs[0], &w = call.inputs[1], &y = call.outputs[0];
+  const size_t rank = x.shape.size();
+  if (rank < 3 || rank > 5)
+    fail(a.op(), ": X has rank ", rank, ", expected 3 to 5 (1 to 3 spatial dims)");
+  check_shape(a, "X", x, rank);
+  check_shape(a, "W", w, rank);
+  check_shape(a, "Y", y, rank);
+  a.has_bias = call.inputs.size() == 3;
+  a.group = int_attr(a, call, "group", 1, 1);
+  parse_channels(a, x, w, y);
+  if (a.has_bias) {
+    const TensorRef& b = call.inputs[2];
+    check_shape(a, "B", b, 1);
+    if (b.shape[0] != a.c_out)
+      fail(a.op(), ": B", dims_text(b.shape), " needs ", a.c_out, " elements");
+    a.b_offset = b.offset;
+    a.b_stride = b.strides[0];
+  }
+  parse_spatial(a, call, x, w, y);
+  a.xs = strides5(x);
+  a.ws = strides5(w);
+  a.ys = strides5(y);
+  a.x_offset = x.offset;
+  a.w_offset = w.offset;
+  a.y_offset = y.offset;
+  return a;
+}
+
+ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs, const ExternBuffer* outputs,
+                    bool transpose) {
+  ConvArgs a = parse_conv_shapes(call, transpose);
+  const size_t rank = call.inputs[0].shape.size();
+  check_f32_view(a.op(), "X", call.inputs[0], inputs[0], rank);
+  check_f32_view(a.op(), "W", call.inputs[1], inputs[1], rank);
+  check_f32_view(a.op(), "Y", call.outputs[0], outputs[0], rank);
+  if (a.has_bias) check_f32_view(a.op(), "B", call.inputs[2], inputs[2], 1);
+  a.x = static_cast<const float*>(inputs[0].data);
+  a.w = static_cast<const float*>(inputs[1].data);
+  a.b = a.has_bias ? static_cast<const float*>(inputs[2].data) : nullptr;
+  a.y = static_cast<float*>(outputs[0].data);
+  return a;
+}
+
+void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
+                    const ExternBuffer* outputs) {
+  const ConvArgs a = parse_conv(call, inputs, outputs, false);
+  const int64_t cg = a.c_in_group(), mg = a.c_out_group();
+  const auto& s = a.stride;
+  const auto& dl = a.dilation;
+  const auto& p = a.pad_begin;
+  for (int64_t n = 0; n < a.n; ++n)
+    for (int64_t m = 0; m < a.c_out; ++m)
+      for (int64_t o0 = 0; o0 < a.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < a.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < a.out[2]; ++o2) {
+            double acc = a.has_bias ? a.b[a.b_offset + m * a.b_stride] : 0.0;
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0)
+                for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1)
+                  for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2) {
+                    const int64_t i0 = o0 * s[0] + j0 * dl[0] - p[0];
+                    const int64_t i1 = o1 * s[1] + j1 * dl[1] - p[1];
+                    const int64_t i2 = o2 * s[2] + j2 * dl[2] - p[2];
+                    if (i0 < 0 || i0 >= a.in[0] || i1 < 0 || i1 >= a.in[1] || i2 < 0 ||
+                        i2 >= a.in[2])
+                      continue;  // padding
+                    const int64_t xc = (m / mg) * cg + c;
+                    const float xv = a.x[a.x_offset + n * a.xs[0] + xc * a.xs[1] + i0 * a.xs[2] +
+                                         i1 * a.xs[3] + i2 * a.xs[4]];
+                    const float wv = a.w[a.w_offset + m * a.ws[0] + c * a.ws[1] + j0 * a.ws[2] +
+                                         j1 * a.ws[3] + j2 * a.ws[4]];
+                    acc += static_cast<double>(xv) * wv;
+                  }
+            a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] + o1 * a.ys[3] +
+                o2 * a.ys[4]] = static_cast<float>(acc);
+          }
+}
+
+namespace {
+
+// The input index i with i*stride + j*dilation == o + pad_begin, or -1 when there is none.
+int64_t transpose_source(const ConvArgs& a, int d, int64_t o, int64_t j) {
+  const int64_t t = o + a.pad_begin[d] - j * a.dilation[d];
+  if (t < 0 || t % a.stride[d] != 0 || t / a.stride[d] >= a.in[d]) return -1;
+  return t / a.stride[d];
+}
+
+}  // namespace
+
+void reference_conv_transpose(const ExternCall& call, const ExternBuffer* inputs,
+                              const ExternBuffer* outputs) {
+  const ConvArgs a = parse_conv(call, inputs, outputs, true);
+  const int64_t cg = a.c_in_group(), mg = a.c_out_group();
+  for (int64_t n = 0; n < a.n; ++n)
+    for (int64_t m = 0; m < a.c_out; ++m)
+      for (int64_t o0 = 0; o0 < a.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < a.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < a.out[2]; ++o2) {
+            double acc = a.has_bias ? a.b[a.b_offset + m * a.b_stride] : 0.0;
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0)
+                for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1)
+                  for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2) {
+                    const int64_t i0 = transpose_source(a, 0, o0, j0);
+                    const int64_t i1 = transpose_source(a, 1, o1, j1);
+                    const int64_t i2 = transpose_source(a, 2, o2, j2);
+                    if (i0 < 0 || i1 < 0 || i2 < 0) continue;
+                    const int64_t xc = (m / mg) * cg + c;
+                    const float xv = a.x[a.x_offset + n * a.xs[0] + xc * a.xs[1] + i0 * a.xs[2] +
+                                         i1 * a.xs[3] + i2 * a.xs[4]];
+                    const float wv = a.w[a.w_offset + xc * a.ws[0] + (m % mg) * a.ws[1] +
+                                         j0 * a.ws[2] + j1 * a.ws[3] + j2 * a.ws[4]];
+                    acc += static_cast<double>(xv) * wv;
+                  }
+            a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] + o1 * a.ys[3] +
+                o2 * a.ys[4]] = static_cast<float>(acc);
+          }
+}
+
+}  // namespace ferrite

@@ -1,0 +1,40 @@
+#include "runtime/kernels/reference/extern_operands.h"
+
+#include "compiler/plan/error.h"
+
+namespace ferrite {
+
+std::string dims_text(const std::vector<int64_t>& dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) s += str_cat(i ? "," : "", dims[i]);
+  return s + "]";
+}
+
+void check_bounds(const char* op, const char* what, const TensorRef& r, const ExternBuffer& buf) {
+  int64_t lo = r.offset, hi = r.offset;
+  for (int64_t d : r.shape)
+    if (d == 0) return;  // reaches nothing
+  for (size_t d = 0; d < r.shape.size(); ++d) {
+    int64_t span = 0;
+    bool ovf = __builtin_mul_overflow(r.shape[d] - 1, r.strides[d], &span);
+    ovf = ovf || (span > 0 ? __builtin_add_overflow(hi, span, &hi)
+                           : __builtin_add_overflow(lo, span, &lo));
+    if (ovf) fail(op, ": ", what, " element offsets overflow");
+  }
+  if (lo < 0 || hi >= buf.elements)
+    fail(op, ": ", what, " reaches elements [", lo, ", ", hi, "] outside its buffer of ",
+         buf.elements, " elements");
+}
+
+void check_f32_view(const char* op, const char* what, const TensorRef& r, const ExternBuffer& buf,
+                    size_t rank) {
+  if (buf.dtype != DType::F32) fail(op, ": dtype ", dtype_name(buf.dtype), " unsupported");
+  if (r.shape.size() != rank || r.strides.size() != rank)
+    fail(op, ": ", what, " has rank ", r.shape.size(), " (strides ", r.strides.size(),
+         "), expected ", rank);
+  for (int64_t d : r.shape)
+    if (d < 0) fail(op, ": ", what, " has a negative dimension in ", dims_text(r.shape));
+  check_bounds(op, what, r, buf);
+}
+
+}  // namespace ferrite

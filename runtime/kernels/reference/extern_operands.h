@@ -1,0 +1,24 @@
+// Operand checks shared by the extern ops' parsers (MatMul, Conv, ...), so every op reports a
+// bad TensorRef the same way. Each throws ferrite::Error whose message starts with `op`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace ferrite {
+
+// "[2,3,4]"
+std::string dims_text(const std::vector<int64_t>& dims);
+
+// Every element the view can reach lies inside the buffer (and the offsets do not overflow).
+void check_bounds(const char* op, const char* what, const TensorRef& r, const ExternBuffer& buf);
+
+// A float32 view of rank `rank` (shape and strides), no negative dimension, inside its buffer.
+void check_f32_view(const char* op, const char* what, const TensorRef& r, const ExternBuffer& buf,
+                    size_t rank);
+
+}  // namespace ferrite
