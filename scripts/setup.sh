@@ -11,6 +11,8 @@ packages=(
   libonnx-testdata                                 # ONNX node conformance cases
   clang-format                                     # format check in scripts/test.sh
   python3 python3-numpy python3-onnx               # example model and test fixtures
+  python3-torch python3-torchvision                # end-to-end test models (tests/models)
+  libopenblas0-openmp                              # a fast BLAS for torch (Debian defaults to the reference one)
 )
 # node may come from elsewhere (e.g. node 20); only install Debian's when there is none.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# README command #2 (and CI): installs what is missing, checks formatting, builds native,
-# wasm and asan, and runs their tests:
-#   native  every ctest entry (unit tests, conformance on both backends, CLI errors)
+# README command #2 (and CI): installs what is missing, checks formatting, exports the
+# end-to-end test models with PyTorch (build/models), builds native, wasm and asan, and runs
+# their tests:
+#   native  every ctest entry (unit tests, conformance and models on both backends, CLI errors)
 #   wasm    every ctest entry, under node
 #   asan    every ctest entry too (the conformance runs take seconds even under ASan)
 # Every step runs even if an earlier one failed; the last line says what failed, and the
@@ -54,6 +55,17 @@ run_ctest() {  # run_ctest KIND [ctest args...]: ctest in build/KIND, summary ke
   return "$status"
 }
 
+export_models() {  # tests/models into build/models, again only when its scripts changed
+  local out=build/models hash
+  hash=$(cat tests/models/*.py | sha256sum | cut -d' ' -f1)
+  if [ "$(cat "$out/.export-hash" 2>/dev/null)" = "$hash" ]; then
+    echo "$out is up to date"
+    return 0
+  fi
+  rm -rf "$out"  # no stale or half-written cases; the hash is written only on success
+  /usr/bin/python3 tests/models/export_models.py --out "$out" && echo "$hash" >"$out/.export-hash"
+}
+
 build_and_test() {  # build_and_test KIND [ctest args...]
   local kind=$1
   shift
@@ -68,6 +80,7 @@ build_and_test() {  # build_and_test KIND [ctest args...]
 
 step "setup" bash scripts/setup.sh
 step "clang-format" check_format
+step "export models" export_models
 build_and_test native
 build_and_test wasm
 build_and_test asan

@@ -40,6 +40,8 @@ CliArgs parse_cli_args(const std::string& command, const std::vector<std::string
 
 // Parses a non-negative integer option value; UsageError naming the option otherwise.
 int64_t parse_count(const std::string& option, const std::string& value);
+// Parses a finite non-negative number ("1e-4", "0.5"); UsageError naming the option otherwise.
+double parse_number(const std::string& option, const std::string& value);
 
 // `backend` if this build has it ("" gives the default); UsageError listing them otherwise.
 std::string checked_backend(const std::string& backend);

@@ -1,5 +1,7 @@
 // cli_main: the usage text, command dispatch, option parsing, and the one place where
 // exceptions become `error: ...` lines and exit codes.
+#include <cmath>
+#include <cstdlib>
 #include <iostream>
 
 #include "bindings/cli/cli.h"
@@ -23,8 +25,11 @@ commands:
                              (the environment variable FERRITE_DUMP does the same)
   conformance DIR [options]  run each ONNX backend test case in DIR (a directory with
                              model.onnx and test_data_set_*/) and compare its outputs
-                             (|a-e| <= 1e-7 + 1e-3*|e|; integers and bools exact)
+                             (floats |a-e| <= atol + rtol*|e|; integers and bools exact)
     --backend B              reference | portable (default: portable)
+    --rtol R, --atol A       the tolerances of that rule (default: 1e-3 and 1e-7)
+    --max-rel-err E          compare floats per output tensor instead, for whole models:
+                             max|a-e| <= E * max|e| (NaN and infinities must match)
     --filter SUBSTR          only the cases whose name contains SUBSTR
     --expect FILE            cases expected to pass (one per line, '#' comments): prints
                              REGRESSION and NEW PASS lines, fails if any regressed
@@ -124,6 +129,15 @@ int64_t parse_count(const std::string& option, const std::string& value) {
   }
   if (!ok)
     throw UsageError("option '--" + option + "' needs a non-negative integer, got '" + value + "'");
+  return v;
+}
+
+double parse_number(const std::string& option, const std::string& value) {
+  char* end = nullptr;
+  const double v = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end != '\0' || !std::isfinite(v) || v < 0) {
+    throw UsageError("option '--" + option + "' needs a non-negative number, got '" + value + "'");
+  }
   return v;
 }
 

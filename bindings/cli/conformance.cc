@@ -19,14 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr double kRtol = 1e-3;
-constexpr double kAtol = 1e-7;
-
-const std::vector<OptionSpec> kConformanceOptions = {{"backend", true},
-                                                     {"expect", true},
-                                                     {"write-expect", true},
-                                                     {"filter", true},
-                                                     {"verbose", false}};
+const std::vector<OptionSpec> kConformanceOptions = {
+    {"backend", true}, {"expect", true}, {"write-expect", true}, {"filter", true},
+    {"rtol", true},    {"atol", true},   {"max-rel-err", true},  {"verbose", false}};
 
 std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
@@ -75,7 +70,7 @@ void as_declared_dtype(std::vector<Tensor>* tensors, const std::vector<IoInfo>& 
   }
 }
 
-void run_data_set(Engine& engine, const fs::path& set_dir) {
+void run_data_set(Engine& engine, const fs::path& set_dir, const Tolerance& tolerance) {
   const std::string set = set_dir.filename().string();
   std::vector<Tensor> inputs = load_numbered(set_dir, "input_");
   std::vector<Tensor> expected = load_numbered(set_dir, "output_");
@@ -92,7 +87,10 @@ void run_data_set(Engine& engine, const fs::path& set_dir) {
     fail(set, ": ", outputs.size(), " outputs, expected ", expected.size());
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const std::string diff = compare_tensors(outputs[i], expected[i], kRtol, kAtol);
+    const std::string diff =
+        tolerance.max_rel_err
+            ? compare_tensors_normwise(outputs[i], expected[i], *tolerance.max_rel_err)
+            : compare_tensors(outputs[i], expected[i], tolerance.rtol, tolerance.atol);
     if (!diff.empty()) {
       const std::string name = i < engine.outputs().size() ? engine.outputs()[i].name : "?";
       fail(set, ": output ", i, " '", name, "': ", diff);
@@ -154,14 +152,27 @@ void write_expect_file(const std::string& path, const std::map<std::string, Case
   if (!out) fail("cannot write '", path, "'");
 }
 
+Tolerance parse_tolerance(const CliArgs& args) {
+  Tolerance t;
+  if (args.has("rtol")) t.rtol = parse_number("rtol", args.get("rtol"));
+  if (args.has("atol")) t.atol = parse_number("atol", args.get("atol"));
+  if (args.has("max-rel-err")) {
+    if (args.has("rtol") || args.has("atol"))
+      throw UsageError("--max-rel-err replaces --rtol and --atol: give one or the other");
+    t.max_rel_err = parse_number("max-rel-err", args.get("max-rel-err"));
+  }
+  return t;
+}
+
 }  // namespace
 
-CaseResult run_conformance_case(const std::string& case_dir, const EngineOptions& options) {
+CaseResult run_conformance_case(const std::string& case_dir, const EngineOptions& options,
+                                const Tolerance& tolerance) {
   CaseResult result;
   try {
     std::unique_ptr<Engine> engine =
         Engine::from_file((fs::path(case_dir) / "model.onnx").string(), options);
-    for (const fs::path& set : data_sets(case_dir)) run_data_set(*engine, set);
+    for (const fs::path& set : data_sets(case_dir)) run_data_set(*engine, set, tolerance);
     result.status = CaseStatus::Pass;
   } catch (const UnsupportedError& e) {
     result.status = CaseStatus::Skip;
@@ -205,6 +216,7 @@ int conformance_command(const std::vector<std::string>& arg_list) {
   if (args.positional.size() != 1) throw UsageError("conformance needs exactly one DIR argument");
   EngineOptions options;
   options.session.backend = checked_backend(args.get("backend"));
+  const Tolerance tolerance = parse_tolerance(args);
   const std::string filter = args.get("filter");
   const bool has_expect = args.has("expect");
   const std::set<std::string> expected =
@@ -214,7 +226,7 @@ int conformance_command(const std::vector<std::string>& arg_list) {
   int counts[3] = {0, 0, 0};
   for (const std::string& name : list_conformance_cases(dir)) {
     if (name.find(filter) == std::string::npos) continue;
-    const CaseResult r = run_conformance_case((fs::path(dir) / name).string(), options);
+    const CaseResult r = run_conformance_case((fs::path(dir) / name).string(), options, tolerance);
     ++counts[static_cast<int>(r.status)];
     results.emplace(name, r);
   }

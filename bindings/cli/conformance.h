@@ -1,8 +1,9 @@
 // The ONNX backend test runner behind `ferrite conformance`. A case is a directory holding
 // model.onnx and test_data_set_*/{input,output}_N.pb; it passes when every data set's
-// outputs match (tensor_values.h: compare_tensors, rtol 1e-3, atol 1e-7).
+// outputs match (tensor_values.h: compare_tensors, by default rtol 1e-3, atol 1e-7).
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -18,9 +19,18 @@ struct CaseResult {
   std::string reason;  // first line of the error or mismatch; empty on Pass
 };
 
+// How outputs are compared: per element within rtol/atol (the ONNX backend tests' rule),
+// or, when max_rel_err is set, per tensor (compare_tensors_normwise; for whole models).
+struct Tolerance {
+  double rtol = 1e-3;
+  double atol = 1e-7;
+  std::optional<double> max_rel_err;
+};
+
 // Runs one case; never throws. UnsupportedError and tensors of dtypes Ferrite cannot hold
 // (string) make it Skip; any other error or mismatch makes it Fail.
-CaseResult run_conformance_case(const std::string& case_dir, const EngineOptions& options);
+CaseResult run_conformance_case(const std::string& case_dir, const EngineOptions& options,
+                                const Tolerance& tolerance = Tolerance());
 
 // The case directories under `dir` (names, sorted) that contain a model.onnx and at least
 // one test_data_set_* directory.

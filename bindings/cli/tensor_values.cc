@@ -2,6 +2,7 @@
 // no access depends on the buffer's alignment.
 #include "bindings/cli/tensor_values.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -97,6 +98,19 @@ bool element_equal(const Tensor& a, const Tensor& e, int64_t i) {
   return std::memcmp(a.data() + i * n, e.data() + i * n, n) == 0;
 }
 
+// Empty when dtype and shape agree, else what differs.
+std::string type_mismatch(const Tensor& actual, const Tensor& expected) {
+  if (actual.dtype() != expected.dtype()) {
+    return str_cat("dtype ", dtype_name(actual.dtype()), ", expected ",
+                   dtype_name(expected.dtype()));
+  }
+  if (actual.shape() != expected.shape()) {
+    return str_cat("shape ", format_type(actual.dtype(), actual.shape()), ", expected ",
+                   format_type(expected.dtype(), expected.shape()));
+  }
+  return "";
+}
+
 }  // namespace
 
 double element_as_double(const Tensor& t, int64_t i) {
@@ -158,14 +172,8 @@ Tensor generated_input(DType dtype, const std::vector<int64_t>& shape, uint64_t 
 
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol,
                             double atol) {
-  if (actual.dtype() != expected.dtype()) {
-    return str_cat("dtype ", dtype_name(actual.dtype()), ", expected ",
-                   dtype_name(expected.dtype()));
-  }
-  if (actual.shape() != expected.shape()) {
-    return str_cat("shape ", format_type(actual.dtype(), actual.shape()), ", expected ",
-                   format_type(expected.dtype(), expected.shape()));
-  }
+  const std::string type_diff = type_mismatch(actual, expected);
+  if (!type_diff.empty()) return type_diff;
   const bool is_float = dtype_is_float(actual.dtype());
   if (!is_float && dtype_size(actual.dtype()) == 0) {
     return str_cat("cannot compare ", dtype_name(actual.dtype()), " tensors");
@@ -181,6 +189,34 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
     }
   }
   return "";
+}
+
+std::string compare_tensors_normwise(const Tensor& actual, const Tensor& expected,
+                                     double max_rel_err) {
+  if (!type_mismatch(actual, expected).empty() || !dtype_is_float(actual.dtype())) {
+    return compare_tensors(actual, expected, 0, 0);  // the type checks; integers exactly
+  }
+  const int64_t n = actual.elements();
+  double max_err = 0, max_expected = 0;
+  int64_t worst = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const double a = element_as_double(actual, i), e = element_as_double(expected, i);
+    if (!std::isfinite(a) || !std::isfinite(e)) {
+      if (float_close(a, e, 0, 0)) continue;  // the same NaN or infinity
+      return str_cat("value at index ", i, " of ", n, " is ", format_element(actual, i),
+                     ", expected ", format_element(expected, i));
+    }
+    max_expected = std::max(max_expected, std::fabs(e));
+    if (std::fabs(a - e) > max_err) {
+      max_err = std::fabs(a - e);
+      worst = i;
+    }
+  }
+  if (max_err <= max_rel_err * max_expected) return "";
+  return str_cat("max |actual - expected| = ", max_err, " is ", max_err / max_expected,
+                 " * max |expected| (", max_expected, "), limit ", max_rel_err, "; worst at index ",
+                 worst, " of ", n, ": ", format_element(actual, worst), ", expected ",
+                 format_element(expected, worst));
 }
 
 }  // namespace ferrite

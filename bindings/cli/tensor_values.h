@@ -29,4 +29,16 @@ Tensor generated_input(DType dtype, const std::vector<int64_t>& shape, uint64_t 
 // bools exact. Otherwise a one-line description of the first difference.
 std::string compare_tensors(const Tensor& actual, const Tensor& expected, double rtol, double atol);
 
+// The same checks, but floats are compared per tensor ("normwise"):
+//   max_i |a_i - e_i| <= max_rel_err * max_i |e_i|
+// where NaNs and infinities must sit at the same indices and are left out of the maxima.
+// This is the criterion for whole models. A per-element relative error means nothing near
+// zero: an output that should be ~0 (a logit, a LayerNorm output, a sum that cancels)
+// carries the rounding error of the terms that produced it, which are far larger than the
+// result, so its relative error can be anything while the output is as accurate as float32
+// allows. Measured against the tensor's largest magnitude, the error is compared with the
+// scale the computation actually worked at.
+std::string compare_tensors_normwise(const Tensor& actual, const Tensor& expected,
+                                     double max_rel_err);
+
 }  // namespace ferrite

@@ -44,6 +44,17 @@ TEST(CliArgs, ParsesCounts) {
   EXPECT_THROW(parse_count("bench", "99999999999"), UsageError);
 }
 
+TEST(CliArgs, ParsesNumbers) {
+  EXPECT_EQ(parse_number("rtol", "1e-4"), 1e-4);
+  EXPECT_EQ(parse_number("atol", "0"), 0.0);
+  EXPECT_EQ(parse_number("max-rel-err", "0.5"), 0.5);
+  EXPECT_THROW(parse_number("rtol", "-1e-3"), UsageError);
+  EXPECT_THROW(parse_number("rtol", "1e-3x"), UsageError);
+  EXPECT_THROW(parse_number("rtol", ""), UsageError);
+  EXPECT_THROW(parse_number("rtol", "nan"), UsageError);
+  EXPECT_THROW(parse_number("rtol", "inf"), UsageError);
+}
+
 TEST(CliMain, ExitCodes) {
   EXPECT_EQ(cli_main({}), 0);
   EXPECT_EQ(cli_main({"--help"}), 0);
@@ -62,7 +73,8 @@ TEST(CliMain, UsageDocumentsEveryCommandAndOption) {
   const std::string usage = usage_text();
   for (const char* word :
        {"run MODEL", "conformance DIR", "--input", "--output-dir", "--backend", "--bench", "--dump",
-        "FERRITE_DUMP", "--expect", "--write-expect", "--filter", "--verbose", "median_ms"}) {
+        "FERRITE_DUMP", "--expect", "--write-expect", "--filter", "--rtol", "--atol",
+        "--max-rel-err", "--verbose", "median_ms"}) {
     EXPECT_NE(usage.find(word), std::string::npos) << word;
   }
 }

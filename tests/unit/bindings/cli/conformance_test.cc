@@ -140,6 +140,37 @@ TEST_F(ConformanceTest, Bfloat16DataStoredAsUint16IsReadAsDeclared) {
   EXPECT_EQ(r.status, CaseStatus::Pass) << r.reason;
 }
 
+TEST_F(ConformanceTest, ToleranceOptionsChooseTheComparison) {
+  // relu(x + c) is exact, so an expected output off by 1e-3 at index 0 (where the true value
+  // is 0) fails the default rule and passes a loose atol or a normwise 1e-3 (max |y| = 1.5).
+  std::vector<float> off = relu_x_plus_c();
+  off[0] += 1e-3f;
+  const std::string x = tensor_pb(1, {2, 3}, raw_f32(kX));
+  const fs::path dir =
+      make_case("test_off", "add_relu.onnx", {x}, {tensor_pb(1, {2, 3}, raw_f32(off))});
+  EXPECT_EQ(run_conformance_case(dir.string(), options_).status, CaseStatus::Fail);
+  Tolerance loose;
+  loose.atol = 2e-3;
+  EXPECT_EQ(run_conformance_case(dir.string(), options_, loose).status, CaseStatus::Pass);
+  Tolerance normwise;
+  normwise.max_rel_err = 1e-3;
+  EXPECT_EQ(run_conformance_case(dir.string(), options_, normwise).status, CaseStatus::Pass);
+  normwise.max_rel_err = 1e-4;
+  const CaseResult r = run_conformance_case(dir.string(), options_, normwise);
+  EXPECT_EQ(r.status, CaseStatus::Fail);
+  EXPECT_NE(r.reason.find("max |actual - expected|"), std::string::npos) << r.reason;
+
+  const std::string expect = (root_ / "expect.txt").string();
+  write_file(expect, "test_off\n");
+  const std::string d = root_.string();
+  EXPECT_EQ(conformance_command({d, "--expect", expect}), 1);
+  EXPECT_EQ(conformance_command({d, "--expect", expect, "--atol", "2e-3"}), 0);
+  EXPECT_EQ(conformance_command({d, "--expect", expect, "--max-rel-err", "1e-3"}), 0);
+  EXPECT_EQ(conformance_command({d, "--expect", expect, "--max-rel-err", "1e-4"}), 1);
+  EXPECT_THROW(conformance_command({d, "--max-rel-err", "1e-3", "--rtol", "1e-3"}), UsageError);
+  EXPECT_THROW(conformance_command({d, "--rtol", "-1"}), UsageError);
+}
+
 TEST_F(ConformanceTest, ListsCaseDirectoriesSorted) {
   const std::string x = tensor_pb(1, {2, 3}, raw_f32(kX));
   make_case("test_b", "add_relu.onnx", {x}, {x});

@@ -90,5 +90,35 @@ TEST(TensorValues, CompareIntegersExactlyAndChecksTypeAndShape) {
   EXPECT_NE(compare_tensors(Tensor(DType::Bool, {1}, t), Tensor(DType::Bool, {1}, f), 0, 0), "");
 }
 
+TEST(TensorValues, NormwiseCompareScalesByTheLargestExpectedMagnitude) {
+  const Tensor e = f32({4}, {10.0f, 0.0f, -1e-6f, 3.0f});
+  // An error of 1e-4 at an expected 0 is 1e-5 of max |e| = 10: a pass, although its
+  // per-element relative error is unbounded (and 100 at index 2).
+  EXPECT_EQ(compare_tensors_normwise(f32({4}, {10.0f, 1e-4f, 1e-4f, 3.0f}), e, 1e-4), "");
+  // The same error against a max |e| of 0.5 is 2e-4 of it: a failure naming the worst index.
+  const Tensor small = f32({2}, {0.5f, 0.0f});
+  const std::string diff = compare_tensors_normwise(f32({2}, {0.5f, 1e-4f}), small, 1e-4);
+  EXPECT_NE(diff.find("index 1 of 2"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("0.0002 * max |expected|"), std::string::npos) << diff;
+  // All-zero expectations only accept exact zeros.
+  EXPECT_EQ(compare_tensors_normwise(f32({2}, {0, 0}), f32({2}, {0, 0}), 1e-4), "");
+  EXPECT_NE(compare_tensors_normwise(f32({2}, {0, 1e-30f}), f32({2}, {0, 0}), 1e-4), "");
+}
+
+TEST(TensorValues, NormwiseCompareSpecialValuesTypesAndIntegers) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const float nan = std::nanf("");
+  // NaN and infinities must match in place and stay out of the maxima.
+  EXPECT_EQ(compare_tensors_normwise(f32({3}, {nan, inf, 1.0f}), f32({3}, {nan, inf, 1.0f}), 0),
+            "");
+  EXPECT_NE(compare_tensors_normwise(f32({2}, {nan, 1.0f}), f32({2}, {0.0f, 1.0f}), 1), "");
+  EXPECT_NE(compare_tensors_normwise(f32({2}, {1.0f, 1.0f}), f32({2}, {inf, 1.0f}), 1), "");
+  EXPECT_EQ(compare_tensors_normwise(Tensor(DType::F32, {2, 3}), Tensor(DType::F32, {3, 2}), 1),
+            "shape float32[2,3], expected float32[3,2]");
+  const int64_t a[2] = {5, 7}, b[2] = {5, 8};
+  EXPECT_NE(compare_tensors_normwise(Tensor(DType::I64, {2}, a), Tensor(DType::I64, {2}, b), 1),
+            "");
+}
+
 }  // namespace
 }  // namespace ferrite

@@ -1,0 +1,94 @@
+#!/usr/bin/python3
+"""Exports the end-to-end test models (torch_models.py) as ONNX backend-test cases.
+
+    /usr/bin/python3 tests/models/export_models.py --out DIR [--only name1,name2]
+
+writes, per model, DIR/<name>/model.onnx and DIR/<name>/test_data_set_<k>/{input,output}_<i>.pb
+(onnx TensorProtos named after the graph's inputs and outputs) — the layout of the ONNX node
+tests, so `ferrite conformance DIR` runs them and compares against PyTorch's outputs.
+Every model and input comes from a seed derived from the model's name: the files are the
+same on every run, and `--only` writes the same cases as a full run.
+"""
+import argparse
+import os
+import shutil
+import sys
+import time
+import warnings
+import zlib
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torch_models import MODELS  # noqa: E402
+
+
+def to_numpy(values):
+    if isinstance(values, torch.Tensor):
+        values = (values,)
+    return [v.detach().numpy() for v in values]
+
+
+def write_tensors(set_dir, prefix, arrays, names):
+    for i, (array, name) in enumerate(zip(arrays, names)):
+        tensor = numpy_helper.from_array(np.ascontiguousarray(array), name)
+        with open(os.path.join(set_dir, f"{prefix}_{i}.pb"), "wb") as f:
+            f.write(tensor.SerializeToString())
+
+
+def check_io_names(model_path, case):
+    """torch drops inputs the graph does not use; the data files must match the graph."""
+    graph = onnx.load(model_path, load_external_data=False).graph
+    initializers = {t.name for t in graph.initializer}
+    inputs = [i.name for i in graph.input if i.name not in initializers]
+    outputs = [o.name for o in graph.output]
+    if inputs != case.input_names or outputs != case.output_names:
+        raise RuntimeError(f"{model_path}: graph has inputs {inputs} and outputs {outputs}, "
+                           f"expected {case.input_names} and {case.output_names}")
+
+
+def export_case(name, out_dir):
+    torch.manual_seed(zlib.crc32(name.encode()))
+    case = MODELS[name]()
+    case_dir = os.path.join(out_dir, name)
+    shutil.rmtree(case_dir, ignore_errors=True)
+    os.makedirs(case_dir)
+    model_path = os.path.join(case_dir, "model.onnx")
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # tracer warnings about shapes used as constants
+        torch.onnx.export(case.module, case.input_sets[0], model_path, opset_version=case.opset,
+                          input_names=case.input_names, output_names=case.output_names,
+                          dynamic_axes=case.dynamic_axes or None, do_constant_folding=True)
+    check_io_names(model_path, case)
+    for k, inputs in enumerate(case.input_sets):
+        set_dir = os.path.join(case_dir, f"test_data_set_{k}")
+        os.makedirs(set_dir)
+        with torch.no_grad():
+            outputs = to_numpy(case.module(*inputs))
+        write_tensors(set_dir, "input", to_numpy(inputs), case.input_names)
+        write_tensors(set_dir, "output", outputs, case.output_names)
+    return os.path.getsize(model_path)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="directory to write the cases into")
+    parser.add_argument("--only", default="", help="comma-separated model names (default: all)")
+    args = parser.parse_args()
+    names = [n for n in args.only.split(",") if n] or list(MODELS)
+    unknown = [n for n in names if n not in MODELS]
+    if unknown:
+        parser.error(f"unknown model(s) {', '.join(unknown)}; known: {', '.join(MODELS)}")
+    torch.set_num_threads(1)  # one summation order, whatever the machine; fast enough
+    os.makedirs(args.out, exist_ok=True)
+    for name in names:
+        start = time.time()
+        size = export_case(name, args.out)
+        print(f"{name}: {size / 1e6:.1f} MB, {time.time() - start:.1f}s", flush=True)
+
+
+if __name__ == "__main__":
+    main()
