@@ -107,6 +107,11 @@ ExternOperand GraphLowering::extern_operand(const TensorBoxPtr& t) {
   return op;
 }
 
+int GraphLowering::uses(const Value* v) const {
+  auto it = uses_.find(v);
+  return it == uses_.end() ? 0 : it->second;
+}
+
 void GraphLowering::add_extern(ExternNode node) {
   prog_.externs.push_back(std::move(node));
   LoweredItem item;
@@ -227,6 +232,10 @@ void GraphLowering::lower_node(const Node& n) {
   for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) {
     const Value* v = n.outputs[i];
     if (!v) continue;
+    if (!outs[i]) {  // a lowering may skip an output nobody reads
+      if (uses_[v] > 0) fail(n.describe(), ": internal: output ", i, " was not lowered");
+      continue;
+    }
     TensorBoxPtr t = try_fold(outs[i]);
     apply_realize_policy(v, t);
     env_[v] = t;
