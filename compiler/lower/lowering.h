@@ -61,6 +61,7 @@ void register_pattern_ops(LoweringTable& t);
 void register_loss_ops(LoweringTable& t);
 void register_einsum_ops(LoweringTable& t);
 void register_resize_ops(LoweringTable& t);
+void register_rnn_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

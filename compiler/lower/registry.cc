@@ -19,6 +19,7 @@ const LoweringTable& lowering_table() {
     register_loss_ops(t);
     register_einsum_ops(t);
     register_resize_ops(t);
+    register_rnn_ops(t);
     return t;
   }();
   return table;
