@@ -10,6 +10,16 @@ int64_t Buffer::elements() const {
   return n;
 }
 
+Buffer* Buffer::storage_owner(int64_t* offset) const {
+  const Buffer* b = this;
+  *offset = 0;
+  while (b->alias_of) {
+    *offset += b->alias_offset;
+    b = b->alias_of;
+  }
+  return const_cast<Buffer*>(b);
+}
+
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& size) {
   std::vector<int64_t> s(size.size(), 1);
   for (int d = static_cast<int>(size.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * size[d + 1];

@@ -32,7 +32,9 @@ struct ComputedDef {
   std::string origin;                        // the node it came from, for kernel names and errors
 };
 
-enum class BufferOrigin : uint8_t { Input, Constant, Computed, Extern };
+// Assembled: storage with no definition of its own, written piecewise by the Computed
+// buffers aliased into it (see Buffer::alias_of).
+enum class BufferOrigin : uint8_t { Input, Constant, Computed, Extern, Assembled };
 
 struct Buffer {
   int id = 0;
@@ -44,8 +46,15 @@ struct Buffer {
   std::shared_ptr<ComputedDef> def;        // Computed
   int input_index = -1;
   int output_index = -1;
+  // Storage owned by another buffer (Inductor's NonOwningLayout, as ConcatKernel uses it):
+  // this buffer's elements are elements [alias_offset, alias_offset + elements()) of
+  // `alias_of`, so the kernel computing it writes straight into that part of the owner.
+  Buffer* alias_of = nullptr;
+  int64_t alias_offset = 0;
 
   int64_t elements() const;
+  // The buffer that owns this one's storage, and where this one starts in it.
+  Buffer* storage_owner(int64_t* offset) const;
 };
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& size);

@@ -108,11 +108,13 @@ V KernelBuilder::emit(Instr in) {
 }
 
 V KernelBuilder::load(Buffer* buf, Index index) {
+  int64_t offset;
+  Buffer* owner = buf->storage_owner(&offset);
   Instr in;
   in.op = Op::Load;
   in.type = compute_type(buf->dtype);
-  in.arg = arg_for(buf, false);
-  in.index = std::move(index);
+  in.arg = arg_for(owner, false);
+  in.index = ix_add(std::move(index), ix_const(offset));
   in.mask = masks_.empty() ? -1 : masks_.back();
   ++num_loads_;
   return emit(std::move(in));
@@ -121,12 +123,14 @@ V KernelBuilder::load(Buffer* buf, Index index) {
 void KernelBuilder::store(Buffer* buf, Index index, V value) {
   ScalarType want = compute_type(buf->dtype);
   if (value.type != want) value = cast(value, want);
+  int64_t offset;
+  Buffer* owner = buf->storage_owner(&offset);
   Instr in;
   in.op = Op::Store;
   in.type = want;
   in.a = value.id;
-  in.arg = arg_for(buf, true);
-  in.index = std::move(index);
+  in.arg = arg_for(owner, true);
+  in.index = ix_add(std::move(index), ix_const(offset));
   emit(std::move(in));
 }
 

@@ -1,5 +1,6 @@
 // KernelBuilder: emits the SSA body of one Kernel while lowering code traces inner
-// functions (Inductor's ops handler). Loads of buffers become kernel args; identical
+// functions (Inductor's ops handler). Loads of buffers become kernel args (an aliased
+// buffer's loads and stores go to its storage owner, at its offset); identical
 // instructions are shared (CSE) and constant operands are folded through scalar_ops, so
 // inlining a producer twice costs nothing. A mask stack makes every load and index check
 // traced inside `MaskScope` conditional (concat, pad: out-of-range lanes touch no memory).

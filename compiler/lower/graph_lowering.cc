@@ -64,9 +64,24 @@ Buffer* GraphLowering::new_buffer(const std::string& name, DType dtype, std::vec
 }
 
 void GraphLowering::realize(const TensorBoxPtr& t) {
+  realize_into(t, nullptr, 0);
+}
+
+void GraphLowering::realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t offset) {
   StorageBox& s = *t->storage;
-  if (s.realized()) return;
+  if (s.realized()) {
+    if (owner) fail("internal: realize_into on a realized value");
+    return;
+  }
   Buffer* buf = new_buffer("", s.dtype, s.size, BufferOrigin::Computed);
+  if (owner) {
+    if (owner->origin != BufferOrigin::Assembled || owner->dtype != s.dtype || offset < 0 ||
+        offset + buf->elements() > owner->elements()) {
+      fail("internal: ", buf->name, " does not fit in ", owner->name, " at offset ", offset);
+    }
+    buf->alias_of = owner;
+    buf->alias_offset = offset;
+  }
   buf->def = s.def;
   s.buffer = buf;
   s.def.reset();
@@ -86,11 +101,17 @@ ExternOperand GraphLowering::extern_operand(const TensorBoxPtr& t) {
   if (!v->strided) v = make_pointwise_box(t->dtype, t->size, t->loader(), "copy");
   realize(v);
   ExternOperand op;
-  op.buffer = v->storage->buffer;
+  int64_t base;
+  op.buffer = v->storage->buffer->storage_owner(&base);
   op.shape = v->size;
   op.strides = v->strided->strides;
-  op.offset = v->strided->offset;
+  op.offset = base + v->strided->offset;
   return op;
+}
+
+int GraphLowering::uses(const Value* v) const {
+  auto it = uses_.find(v);
+  return it == uses_.end() ? 0 : it->second;
 }
 
 void GraphLowering::add_extern(ExternNode node) {
@@ -284,6 +305,10 @@ void GraphLowering::lower_node(const Node& n) {
   for (size_t i = 0; i < n.outputs.size() && i < outs.size(); ++i) {
     const Value* v = n.outputs[i];
     if (!v) continue;
+    if (!outs[i]) {  // a lowering may skip an output nobody reads
+      if (uses_[v] > 0) fail(n.describe(), ": internal: output ", i, " was not lowered");
+      continue;
+    }
     TensorBoxPtr t = try_fold(outs[i]);
     apply_realize_policy(v, t);
     env_[v] = t;
@@ -292,10 +317,13 @@ void GraphLowering::lower_node(const Node& n) {
 
 Buffer* GraphLowering::realize_output(const TensorBoxPtr& t, int index) {
   TensorBoxPtr v = t;
-  bool reuse = v->is_identity_view() &&
-               (!v->storage->realized() || ((v->storage->buffer->origin == BufferOrigin::Computed ||
-                                             v->storage->buffer->origin == BufferOrigin::Extern) &&
-                                            v->storage->buffer->output_index < 0));
+  auto own_storage = [](const Buffer* b) {
+    return (b->origin == BufferOrigin::Computed || b->origin == BufferOrigin::Extern ||
+            b->origin == BufferOrigin::Assembled) &&
+           !b->alias_of && b->output_index < 0;
+  };
+  bool reuse =
+      v->is_identity_view() && (!v->storage->realized() || own_storage(v->storage->buffer));
   if (!reuse) v = make_pointwise_box(t->dtype, t->size, t->loader(), "output copy");
   realize(v);
   Buffer* buf = v->storage->buffer;
@@ -321,6 +349,7 @@ std::string lowered_program_to_string(const LoweredProgram& prog) {
         out += str_cat(" (", reduce_name(d.reduce), " over ",
                        TensorType{b->dtype, d.reduction_ranges, {}, true}.to_string(), ")");
       }
+      if (b->alias_of) out += str_cat(" (in ", b->alias_of->name, " at ", b->alias_offset, ")");
       out += b->output_index >= 0 ? str_cat(" -> output ", b->output_index, "\n") : "\n";
     } else {
       const ExternNode& e = prog.externs[it.extern_index];

@@ -71,6 +71,11 @@ class GraphLowering {
                      BufferOrigin origin);
   // Realizes the storage under `t` (Inductor's StorageBox.realize).
   void realize(const TensorBoxPtr& t);
+  // Realizes the unrealized storage under `t` as a part of `owner` (an Assembled buffer):
+  // its kernel writes elements [offset, offset + t's elements) of owner, in place.
+  void realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t offset);
+  // How many nodes (and graph outputs) read `v`.
+  int uses(const Value* v) const;
   // `t` as a strided view of a realized buffer; copies into a fresh buffer when the view is
   // not expressible as strides.
   ExternOperand extern_operand(const TensorBoxPtr& t);

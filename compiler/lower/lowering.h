@@ -38,6 +38,7 @@ struct LowerCtx {
   }
 };
 
+// The outputs in order; an entry may be null for an output no one reads (gl.uses is 0).
 using LowerFn = std::function<std::vector<TensorBoxPtr>(LowerCtx&)>;
 
 struct LoweringTable {
@@ -62,6 +63,7 @@ void register_loss_ops(LoweringTable& t);
 void register_einsum_ops(LoweringTable& t);
 void register_resize_ops(LoweringTable& t);
 void register_control_flow_ops(LoweringTable& t);
+void register_rnn_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 
@@ -88,6 +90,9 @@ TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
                           const std::string& origin);
 TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm);
 TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
+// alpha * a @ b as a "MatMul" extern call (numpy matmul semantics: 1-D operands, batch
+// broadcasting; transposes and broadcasts stay strides). float32 only; throws naming the node.
+TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha);
 // Softmax (or LogSoftmax) of `x` over one axis, max-subtracted.
 TensorBoxPtr softmax_over(const LowerCtx& c, const TensorBoxPtr& x, int axis, bool log);
 TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> data,

@@ -4,9 +4,8 @@
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
-namespace {
 
-TensorBoxPtr matmul_extern(LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha) {
+TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha) {
   if (a->dtype != DType::F32 || b->dtype != DType::F32) {
     c.unsupported("MatMul on ", dtype_name(a->dtype), " x ", dtype_name(b->dtype),
                   " (float32 only)");
@@ -48,6 +47,8 @@ TensorBoxPtr matmul_extern(LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double a
   }
   return r;
 }
+
+namespace {
 
 std::vector<TensorBoxPtr> lower_matmul(LowerCtx& c) {
   return {matmul_extern(c, c.input(0), c.input(1), 1.0)};

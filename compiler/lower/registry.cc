@@ -21,6 +21,7 @@ const LoweringTable& lowering_table() {
     register_einsum_ops(t);
     register_resize_ops(t);
     register_control_flow_ops(t);
+    register_rnn_ops(t);
     return t;
   }();
   return table;

@@ -9,6 +9,11 @@
 namespace ferrite {
 namespace {
 
+Buffer* owner_of(Buffer* b) {
+  int64_t offset;
+  return b->storage_owner(&offset);
+}
+
 struct Scheduled {
   Buffer* computed = nullptr;
   int extern_index = -1;
@@ -31,7 +36,7 @@ std::vector<Scheduled> schedule_items(LoweredProgram& prog) {
       s.extern_index = it.extern_index;
       const ExternNode& e = prog.externs[it.extern_index];
       for (const auto& op : e.inputs) s.args.push_back(op.buffer);
-      for (Buffer* b : e.outputs) s.args.push_back(b);
+      for (Buffer* b : e.outputs) s.args.push_back(owner_of(b));
     }
     s.guards = it.guards;
     items.push_back(std::move(s));
@@ -40,11 +45,12 @@ std::vector<Scheduled> schedule_items(LoweredProgram& prog) {
   std::vector<bool> keep(items.size(), false);
   for (int i = static_cast<int>(items.size()) - 1; i >= 0; --i) {
     Scheduled& s = items[i];
+    // An item writing part of an Assembled buffer is needed when that buffer is.
     std::vector<Buffer*> outs;
     if (s.computed) {
-      outs.push_back(s.computed);
+      outs.push_back(owner_of(s.computed));
     } else {
-      outs = prog.externs[s.extern_index].outputs;
+      for (Buffer* b : prog.externs[s.extern_index].outputs) outs.push_back(owner_of(b));
     }
     for (Buffer* b : outs) keep[i] = keep[i] || needed.count(b);
     if (!keep[i]) continue;
@@ -109,7 +115,9 @@ Plan emit_plan(LoweredProgram& prog) {
         call.inputs.push_back(TensorRef{ids[op.buffer], op.shape, op.strides, op.offset});
       }
       for (Buffer* b : e.outputs) {
-        call.outputs.push_back(TensorRef{ids[b], b->size, contiguous_strides(b->size), 0});
+        int64_t offset;
+        Buffer* owner = b->storage_owner(&offset);
+        call.outputs.push_back(TensorRef{ids[owner], b->size, contiguous_strides(b->size), offset});
       }
       step.kind = StepKind::Extern;
       step.index = static_cast<int>(plan.externs.size());

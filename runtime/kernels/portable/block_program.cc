@@ -78,12 +78,50 @@ class Builder {
     }
   }
 
+  // The elements [lo, hi] an affine access can touch; false when it is not affine.
+  bool access_range(const IndexNode& e, int64_t* lo, int64_t* hi) const {
+    AffineIndex f;
+    if (!as_affine(e, static_cast<int>(k().ranges.size()), &f)) return false;
+    *lo = *hi = f.offset;
+    for (size_t v = 0; v < f.coeff.size(); ++v) {
+      int64_t span = f.coeff[v] * std::max<int64_t>(0, k().ranges[v] - 1);
+      *lo += std::min<int64_t>(0, span);
+      *hi += std::max<int64_t>(0, span);
+    }
+    return true;
+  }
+
+  // Args the kernel both stores and loads where a load may see one of its stores. A load
+  // proven to touch other elements than every store (a kernel writing one part of a buffer
+  // while reading another, as an unrolled recurrence does) is no hazard.
+  std::vector<bool> read_after_write_args() const {
+    const size_t n = k().args.size();
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> stores(n);
+    std::vector<bool> stored(n, false), unknown(n, false), hazard(n, false);
+    for (const Instr& in : k().code) {
+      if (in.op != Op::Store) continue;
+      stored[in.arg] = true;
+      int64_t lo, hi;
+      if (access_range(*in.index, &lo, &hi)) {
+        stores[in.arg].push_back({lo, hi});
+      } else {
+        unknown[in.arg] = true;
+      }
+    }
+    for (const Instr& in : k().code) {
+      if (in.op != Op::Load || !stored[in.arg] || hazard[in.arg]) continue;
+      int64_t lo = 0, hi = 0;
+      bool overlap = unknown[in.arg] || !access_range(*in.index, &lo, &hi);
+      for (const auto& [slo, shi] : stores[in.arg]) overlap = overlap || (lo <= shi && slo <= hi);
+      hazard[in.arg] = overlap;
+    }
+    return hazard;
+  }
+
   void compute_levels() {
-    std::vector<bool> stored(k().args.size(), false);
+    const std::vector<bool> hazard = read_after_write_args();
     for (const Instr& in : k().code)
-      if (in.op == Op::Store) stored[in.arg] = true;
-    for (const Instr& in : k().code)
-      if (in.op == Op::Load && stored[in.arg]) p_.block = 1;
+      if (in.op == Op::Load && hazard[in.arg]) p_.block = 1;
     for (size_t i = 0; i < k().code.size(); ++i) {
       const Instr& in = k().code[i];
       Level lv = Level::Const;
@@ -94,8 +132,8 @@ class Builder {
           break;
         case Op::Load:
           lv = std::max({lv, Level::Row, index_level(*in.index)});
-          // Program order matters when the kernel also writes this arg.
-          if (stored[in.arg]) lv = Level::Lane;
+          // Program order matters when the kernel may write what this load reads.
+          if (hazard[in.arg]) lv = Level::Lane;
           break;
         case Op::Store:
           lv = Level::Lane;

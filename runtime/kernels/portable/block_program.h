@@ -65,9 +65,9 @@ struct BlockProgram {
   std::vector<int> reduces;
   int num_slots = 0;
   int index_depth = 1;
-  // Lanes per block: kBlock, or 1 when the kernel reads an arg it also writes (a
-  // read-modify-write such as a scatter-add may depend on an earlier point's store, and
-  // one lane at a time keeps the reference's point order).
+  // Lanes per block: kBlock, or 1 when the kernel reads an arg it also writes where the
+  // read may see a write (a read-modify-write such as a scatter-add may depend on an
+  // earlier point's store, and one lane at a time keeps the reference's point order).
   int block = kBlock;
 };
 

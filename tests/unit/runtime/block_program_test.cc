@@ -56,6 +56,20 @@ TEST(BlockProgram, ReductionLanesFollowContiguity) {
   EXPECT_EQ(rows.lane_var, 1);
 }
 
+// buf[1, i] = buf[0, i] * 2: the kernel reads one row of the buffer it writes another of,
+// so no load can see a store: full blocks. Reading the row it writes forces one lane at a
+// time (a read-modify-write keeps the reference's point order).
+TEST(BlockProgram, DisjointReadOfTheWrittenArgKeepsBlocks) {
+  for (int64_t read_row : {0, 1}) {
+    KernelBuilder b({64});
+    const int buf = b.arg(DType::F32, 128, true);
+    const int x = b.load(buf, Affine({{0, 1}}, read_row * 64));
+    b.store(buf, Affine({{0, 1}}, 64), b.binary(Op::Mul, x, b.constant(ScalarType::F32, 2)));
+    EXPECT_EQ(portable::build_program(b.build()).block, read_row == 0 ? portable::kBlock : 1)
+        << "reading row " << read_row;
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace ferrite
