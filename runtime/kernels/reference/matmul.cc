@@ -3,32 +3,10 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "runtime/kernels/reference/extern_checks.h"
 
 namespace ferrite {
 namespace {
-
-std::string dims_text(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += str_cat(i ? "," : "", v[i]);
-  return s + "]";
-}
-
-// Every element the view can reach must lie inside the buffer.
-void check_bounds(const char* what, const TensorRef& r, const ExternBuffer& buf) {
-  int64_t lo = r.offset, hi = r.offset;
-  for (int64_t d : r.shape)
-    if (d == 0) return;  // reaches nothing
-  for (size_t d = 0; d < r.shape.size(); ++d) {
-    int64_t span = 0;
-    bool ovf = __builtin_mul_overflow(r.shape[d] - 1, r.strides[d], &span);
-    ovf = ovf || (span > 0 ? __builtin_add_overflow(hi, span, &hi)
-                           : __builtin_add_overflow(lo, span, &lo));
-    if (ovf) fail("MatMul: ", what, " element offsets overflow");
-  }
-  if (lo < 0 || hi >= buf.elements)
-    fail("MatMul: ", what, " reaches elements [", lo, ", ", hi, "] outside its buffer of ",
-         buf.elements, " elements");
-}
 
 MatMulLayout layout_of(const TensorRef& r) {
   MatMulLayout l;
@@ -47,7 +25,7 @@ void check_ref(const char* what, const TensorRef& r, const ExternBuffer& buf, si
          "), expected ", rank);
   for (int64_t d : r.shape)
     if (d < 0) fail("MatMul: ", what, " has a negative dimension in ", dims_text(r.shape));
-  check_bounds(what, r, buf);
+  check_bounds("MatMul", what, r, buf);
 }
 
 }  // namespace
