@@ -2,6 +2,7 @@
 
 #include "compiler/plan/interpret.h"
 #include "runtime/kernels/reference/matmul.h"
+#include "runtime/kernels/reference/scatter.h"
 
 namespace ferrite {
 namespace {
@@ -33,6 +34,8 @@ std::unique_ptr<KernelBackend> make_reference_backend() {
 
 ExternFn reference_extern(const std::string& op) {
   if (op == "MatMul") return reference_matmul;
+  if (op == "ScatterElements") return reference_scatter_elements;
+  if (op == "ScatterND") return reference_scatter_nd;
   return nullptr;
 }
 
