@@ -3,6 +3,7 @@
 #include "compiler/plan/interpret.h"
 #include "runtime/kernels/reference/matmul.h"
 #include "runtime/kernels/reference/scatter.h"
+#include "runtime/kernels/reference/topk.h"
 
 namespace ferrite {
 namespace {
@@ -36,6 +37,7 @@ ExternFn reference_extern(const std::string& op) {
   if (op == "MatMul") return reference_matmul;
   if (op == "ScatterElements") return reference_scatter_elements;
   if (op == "ScatterND") return reference_scatter_nd;
+  if (op == "TopK") return reference_topk;
   return nullptr;
 }
 
