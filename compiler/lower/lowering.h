@@ -60,6 +60,8 @@ void register_pattern_ops(LoweringTable& t);
 void register_loss_ops(LoweringTable& t);
 void register_einsum_ops(LoweringTable& t);
 void register_resize_ops(LoweringTable& t);
+void register_scatter_ops(LoweringTable& t);
+void register_topk_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

@@ -19,6 +19,8 @@ const LoweringTable& lowering_table() {
     register_loss_ops(t);
     register_einsum_ops(t);
     register_resize_ops(t);
+    register_scatter_ops(t);
+    register_topk_ops(t);
     return t;
   }();
   return table;
