@@ -9,6 +9,7 @@
 #include "compiler/compile.h"
 #include "compiler/plan/error.h"
 #include "runtime/session.h"
+#include "tests/unit/lower/run_graph.h"
 
 namespace ferrite {
 namespace {
@@ -28,25 +29,8 @@ std::vector<Tensor> tensors(T&&... t) {
   return v;
 }
 
-struct Compiled {
-  Plan plan;
-  std::vector<Tensor> outputs;
-};
-
-// Compiles g for its declared input types and runs it on `backend`.
-Compiled run_graph(const Graph& g, const std::vector<Tensor>& inputs, const std::string& backend) {
-  std::vector<TensorType> types;
-  for (const Value* v : g.inputs) types.push_back(v->type);
-  Compiled r;
-  r.plan = compile_graph(g, types, {});
-  SessionOptions opts;
-  opts.backend = backend;
-  Session s(r.plan, opts);
-  std::vector<const Tensor*> ptrs;
-  for (const auto& t : inputs) ptrs.push_back(&t);
-  r.outputs = s.run(ptrs);
-  return r;
-}
+using lower_test::Compiled;
+using lower_test::run_graph;
 
 void expect_near(const Tensor& t, const std::vector<float>& want, float tol = 1e-5f) {
   ASSERT_EQ(t.elements(), static_cast<int64_t>(want.size()));
