@@ -1,6 +1,6 @@
-// Indexing: Gather, GatherElements and GatherND load through a checked index (CheckIndex),
-// so an out-of-range index is a run-time error naming the node, never an out-of-bounds
-// read.
+// Indexing: Gather, GatherElements, GatherND and ReverseSequence load through a checked
+// index (CheckIndex), so an out-of-range index is a run-time error naming the node, never
+// an out-of-bounds read.
 #include <algorithm>
 
 #include "compiler/lower/lowering.h"
@@ -87,12 +87,40 @@ std::vector<TensorBoxPtr> lower_gather_nd(LowerCtx& c) {
   return {make_pointwise_box(data->dtype, size, fn, c.origin())};
 }
 
+// ReverseSequence: out[t, b] = x[len[b] - 1 - t, b] for t < len[b], else x[t, b] (time and
+// batch on axes 0 and 1, in either order); a length beyond the time steps fails the check.
+std::vector<TensorBoxPtr> lower_reverse_sequence(LowerCtx& c) {
+  const TensorBoxPtr &x = c.input(0), &lens = c.input(1);
+  if (lens->dtype != DType::I64 && lens->dtype != DType::I32)
+    c.error("sequence_lens must be int64, got ", dtype_name(lens->dtype));
+  const size_t r = x->size.size();
+  if (r < 2) c.error("input must have rank >= 2");
+  const int bax = c.axis(c.node.attr_int("batch_axis", 1), r);
+  const int tax = c.axis(c.node.attr_int("time_axis", 0), r);
+  if (bax + tax != 1) c.error("batch_axis and time_axis must be 0 and 1, in either order");
+  if (lens->size != std::vector<int64_t>{x->size[bax]})
+    c.error("sequence_lens must have shape [", x->size[bax], "] (the batch size)");
+  const int64_t steps = x->size[tax];
+  const std::string msg = str_cat(c.origin(), ": sequence_lens (reversed time index)");
+  Loader fn = [x, lens, bax, tax, steps, msg](KernelBuilder& b, const std::vector<Index>& idx) {
+    V len = lens->load(b, {idx[bax]});
+    V t = b.index_value(idx[tax]);
+    V rev = b.binary(Op::Sub, b.binary(Op::Sub, len, b.constant(ScalarType::I64, 1)), t);
+    V k = b.check_index(b.where(b.binary(Op::Lt, t, len), rev, t), steps, msg);
+    std::vector<Index> didx = idx;
+    didx[tax] = ix_value(k.id);
+    return x->load(b, didx);
+  };
+  return {make_pointwise_box(x->dtype, x->size, fn, c.origin())};
+}
+
 }  // namespace
 
 void register_index_ops(LoweringTable& t) {
   t.add("Gather", lower_gather);
   t.add("GatherElements", lower_gather_elements);
   t.add("GatherND", lower_gather_nd);
+  t.add("ReverseSequence", lower_reverse_sequence);
 }
 
 }  // namespace ferrite
