@@ -145,8 +145,10 @@ void reference_scatter_elements(const ExternCall& call, const ExternBuffer* inpu
   std::vector<int64_t> p(us.size(), 0);
   for (int64_t i = 0; i < count; ++i) {
     const int64_t k = s.index_at(view_offset(*s.indices, p), n, p, axis);
-    const int64_t o = view_offset(*s.out, p) + (k - p[axis]) * s.out->strides[axis];
-    s.apply(o, view_offset(*s.updates, p));
+    const int64_t u = view_offset(*s.updates, p), pos = p[axis];
+    p[axis] = k;  // the target; along `axis` updates may be longer than data
+    s.apply(view_offset(*s.out, p), u);
+    p[axis] = pos;
     next_index(&p, us);
   }
 }
