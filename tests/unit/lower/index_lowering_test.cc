@@ -90,6 +90,21 @@ TEST_P(IndexLowering, TopKWithConstantK) {
   EXPECT_EQ(values_of<int64_t>(out[1]), (std::vector<int64_t>{1, 2, 3, 0, 1, 3, 1, 3, 2}));
 }
 
+TEST_P(IndexLowering, TopKBeforeOpset10TakesKAsAnAttribute) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::I32, {2, 3});
+  b.output(b.op("TopK", {x}, {{"k", attr_i(2)}, {"axis", attr_i(0)}}, 2));
+  b.output(b.last_node()->outputs[1]);
+  auto g = b.finish();
+  g->opsets[""] = 9;
+  const int32_t xv[6] = {4, -1, 7, 4, 8, 2};
+  std::vector<Tensor> in;
+  in.emplace_back(DType::I32, std::vector<int64_t>{2, 3}, xv);
+  std::vector<Tensor> out = run_graph(*g, in, GetParam());
+  EXPECT_EQ(values_of<int32_t>(out[0]), (std::vector<int32_t>{4, 8, 7, 4, -1, 2}));
+  EXPECT_EQ(values_of<int64_t>(out[1]), (std::vector<int64_t>{0, 1, 0, 1, 0, 1}));
+}
+
 TEST_P(IndexLowering, TopKWithKFedAtRunTimeSpecializesOnIt) {
   GraphBuilder b;
   Value* x = b.input("x", DType::F32, {5});
