@@ -64,6 +64,8 @@ void register_einsum_ops(LoweringTable& t);
 void register_resize_ops(LoweringTable& t);
 void register_control_flow_ops(LoweringTable& t);
 void register_rnn_ops(LoweringTable& t);
+void register_scatter_ops(LoweringTable& t);
+void register_topk_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

@@ -1,5 +1,5 @@
-// Normalizations: BatchNormalization (inference), LayerNormalization, InstanceNormalization.
-// Statistics are reductions (realized); the normalisation is a pointwise epilogue.
+// Normalizations: BatchNormalization (inference), LayerNormalization, InstanceNormalization
+// and LRN. Statistics are reductions (realized); the normalisation is a pointwise epilogue.
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -97,12 +97,58 @@ std::vector<TensorBoxPtr> lower_instancenorm(LowerCtx& c) {
   })};
 }
 
+// LRN: y = x / (bias + alpha / size * s)^beta, s the sum of x^2 over the channels
+// [c - floor((size-1)/2), c + ceil((size-1)/2)] that exist: a windowed reduction over the
+// channel axis, padding masked as in pooling.
+std::vector<TensorBoxPtr> lower_lrn(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  if (x->size.size() < 2) c.error("input must have rank >= 2");
+  const int64_t size = c.node.attr_int("size", 0);
+  if (size <= 0) c.error("size must be positive, got ", size);
+  const double alpha = c.node.attr_float("alpha", 1e-4), beta = c.node.attr_float("beta", 0.75),
+               bias = c.node.attr_float("bias", 1.0);
+  const int64_t before = (size - 1) / 2, channels = x->size[1];
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->reduce = ReduceKind::Sum;
+  def->origin = c.origin();
+  def->ranges = x->size;
+  def->reduction_ranges = {size};
+  TensorBoxPtr src = x;
+  def->rfn = [src, before, channels](KernelBuilder& b, const std::vector<Index>& o,
+                                     const std::vector<Index>& w) {
+    std::vector<Index> idx = o;
+    idx[1] = ix_add(ix_add(o[1], w[0]), ix_const(-before));
+    V ch = b.index_value(idx[1]);
+    V inside =
+        b.binary(Op::And, b.binary(Op::Ge, ch, b.constant(ScalarType::I64, 0)),
+                 b.binary(Op::Lt, ch, b.constant(ScalarType::I64, static_cast<double>(channels))));
+    V v;
+    {
+      MaskScope scope(b, inside);
+      v = src->load(b, idx);
+    }
+    return b.where(inside, b.binary(Op::Mul, v, v), b.constant(v.type, 0));
+  };
+  TensorBoxPtr sum = make_reduction_box(x->dtype, def);
+  c.gl.realize(sum);
+  const double scale = alpha / static_cast<double>(size);
+  return {make_pointwise(
+      c, {x, sum}, x->dtype, [scale, beta, bias](KernelBuilder& b, const std::vector<V>& v) {
+        ScalarType t = v[0].type;
+        V d = b.binary(Op::Add, b.constant(t, bias), b.binary(Op::Mul, b.constant(t, scale), v[1]));
+        return b.binary(Op::Div, v[0], b.binary(Op::Pow, d, b.constant(t, beta)));
+      })};
+}
+
 }  // namespace
 
 void register_norm_ops(LoweringTable& t) {
   t.add("BatchNormalization", lower_batchnorm);
   t.add("LayerNormalization", lower_layernorm);
   t.add("InstanceNormalization", lower_instancenorm);
+  t.add("LRN", lower_lrn);
 }
 
 }  // namespace ferrite

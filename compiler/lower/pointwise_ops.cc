@@ -264,6 +264,22 @@ void register_activations(LoweringTable& t) {
         },
         true)(c);
   });
+  // Shrink: x + bias below -lambd, x - bias above lambd, else 0. Integer inputs compare
+  // and compute in float64 and truncate back, as ONNX's reference does.
+  t.add("Shrink", [](LowerCtx& c) -> std::vector<TensorBoxPtr> {
+    const TensorBoxPtr& x = c.input(0);
+    if (x->dtype == DType::Bool) c.unsupported("bool input");
+    double lambd = c.node.attr_float("lambd", 0.5), bias = c.node.attr_float("bias", 0.0);
+    return {
+        make_pointwise(c, {x}, x->dtype, [lambd, bias](KernelBuilder& b, const std::vector<V>& v) {
+          V e = v[0].type == ScalarType::I64 ? b.cast(v[0], ScalarType::F64) : v[0];
+          ScalarType t = e.type;
+          V above = b.where(b.binary(Op::Gt, e, b.constant(t, lambd)),
+                            b.binary(Op::Sub, e, b.constant(t, bias)), b.constant(t, 0));
+          return b.where(b.binary(Op::Lt, e, b.constant(t, -lambd)),
+                         b.binary(Op::Add, e, b.constant(t, bias)), above);
+        })};
+  });
   t.add("PRelu", [](LowerCtx& c) -> std::vector<TensorBoxPtr> {
     TensorBoxPtr x = c.input(0), slope = c.input(1);
     // Before opset 7 there was no numpy broadcasting: a 1-D slope of C values is per

@@ -1,6 +1,7 @@
 // Pooling as windowed reductions: the window offsets are reduction dimensions, padding is a
 // mask (masked lanes read nothing), and AveragePool divides by the exact count of window
-// positions inside the input (or inside input + pads, with count_include_pad).
+// positions inside the input (or inside input + pads, with count_include_pad). MaxPool's
+// optional Indices output is an ArgMax over the same windows.
 #include <limits>
 
 #include "compiler/lower/lowering.h"
@@ -51,28 +52,16 @@ PoolGeometry pool_geometry(const LowerCtx& c, const std::vector<int64_t>& in) {
   return g;
 }
 
-std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
-  const TensorBoxPtr& x = c.input(0);
-  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
-  if (x->size.size() < 3) c.error("input must have rank >= 3");
-  if (is_max && c.node.outputs.size() > 1 && c.node.outputs[1] &&
-      !c.node.outputs[1]->users.empty()) {
-    c.unsupported("the Indices output");
-  }
-  std::vector<int64_t> spatial(x->size.begin() + 2, x->size.end());
-  PoolGeometry g = pool_geometry(c, spatial);
-  size_t k = spatial.size();
-  bool include_pad = c.node.attr_int("count_include_pad", 0) != 0;
-  auto def = std::make_shared<ComputedDef>();
-  def->is_reduction = true;
-  def->reduce = is_max ? ReduceKind::Max : ReduceKind::Sum;
-  def->origin = c.origin();
-  def->ranges = {x->size[0], x->size[1]};
-  def->ranges.insert(def->ranges.end(), g.out.begin(), g.out.end());
-  def->reduction_ranges = g.kernel;
-  TensorBoxPtr src = x;
-  def->rfn = [src, g, k, is_max, spatial](KernelBuilder& b, const std::vector<Index>& o,
-                                          const std::vector<Index>& w) {
+using WindowFn =
+    std::function<V(KernelBuilder&, const std::vector<Index>&, const std::vector<Index>&)>;
+
+// The element of window position `w` for output position `o`, or the reduction's neutral
+// fill (-inf for max, 0 for sums) where the window hangs over the padding.
+WindowFn window_loader(const TensorBoxPtr& src, const PoolGeometry& g,
+                       const std::vector<int64_t>& spatial, bool is_max) {
+  const size_t k = spatial.size();
+  return [src, g, k, is_max, spatial](KernelBuilder& b, const std::vector<Index>& o,
+                                      const std::vector<Index>& w) {
     std::vector<Index> idx{o[0], o[1]};
     V inside = b.constant(ScalarType::Bool, 1);
     for (size_t d = 0; d < k; ++d) {
@@ -93,6 +82,68 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
     double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
     return b.where(inside, v, b.constant(v.type, fill));
   };
+}
+
+// MaxPool's Indices: the first maximum of each window (ArgMax over the window positions),
+// as a flat position in the input: (n * C + c) * prod(spatial) plus the spatial position,
+// row-major (storage_order 0) or with the first spatial dim fastest (storage_order 1).
+TensorBoxPtr max_pool_indices(const LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry& g,
+                              const std::vector<int64_t>& spatial) {
+  const int64_t order = c.node.attr_int("storage_order", 0);
+  if (order != 0 && order != 1) c.error("storage_order must be 0 or 1, got ", order);
+  const size_t k = spatial.size();
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->reduce = ReduceKind::ArgMax;
+  def->origin = c.origin();
+  def->ranges = {x->size[0], x->size[1]};
+  def->ranges.insert(def->ranges.end(), g.out.begin(), g.out.end());
+  def->reduction_ranges = g.kernel;
+  def->rfn = window_loader(x, g, spatial, true);
+  const int64_t channels = x->size[1];
+  def->post = [g, k, spatial, channels, order](KernelBuilder& b, V wl) {
+    auto i64 = [&](int64_t v) { return b.constant(ScalarType::I64, static_cast<double>(v)); };
+    // Window position d of the row-major linear window index, then the input position.
+    std::vector<V> pos(k);
+    int64_t inner = 1;
+    for (size_t d = k; d-- > 0;) {
+      V w = b.binary(Op::Mod, b.binary(Op::Div, wl, i64(inner)), i64(g.kernel[d]));
+      inner *= g.kernel[d];
+      Index start =
+          ix_add(ix_mul(ix_var(static_cast<int>(2 + d)), g.strides[d]), ix_const(-g.pad_begin[d]));
+      pos[d] = b.binary(Op::Add, b.index_value(start), b.binary(Op::Mul, w, i64(g.dilations[d])));
+    }
+    V plane = b.binary(Op::Add, b.binary(Op::Mul, b.loop_var(0), i64(channels)), b.loop_var(1));
+    V flat = i64(0);
+    int64_t stride = 1;
+    for (size_t i = 0; i < k; ++i) {
+      const size_t d = order == 0 ? k - 1 - i : i;
+      flat = b.binary(Op::Add, flat, b.binary(Op::Mul, pos[d], i64(stride)));
+      stride *= spatial[d];
+    }
+    return b.binary(Op::Add, flat, b.binary(Op::Mul, plane, i64(stride)));
+  };
+  TensorBoxPtr t = make_reduction_box(DType::I64, def);
+  c.gl.realize(t);
+  return t;
+}
+
+std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  if (x->size.size() < 3) c.error("input must have rank >= 3");
+  std::vector<int64_t> spatial(x->size.begin() + 2, x->size.end());
+  PoolGeometry g = pool_geometry(c, spatial);
+  size_t k = spatial.size();
+  bool include_pad = c.node.attr_int("count_include_pad", 0) != 0;
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->reduce = is_max ? ReduceKind::Max : ReduceKind::Sum;
+  def->origin = c.origin();
+  def->ranges = {x->size[0], x->size[1]};
+  def->ranges.insert(def->ranges.end(), g.out.begin(), g.out.end());
+  def->reduction_ranges = g.kernel;
+  def->rfn = window_loader(x, g, spatial, is_max);
   if (!is_max) {
     def->post = [g, k, spatial, include_pad](KernelBuilder& b, V sum) {
       V count = b.constant(ScalarType::I64, 1);
@@ -120,7 +171,9 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
   }
   TensorBoxPtr t = make_reduction_box(x->dtype, def);
   c.gl.realize(t);
-  return {t};
+  // An Indices output nobody reads is dropped with the other dead steps (emit_plan).
+  if (!is_max || c.node.outputs.size() < 2 || !c.node.outputs[1]) return {t};
+  return {t, max_pool_indices(c, x, g, spatial)};
 }
 
 std::vector<TensorBoxPtr> lower_global_pool(LowerCtx& c, bool is_max) {

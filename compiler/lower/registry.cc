@@ -22,6 +22,8 @@ const LoweringTable& lowering_table() {
     register_resize_ops(t);
     register_control_flow_ops(t);
     register_rnn_ops(t);
+    register_scatter_ops(t);
+    register_topk_ops(t);
     return t;
   }();
   return table;

@@ -3,6 +3,8 @@
 #include "compiler/plan/interpret.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/matmul.h"
+#include "runtime/kernels/reference/scatter.h"
+#include "runtime/kernels/reference/topk.h"
 
 namespace ferrite {
 namespace {
@@ -36,6 +38,9 @@ ExternFn reference_extern(const std::string& op) {
   if (op == "MatMul") return reference_matmul;
   if (op == "Conv") return reference_conv;
   if (op == "ConvTranspose") return reference_conv_transpose;
+  if (op == "ScatterElements") return reference_scatter_elements;
+  if (op == "ScatterND") return reference_scatter_nd;
+  if (op == "TopK") return reference_topk;
   return nullptr;
 }
 

@@ -8,6 +8,8 @@
 namespace ferrite {
 namespace {
 
+using namespace lower_test;
+
 Attribute graph_attr(std::shared_ptr<Graph> g) {
   Attribute a;
   a.kind = AttrKind::Graph;

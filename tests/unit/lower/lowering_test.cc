@@ -12,6 +12,8 @@
 namespace ferrite {
 namespace {
 
+using namespace lower_test;
+
 class Lowering : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Lowering, BroadcastAddReluIsOneKernel) {

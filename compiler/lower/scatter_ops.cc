@@ -1,0 +1,172 @@
+// Scatters become extern calls (their meaning: runtime/kernels/reference/scatter.h): a
+// fresh copy of data with the updates applied one by one, in order, which no pointwise or
+// reduction kernel expresses. ScatterElements, the deprecated Scatter (ScatterElements
+// without reduction), ScatterND and MaxUnpool; shapes are checked here so that errors name
+// the node, indices at run time by the extern.
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+// ONNX's reduction attribute as the extern's ints["reduction"] (absent for "none").
+void set_reduction(const LowerCtx& c, ExternNode* e) {
+  const std::string r = c.node.attr_string("reduction", "none");
+  if (r == "none") return;
+  ReduceKind k;
+  if (r == "add") {
+    k = ReduceKind::Sum;
+  } else if (r == "mul") {
+    k = ReduceKind::Prod;
+  } else if (r == "max") {
+    k = ReduceKind::Max;
+  } else if (r == "min") {
+    k = ReduceKind::Min;
+  } else {
+    c.error("unknown reduction '", r, "' (none, add, mul, max or min)");
+  }
+  e->ints["reduction"] = static_cast<int64_t>(k);
+}
+
+std::string shape_text(const TensorBoxPtr& t) {
+  return TensorType{t->dtype, t->size, {}, true}.to_string();
+}
+
+// The checks both scatters share: dtypes of data, indices and updates.
+void check_operands(const LowerCtx& c) {
+  const TensorBoxPtr &data = c.input(0), &ind = c.input(1), &upd = c.input(2);
+  if (dtype_size(data->dtype) == 0) c.unsupported("data of type ", dtype_name(data->dtype));
+  if (ind->dtype != DType::I32 && ind->dtype != DType::I64)
+    c.error("indices must be int32 or int64, got ", dtype_name(ind->dtype));
+  if (upd->dtype != data->dtype)
+    c.error("updates ", shape_text(upd), " must have data's type ", dtype_name(data->dtype));
+}
+
+TensorBoxPtr scatter_extern(LowerCtx& c, ExternNode e, const TensorBoxPtr& data,
+                            const TensorBoxPtr& ind, const TensorBoxPtr& upd) {
+  e.origin = c.origin();
+  e.inputs.push_back(c.gl.extern_operand(data));
+  e.inputs.push_back(c.gl.extern_operand(ind));
+  e.inputs.push_back(c.gl.extern_operand(upd));
+  Buffer* out = c.gl.new_buffer("", data->dtype, data->size, BufferOrigin::Extern);
+  e.outputs.push_back(out);
+  c.gl.add_extern(std::move(e));
+  return make_buffer_box(out);
+}
+
+// ScatterElements, and Scatter (opset 9/10; no reduction attribute).
+std::vector<TensorBoxPtr> lower_scatter_elements(LowerCtx& c) {
+  check_operands(c);
+  const TensorBoxPtr &data = c.input(0), &ind = c.input(1), &upd = c.input(2);
+  const size_t r = data->size.size();
+  if (r == 0) c.error("data must have rank >= 1");
+  const int axis = c.axis(c.node.attr_int("axis", 0), r);
+  if (ind->size != upd->size || ind->size.size() != r)
+    c.error("indices ", shape_text(ind), " and updates ", shape_text(upd),
+            " must have one shape of data's rank ", r);
+  for (size_t d = 0; d < r; ++d) {
+    if (static_cast<int>(d) != axis && ind->size[d] > data->size[d])
+      c.error("indices ", shape_text(ind), " exceed data ", shape_text(data), " in dim ", d);
+  }
+  ExternNode e;
+  e.op = "ScatterElements";
+  e.ints["axis"] = axis;
+  set_reduction(c, &e);
+  return {scatter_extern(c, std::move(e), data, ind, upd)};
+}
+
+std::vector<TensorBoxPtr> lower_scatter_nd(LowerCtx& c) {
+  check_operands(c);
+  const TensorBoxPtr &data = c.input(0), &ind = c.input(1), &upd = c.input(2);
+  if (ind->size.empty()) c.error("indices must have rank >= 1");
+  const int64_t k = ind->size.back();
+  if (k > static_cast<int64_t>(data->size.size()))
+    c.error("indices ", shape_text(ind), ": the last dim exceeds data's rank ", data->size.size());
+  std::vector<int64_t> want(ind->size.begin(), ind->size.end() - 1);
+  want.insert(want.end(), data->size.begin() + k, data->size.end());
+  if (upd->size != want)
+    c.error("updates ", shape_text(upd), " must have shape ",
+            TensorType{upd->dtype, want, {}, true}.to_string(),
+            " (indices.shape[:-1] + data.shape[k:])");
+  ExternNode e;
+  e.op = "ScatterND";
+  set_reduction(c, &e);
+  return {scatter_extern(c, std::move(e), data, ind, upd)};
+}
+
+// MaxUnpool is a scatter too: zeros with X's elements put at their Indices, which (as
+// MaxPool's Indices output) are flat positions in the whole N x C x spatial tensor of the
+// inferred shape, (in - 1) * stride + kernel - pad_begin - pad_end per spatial dim: a 1-D
+// ScatterElements. With an output_shape input, that result fills the leading corner of a
+// zero tensor of output_shape, as ONNX's reference implementation and its conformance
+// test (test_maxunpool_export_with_output_shape) define it.
+std::vector<TensorBoxPtr> lower_max_unpool(LowerCtx& c) {
+  const TensorBoxPtr &x = c.input(0), &ind = c.input(1);
+  if (ind->dtype != DType::I64) c.error("indices must be int64, got ", dtype_name(ind->dtype));
+  const size_t r = x->size.size();
+  if (r < 3) c.error("X must have rank >= 3");
+  const size_t k = r - 2;
+  if (ind->size != x->size)
+    c.error("indices ", shape_text(ind), " must have X's shape ", shape_text(x));
+  const std::vector<int64_t> kernel = c.node.attr_ints("kernel_shape");
+  const std::vector<int64_t> strides = c.node.attr_ints("strides", std::vector<int64_t>(k, 1));
+  const std::vector<int64_t> pads = c.node.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
+  if (kernel.size() != k || strides.size() != k || pads.size() != 2 * k)
+    c.error("kernel_shape, strides or pads have the wrong length");
+  std::vector<int64_t> inferred = {x->size[0], x->size[1]};
+  for (size_t d = 0; d < k; ++d)
+    inferred.push_back((x->size[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[k + d]);
+  int64_t total = 1;
+  for (int64_t d : inferred) {
+    if (d < 0 || __builtin_mul_overflow(total, d, &total))
+      c.error("invalid inferred output shape ",
+              TensorType{x->dtype, inferred, {}, true}.to_string());
+  }
+  const DType dt = x->dtype;
+  TensorBoxPtr zeros = make_pointwise_box(
+      dt, {total},
+      [dt](KernelBuilder& b, const std::vector<Index>&) { return b.constant(compute_type(dt), 0); },
+      c.origin());
+  const int64_t n = x->elements();
+  ExternNode e;
+  e.op = "ScatterElements";
+  e.ints["axis"] = 0;
+  TensorBoxPtr y = reshape_view(
+      scatter_extern(c, std::move(e), zeros, reshape_view(ind, {n}), reshape_view(x, {n})),
+      inferred);
+  if (!c.has(2)) return {y};
+  const std::vector<int64_t> out_size = c.const_ints(2);
+  if (out_size.size() != r) c.error("output_shape must have ", r, " entries");
+  for (size_t d = 0; d < r; ++d) {
+    if (out_size[d] < inferred[d])
+      c.error("output_shape ", TensorType{dt, out_size, {}, true}.to_string(),
+              " is smaller than the inferred shape ",
+              TensorType{dt, inferred, {}, true}.to_string());
+  }
+  if (out_size == inferred) return {y};
+  Loader corner = [y, inferred](KernelBuilder& b, const std::vector<Index>& idx) {
+    V inside = b.constant(ScalarType::Bool, 1);
+    for (size_t d = 0; d < idx.size(); ++d) {
+      V lt = b.binary(Op::Lt, b.index_value(idx[d]),
+                      b.constant(ScalarType::I64, static_cast<double>(inferred[d])));
+      inside = b.binary(Op::And, inside, lt);
+    }
+    V v;
+    {
+      MaskScope scope(b, inside);
+      v = y->load(b, idx);
+    }
+    return b.where(inside, v, b.constant(v.type, 0));
+  };
+  return {make_pointwise_box(dt, out_size, corner, c.origin())};
+}
+
+}  // namespace
+
+void register_scatter_ops(LoweringTable& t) {
+  t.add("ScatterElements", lower_scatter_elements);
+  t.add("Scatter", lower_scatter_elements);
+  t.add("ScatterND", lower_scatter_nd);
+  t.add("MaxUnpool", lower_max_unpool);
+}
+
+}  // namespace ferrite
