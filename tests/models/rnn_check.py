@@ -10,6 +10,7 @@ per model and backend; exits 1 on any mismatch or failed run.
 """
 import argparse
 import os
+import shlex
 import subprocess
 import sys
 import warnings
@@ -80,7 +81,7 @@ def export(name, module, inputs, work):
 
 
 def run_cli(cli, path, files, out_dir, backend):
-    cmd = [cli, "run", path, "--output-dir", out_dir, "--backend", backend]
+    cmd = shlex.split(cli) + ["run", path, "--output-dir", out_dir, "--backend", backend]
     for key, f in files.items():
         cmd += ["--input", f"{key}={f}"]
     env = dict(os.environ, OMP_NUM_THREADS="1")
@@ -89,7 +90,8 @@ def run_cli(cli, path, files, out_dir, backend):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cli", required=True)
+    ap.add_argument("--cli", required=True,
+                    help="the ferrite CLI, as a command line (e.g. 'node build/wasm/bin/ferrite.js')")
     ap.add_argument("--work", required=True)
     ap.add_argument("--backends", default="reference,portable")
     a = ap.parse_args()
