@@ -95,7 +95,12 @@ void Session::Impl::run_step(const Step& step) {
   ext_out.clear();
   for (const TensorRef& r : call.inputs) ext_in.push_back(extern_buffer(r.buffer));
   for (const TensorRef& r : call.outputs) ext_out.push_back(extern_buffer(r.buffer));
-  externs[step.index]->run(ext_in.data(), ext_out.data());
+  try {
+    externs[step.index]->run(ext_in.data(), ext_out.data());
+  } catch (const Error& e) {
+    if (call.origin.empty()) throw;
+    fail(call.origin, ": ", e.what());
+  }
 }
 
 Session::Session(Plan plan, SessionOptions options) : impl_(std::make_unique<Impl>()) {

@@ -40,6 +40,7 @@ struct TensorRef {
 // its reference implementation in runtime/kernels/reference.
 struct ExternCall {
   std::string op;
+  std::string origin;  // the node it came from ("ScatterND 'y'"), prefixed to its run errors
   std::map<std::string, int64_t> ints;
   std::map<std::string, double> floats;
   std::vector<TensorRef> inputs;

@@ -21,7 +21,7 @@ constexpr int kMaxIndexNodes = 1 << 16;  // per tree; real ones have tens of nod
 
 // Lower bounds of the encoded size of one item, to bound counts before allocating.
 constexpr size_t kMinString = 4, kMinBuffer = 22, kMinBlob = 8, kMinKernel = 28, kMinArg = 10,
-                 kMinInstr = 40, kMinExtern = 20, kMinMapEntry = 12, kMinRef = 20, kMinStep = 13,
+                 kMinInstr = 40, kMinExtern = 24, kMinMapEntry = 12, kMinRef = 20, kMinStep = 13,
                  kMinGuard = 5;
 
 class Writer {
@@ -193,6 +193,7 @@ void write_ref(Writer& w, const TensorRef& r) {
 
 void write_extern(Writer& w, const ExternCall& x) {
   w.str(x.op);
+  w.str(x.origin);
   w.count(x.ints.size());
   for (const auto& kv : x.ints) {
     w.str(kv.first);
@@ -300,6 +301,7 @@ void read_map(Reader& r, std::map<std::string, V>* m, const char* what, ReadValu
 ExternCall read_extern(Reader& r) {
   ExternCall x;
   x.op = r.str("extern op");
+  x.origin = r.str("extern origin");
   read_map(r, &x.ints, "extern ints", [&] { return r.i64("extern int"); });
   read_map(r, &x.floats, "extern floats", [&] { return r.f64("extern float"); });
   x.inputs.resize(r.count(kMinRef, "extern inputs"));

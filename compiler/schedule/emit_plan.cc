@@ -109,6 +109,7 @@ Plan emit_plan(LoweredProgram& prog) {
       const ExternNode& e = prog.externs[s.extern_index];
       ExternCall call;
       call.op = e.op;
+      call.origin = e.origin;
       call.ints = e.ints;
       call.floats = e.floats;
       for (const auto& op : e.inputs) {

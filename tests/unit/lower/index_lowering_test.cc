@@ -164,7 +164,8 @@ TEST_P(IndexLowering, ScatterNDAndItsRunTimeIndexCheck) {
     ADD_FAILURE() << "no error for index 4 of a dim of size 4";
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()),
-              "ScatterND: index 4 out of range [-4, 4) for data dim 0 at indices position [1,0]");
+              "ScatterND (output '_t1'): ScatterND: index 4 out of range [-4, 4) for data dim 0 at "
+              "indices position [1,0]");
   }
 }
 

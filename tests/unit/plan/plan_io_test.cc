@@ -70,6 +70,7 @@ void expect_ref_eq(const TensorRef& x, const TensorRef& y) {
 
 void expect_extern_eq(const ExternCall& x, const ExternCall& y) {
   EXPECT_EQ(x.op, y.op);
+  EXPECT_EQ(x.origin, y.origin);
   EXPECT_EQ(x.ints, y.ints);
   ASSERT_EQ(x.floats.size(), y.floats.size());
   for (auto i = x.floats.begin(), j = y.floats.begin(); i != x.floats.end(); ++i, ++j) {

@@ -132,6 +132,7 @@ inline Plan full_plan() {
   p.kernels = {reduce_kernel(), gather_kernel()};
   ExternCall mm;
   mm.op = "MatMul";
+  mm.origin = "MatMul 'mm'";
   mm.ints = {{"trans_a", 0}, {"huge", INT64_MIN}};
   mm.floats = {{"alpha", 1.0}, {"beta", -0.0}, {"tiny", 1e-310}};
   // The second input reads x upside down (negative stride): still inside x.
