@@ -4,8 +4,11 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <vector>
 
+#include "compiler/plan/error.h"
 #include "compiler/plan/plan.h"
 #include "runtime/backend.h"
 
@@ -62,6 +65,16 @@ inline Operand garbage(DType dtype, std::vector<int64_t> shape) {
   o.ref.strides = row_major_strides(shape);
   o.ref.shape = std::move(shape);
   return o;
+}
+
+// The message of the ferrite::Error that `fn` throws, or "no error".
+inline std::string error_of(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "no error";
 }
 
 }  // namespace extern_test

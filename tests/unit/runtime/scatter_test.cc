@@ -17,6 +17,7 @@
 namespace ferrite {
 namespace {
 
+using extern_test::error_of;
 using extern_test::garbage;
 using extern_test::operand;
 using extern_test::Operand;
@@ -39,15 +40,6 @@ Operand scatter(const std::string& op, const Operand& data, const Operand& indic
   ExternBuffer o = out.buffer();
   reference_extern(op)(call, in, &o);
   return out;
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(ScatterElements, OnnxExampleAxis0) {

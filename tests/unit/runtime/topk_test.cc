@@ -15,6 +15,7 @@
 namespace ferrite {
 namespace {
 
+using extern_test::error_of;
 using extern_test::garbage;
 using extern_test::operand;
 using extern_test::Operand;
@@ -36,15 +37,6 @@ TopKResult topk(const Operand& x, int64_t axis, int64_t k, int64_t largest) {
   ExternBuffer out[2] = {r.values.buffer(), r.indices.buffer()};
   reference_extern("TopK")(call, &in, out);
   return r;
-}
-
-std::string error_of(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "no error";
 }
 
 TEST(TopK, TiesGoToTheLowerIndex) {
