@@ -7,10 +7,12 @@
 //   shapes.
 // - Loop and Scan are unrolled: every iteration is lowered with its iteration number as a
 //   constant, which lets shapes and slices that depend on it (test_loop11's
-//   Slice(x, i, i+1)) fold. The trip count and each iteration's condition must therefore
-//   be known at compile time (constants, folded values, or model inputs whose values the
-//   engine specializes on); a loop whose termination depends on computed data is reported
-//   as unsupported rather than guessed.
+//   Slice(x, i, i+1)) fold. The trip count must be known at compile time (a constant, a
+//   folded value, or a model input whose value the engine specializes on) unless the
+//   condition is. A condition computed at run time is handled like If: the iterations
+//   after it run under a guard on the running condition, and each loop-carried value is
+//   a select between the new and the old value. Scan outputs then would have a run-time
+//   row count, which plans cannot express, so that case is reported as unsupported.
 #include <algorithm>
 
 #include "compiler/lower/lowering.h"
@@ -119,17 +121,6 @@ TensorBoxPtr empty_scan_output(const LowerCtx& c, const Value* body_out) {
   return constant_box(c.gl, d, "");
 }
 
-bool const_bool(const LowerCtx& c, const TensorBoxPtr& t, const char* what) {
-  if (t->elements() != 1) c.error(what, " must have one element, got ", type_text(t));
-  auto d = c.gl.constant_data(t);
-  if (!d) {
-    c.unsupported(what,
-                  " is computed at run time; loops are unrolled at compile time, so it "
-                  "must be a constant or depend only on constants and specialized inputs");
-  }
-  return d->int_at(0) != 0;
-}
-
 void count_unrolled(const LowerCtx& c, const Graph& body, int64_t iteration) {
   if (iteration >= kMaxIterations ||
       (iteration + 1) * static_cast<int64_t>(body.nodes.size()) > kMaxUnrolledNodes) {
@@ -155,28 +146,80 @@ std::vector<TensorBoxPtr> lower_loop(LowerCtx& c) {
     if (m.size() != 1) c.error("trip count must have one element");
     trips = m[0];
   }
-  bool cond = c.has(1) ? const_bool(c, c.input(1), "the initial condition") : true;
   std::vector<TensorBoxPtr> state(c.in.begin() + 2, c.in.end());
   for (size_t k = 0; k < carried; ++k) {
     if (!state[k]) c.error("loop-carried input ", k + 2, " is missing");
   }
+  // The condition is a compile-time bool (`known`) until it depends on run-time data; from
+  // then on `live` holds it, and each later iteration runs under a guard on it.
+  bool known = true;
+  TensorBoxPtr live;
+  auto go_live = [&](const TensorBoxPtr& cond, const char* what) {
+    if (cond->dtype != DType::Bool || cond->elements() != 1)
+      c.error(what, " must be a single bool, got ", type_text(cond));
+    if (trips < 0)
+      c.unsupported(what, " is computed at run time and there is no trip count: loops are ",
+                    "unrolled at compile time, so they need a bound");
+    if (scans > 0)
+      c.unsupported(what, " is computed at run time, so the number of scan outputs' rows ",
+                    "would be too");
+    live = as_scalar(cond);
+  };
+  if (c.has(1)) {
+    if (auto d = c.gl.constant_data(c.input(1))) {
+      known = d->int_at(0) != 0;
+    } else {
+      go_live(c.input(1), "the initial condition");
+    }
+  }
   std::vector<std::vector<TensorBoxPtr>> scan_parts(scans);
-  for (int64_t i = 0; (trips < 0 || i < trips) && cond; ++i) {
+  for (int64_t i = 0; (trips < 0 || i < trips) && known; ++i) {
     count_unrolled(c, body, i);
+    const TensorBoxPtr guard = live;  // this iteration runs only when it holds
+    if (guard) {
+      // Whatever the guarded body reads, and the states the select below reads, are
+      // computed unconditionally.
+      for (const TensorBoxPtr& t : state) c.gl.realize(t);
+      c.gl.realize_captures(body);
+      c.gl.push_guard(guard, true);
+    }
     std::vector<TensorBoxPtr> args = {scalar_constant(c.gl, DType::I64, i),
                                       scalar_constant(c.gl, DType::Bool, 1)};
     args.insert(args.end(), state.begin(), state.end());
     std::vector<TensorBoxPtr> outs = c.gl.lower_subgraph(body, args, c.node);
-    cond = const_bool(c, outs[0], "the body's condition output");
+    if (guard) {
+      for (const TensorBoxPtr& t : outs) c.gl.realize(t);
+      c.gl.pop_guard();
+    }
     for (size_t k = 0; k < carried; ++k) {
-      if (outs[1 + k]->dtype != state[k]->dtype)
-        c.error("loop-carried value ", k, " changes type from ", type_text(state[k]), " to ",
-                type_text(outs[1 + k]));
-      state[k] = outs[1 + k];
+      const TensorBoxPtr& next = outs[1 + k];
+      if (next->dtype != state[k]->dtype || (guard && next->size != state[k]->size))
+        c.unsupported("loop-carried value ", k, " changes from ", type_text(state[k]), " to ",
+                      type_text(next), guard ? " in a loop with a run-time condition" : "");
+      state[k] = guard ? make_pointwise(c, {guard, next, state[k]}, next->dtype,
+                                        [](KernelBuilder& kb, const std::vector<V>& v) {
+                                          return kb.where(v[0], v[1], v[2]);
+                                        })
+                       : next;
       // One buffer per iteration keeps the unrolled code linear in the trip count.
       c.gl.realize(state[k]);
     }
     for (size_t k = 0; k < scans; ++k) scan_parts[k].push_back(outs[1 + carried + k]);
+    auto d = c.gl.constant_data(outs[0]);
+    if (d && d->elements() == 1 && d->int_at(0) == 0) {
+      known = false;  // no later iteration can run
+    } else if (guard) {
+      if (outs[0]->dtype != DType::Bool || outs[0]->elements() != 1)
+        c.error("the body's condition output must be a single bool, got ", type_text(outs[0]));
+      // A skipped iteration left its condition output unwritten; And with false ignores it.
+      live = make_pointwise(c, {guard, as_scalar(outs[0])}, DType::Bool,
+                            [](KernelBuilder& kb, const std::vector<V>& v) {
+                              return kb.binary(Op::And, v[0], v[1]);
+                            });
+      c.gl.realize(live);
+    } else if (!d) {
+      go_live(outs[0], "the body's condition output");
+    }
   }
   std::vector<TensorBoxPtr> result = state;
   for (size_t k = 0; k < scans; ++k) {

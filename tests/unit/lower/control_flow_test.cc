@@ -119,7 +119,8 @@ TEST_P(ControlFlow, LoopUnrollsWithIterationNumber) {
   expect_near(r.outputs[1], {2.f, -2.f, 5.f, -3.f, 12.f, -4.f});
 }
 
-TEST_P(ControlFlow, LoopWithRunTimeConditionIsUnsupported) {
+// y = y * 2 while sum(y) < 100: the condition is data, so iterations run under guards.
+std::unique_ptr<Graph> doubling_loop(bool with_trip_count) {
   GraphBuilder bb;
   bb.input("i", DType::I64, {});
   bb.input("cond_in", DType::Bool, {});
@@ -131,9 +132,24 @@ TEST_P(ControlFlow, LoopWithRunTimeConditionIsUnsupported) {
   bb.output(y2);
   GraphBuilder b;
   Value* y0 = b.input("y0", DType::F32, {1});
-  b.output(b.op("Loop", {nullptr, nullptr, y0},
+  Value* trips = with_trip_count ? b.constant_i64({}, {10}) : nullptr;
+  b.output(b.op("Loop", {trips, nullptr, y0},
                 {{"body", graph_attr(std::shared_ptr<Graph>(bb.finish()))}}));
-  auto g = b.finish();
+  return b.finish();
+}
+
+TEST_P(ControlFlow, LoopWithRunTimeConditionRunsUnderGuards) {
+  auto g = doubling_loop(true);
+  auto run = [&](float start) {
+    return run_graph(*g, tensors(Tensor(DType::F32, {1}, &start)), GetParam());
+  };
+  expect_near(run(1.f).outputs[0], {128.f});    // 2, 4, ..., 128: stops when the sum reaches 100
+  expect_near(run(200.f).outputs[0], {400.f});  // one iteration
+  expect_near(run(1e-6f).outputs[0], {1.024e-3f});  // the trip count (10) ends it first
+}
+
+TEST_P(ControlFlow, UnboundedLoopWithRunTimeConditionIsUnsupported) {
+  auto g = doubling_loop(false);
   EXPECT_THROW(compile_graph(*g, {g->inputs[0]->type}, {}), UnsupportedError);
 }
 
