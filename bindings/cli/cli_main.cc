@@ -21,6 +21,10 @@ commands:
     --output-dir DIR         write each output to DIR/NAME.npy
     --backend B              reference | portable (default: portable)
     --bench N                after a warm-up, time N more runs; ends with 'median_ms: X'
+    --warmup N               warm-up runs before the timed ones (default 1; needs --bench)
+    --bench-json FILE        also write the times as JSON to FILE (needs --bench): load_ms,
+                             compile_ms, ready_ms (load + compile), first_run_ms, warmup,
+                             samples_ms (every timed run, in order)
     --dump DIR               write the compiler's intermediate forms to DIR
                              (the environment variable FERRITE_DUMP does the same)
   conformance DIR [options]  run each ONNX backend test case in DIR (a directory with

@@ -21,7 +21,8 @@ using Clock = std::chrono::steady_clock;
 using Feeds = std::vector<std::pair<std::string, const Tensor*>>;
 
 const std::vector<OptionSpec> kRunOptions = {
-    {"input", true}, {"output-dir", true}, {"backend", true}, {"bench", true}, {"dump", true}};
+    {"input", true},  {"output-dir", true}, {"backend", true}, {"bench", true},
+    {"warmup", true}, {"bench-json", true}, {"dump", true}};
 
 constexpr uint64_t kInputSeed = 0x5EEDF00D;
 
@@ -130,20 +131,50 @@ void write_outputs(const std::string& dir, const Engine& engine,
   }
 }
 
-void bench(Engine& engine, const Feeds& feeds, int64_t runs) {
-  engine.run(feeds);  // warm-up: caches, page faults, lazy initialization
-  std::vector<double> times;
+// The times of one `run`, for --bench-json.
+struct RunTimes {
+  double load_ms = 0, compile_ms = 0, first_run_ms = 0;
+  int64_t warmup = 0;
+  std::vector<double> samples_ms;  // the timed runs, in order
+};
+
+// Warm-up runs (caches, page faults, lazy initialization), then `runs` timed runs.
+void bench(Engine& engine, const Feeds& feeds, int64_t warmup, int64_t runs, RunTimes* times) {
+  for (int64_t i = 0; i < warmup; ++i) engine.run(feeds);
+  times->warmup = warmup;
   for (int64_t i = 0; i < runs; ++i) {
     const Clock::time_point start = Clock::now();
     engine.run(feeds);
-    times.push_back(ms_since(start));
+    times->samples_ms.push_back(ms_since(start));
   }
-  std::sort(times.begin(), times.end());
-  const size_t n = times.size();
-  const double median = n % 2 ? times[n / 2] : (times[n / 2 - 1] + times[n / 2]) / 2;
+  std::vector<double> sorted = times->samples_ms;
+  std::sort(sorted.begin(), sorted.end());
+  const size_t n = sorted.size();
+  const double median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
   std::printf("bench_runs: %lld\n", static_cast<long long>(n));
-  print_ms("min_ms", times.front());
+  print_ms("min_ms", sorted.front());
   print_ms("median_ms", median);
+}
+
+// One JSON object: load_ms, compile_ms, ready_ms (load + compile: until the first run can
+// start), first_run_ms, warmup (count) and samples_ms (every timed run, in order).
+void write_bench_json(const std::string& path, const RunTimes& t) {
+  std::ofstream out(path);
+  if (!out) fail("cannot write --bench-json file '", path, "'");
+  char buf[64];
+  auto num = [&](double v) {
+    std::snprintf(buf, sizeof buf, "%.6f", v);
+    return std::string(buf);
+  };
+  out << "{\"load_ms\": " << num(t.load_ms) << ", \"compile_ms\": " << num(t.compile_ms)
+      << ", \"ready_ms\": " << num(t.load_ms + t.compile_ms)
+      << ", \"first_run_ms\": " << num(t.first_run_ms) << ", \"warmup\": " << t.warmup
+      << ", \"samples_ms\": [";
+  for (size_t i = 0; i < t.samples_ms.size(); ++i) {
+    out << (i ? ", " : "") << num(t.samples_ms[i]);
+  }
+  out << "]}\n";
+  if (!out.flush()) fail("cannot write --bench-json file '", path, "'");
 }
 
 }  // namespace
@@ -153,6 +184,11 @@ int run_command(const std::vector<std::string>& arg_list) {
   if (args.positional.size() != 1) throw UsageError("run needs exactly one MODEL argument");
   const int64_t bench_runs = args.has("bench") ? parse_count("bench", args.get("bench")) : 0;
   if (args.has("bench") && bench_runs == 0) throw UsageError("--bench needs at least 1 run");
+  const int64_t warmup = args.has("warmup") ? parse_count("warmup", args.get("warmup")) : 1;
+  const std::string bench_json = args.get("bench-json");
+  if ((args.has("warmup") || args.has("bench-json")) && bench_runs == 0) {
+    throw UsageError("--warmup and --bench-json need --bench N");
+  }
   EngineOptions options;
   options.session.backend = checked_backend(args.get("backend"));
   const char* env_dump = std::getenv("FERRITE_DUMP");
@@ -179,7 +215,14 @@ int run_command(const std::vector<std::string>& arg_list) {
   print_ms("compile_ms", compile_ms);
   print_ms("run_ms", run_ms);
   if (!output_dir.empty()) write_outputs(output_dir, *engine, outputs);
-  if (bench_runs > 0) bench(*engine, feeds, bench_runs);
+  if (bench_runs > 0) {
+    RunTimes times;
+    times.load_ms = load_ms;
+    times.compile_ms = compile_ms;
+    times.first_run_ms = run_ms;
+    bench(*engine, feeds, warmup, bench_runs, &times);
+    if (!bench_json.empty()) write_bench_json(bench_json, times);
+  }
   std::fflush(stdout);
   return 0;
 }

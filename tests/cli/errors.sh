@@ -109,6 +109,17 @@ else
   echo "ok   example run: $(tail -1 "$tmp/out")"
 fi
 
+# --bench-json writes every timed run (read back with python's json module).
+if ! ferrite run "$mlp" --bench 4 --warmup 2 --bench-json "$tmp/bench.json" >"$tmp/out" 2>"$tmp/err"; then
+  fail "bench-json run: $(cat "$tmp/err")"
+elif ! "$python" -c "import json, sys; t = json.load(open(sys.argv[1]))
+sys.exit(0 if len(t['samples_ms']) == 4 and t['warmup'] == 2 and t['ready_ms'] > 0 else 1)" \
+  "$tmp/bench.json"; then
+  fail "bench-json run: unexpected JSON: $(cat "$tmp/bench.json")"
+else
+  echo "ok   bench-json run"
+fi
+
 # --dump writes the compiler's intermediate forms.
 if ! ferrite run "$fixtures/add_relu.onnx" --dump "$tmp/dump" >"$tmp/out" 2>"$tmp/err"; then
   fail "dump run: $(cat "$tmp/err")"

@@ -64,6 +64,9 @@ TEST(CliMain, ExitCodes) {
   EXPECT_EQ(cli_main({"run"}), 2);
   EXPECT_EQ(cli_main({"run", "a.onnx", "b.onnx"}), 2);
   EXPECT_EQ(cli_main({"run", "a.onnx", "--bench", "0"}), 2);
+  EXPECT_EQ(cli_main({"run", "a.onnx", "--warmup", "3"}), 2);
+  EXPECT_EQ(cli_main({"run", "a.onnx", "--bench-json", "t.json"}), 2);
+  EXPECT_EQ(cli_main({"run", "a.onnx", "--bench", "2", "--warmup", "x"}), 2);
   EXPECT_EQ(cli_main({"run", "a.onnx", "--backend", "nope"}), 2);
   EXPECT_EQ(cli_main({"run", "/nonexistent/model.onnx"}), 1);
   EXPECT_EQ(cli_main({"conformance", "/nonexistent/dir"}), 1);
@@ -72,9 +75,10 @@ TEST(CliMain, ExitCodes) {
 TEST(CliMain, UsageDocumentsEveryCommandAndOption) {
   const std::string usage = usage_text();
   for (const char* word :
-       {"run MODEL", "conformance DIR", "--input", "--output-dir", "--backend", "--bench", "--dump",
-        "FERRITE_DUMP", "--expect", "--write-expect", "--filter", "--rtol", "--atol",
-        "--max-rel-err", "--verbose", "median_ms"}) {
+       {"run MODEL", "conformance DIR", "--input",       "--output-dir",   "--backend",
+        "--bench",   "--warmup",        "--bench-json",  "ready_ms",       "samples_ms",
+        "--dump",    "FERRITE_DUMP",    "--expect",      "--write-expect", "--filter",
+        "--rtol",    "--atol",          "--max-rel-err", "--verbose",      "median_ms"}) {
     EXPECT_NE(usage.find(word), std::string::npos) << word;
   }
 }

@@ -1,0 +1,606 @@
+#!/usr/bin/python3
+"""Ferrite against its peers on the same models, inputs and machine (run through run.sh).
+
+    /usr/bin/python3 tests/perf/bench.py [--models a,b] [--engines e1,e2] [--rounds R]
+        [--iters N] [--warmup W] [--target-ms T] [--out DIR] [--no-build] ...
+
+Every (engine, model) measurement is one fresh process (a runner) that loads the model,
+reports its load-to-ready time, runs once, warms up, times N runs and exits; its peak RSS
+comes from wait4's rusage (through spawn.c). Round 0 is a check round (one timed run,
+outputs compared with the expected ones, engines that fail dropped for that model, the
+number of timed runs per process chosen); rounds 1..R are timed, and within each round the
+engines run round-robin in an order rotated by one each round, so slow drifts of the
+machine hit every engine alike. Medians pool every timed run of every round.
+See tests/perf/README.md.
+"""
+import argparse
+import datetime
+import json
+import math
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+HERE = os.path.join(ROOT, "tests", "perf")
+PERF_BUILD = os.path.join(ROOT, "build", "perf")  # node_modules, models, results
+FERRITE_NATIVE = os.path.join(ROOT, "build", "native", "bin", "ferrite")
+FERRITE_WASM = os.path.join(ROOT, "build", "wasm", "bin", "ferrite.js")
+NODE = shutil.which("node") or "/usr/bin/node"
+PYTHON = "/usr/bin/python3"
+SPAWN = os.path.join(PERF_BUILD, "spawn")  # tests/perf/spawn.c
+BASELINE = "ferrite-native"
+
+# name -> (kind, threads). The order is the table's order.
+ENGINES = {
+    "ferrite-native": ("ferrite-native", 1),
+    "ferrite-wasm": ("ferrite-wasm", 1),
+    "ort-node-t1": ("ort-node", 1),
+    "ort-node-t2": ("ort-node", 2),
+    "ort-web-t1": ("ort-web", 1),
+    "ort-web-t2": ("ort-web", 2),
+    "torch-t1": ("torch", 1),
+    "torch-t2": ("torch", 2),
+}
+# Models of tests/models/export_models.py, plus the repository's example MLP.
+EXPORT_MODELS = ["mlp", "resnet18", "mobilenet_v2", "bert2_op13", "bert2_op17", "gcn"]
+EXAMPLE_MODEL = "example_mlp"  # examples/models/mlp.onnx with a seeded input
+ALL_MODELS = [EXAMPLE_MODEL] + EXPORT_MODELS
+CHECK_REL_ERR = 1e-3  # max|a-e| / max|e| above this marks an output MISMATCH
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---- set-up -------------------------------------------------------------------------------
+def build(kind, out_dir):
+    """scripts/build.sh KIND ferrite (incremental). Returns an error string or None."""
+    path = os.path.join(out_dir, f"build_{kind}.log")
+    log(f"building ferrite ({kind}); log: {path}")
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    with open(path, "w") as f:
+        rc = subprocess.call(["bash", os.path.join(ROOT, "scripts", "build.sh"), kind, "ferrite"],
+                             stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+    return None if rc == 0 else f"build {kind} failed (see {path})"
+
+
+def build_spawn():
+    """Compiles tests/perf/spawn.c into build/perf/spawn if it is missing or older."""
+    src = os.path.join(HERE, "spawn.c")
+    if os.path.exists(SPAWN) and os.path.getmtime(SPAWN) >= os.path.getmtime(src):
+        return
+    os.makedirs(os.path.dirname(SPAWN), exist_ok=True)
+    subprocess.run(["cc", "-O2", "-o", SPAWN, src], check=True)
+
+
+def openblas_path():
+    """libopenblas.so.0 of Debian's libopenblas0-openmp (preloaded under torch)."""
+    try:
+        files = subprocess.run(["dpkg", "-L", "libopenblas0-openmp"], capture_output=True,
+                               text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return None
+    hits = [f for f in files if f.endswith("/libopenblas.so.0")]
+    return hits[0] if hits else None
+
+
+def npm_version(package):
+    try:
+        with open(os.path.join(PERF_BUILD, "node_modules", package, "package.json")) as f:
+            return json.load(f)["version"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+# ---- models and inputs --------------------------------------------------------------------
+class Model:
+    def __init__(self, name, directory):
+        self.name = name
+        self.dir = directory
+        self.path = os.path.join(directory, "model.onnx")
+        self.error = None
+        self.inputs = []  # [(graph input name, .npy path)]
+        self.output_names = []
+        self.expected = None  # [np.ndarray] from output_<i>.pb, or None
+
+
+def write_example_model(model_dir):
+    import numpy as np
+    from onnx import numpy_helper
+    set_dir = os.path.join(model_dir, "test_data_set_0")
+    os.makedirs(set_dir, exist_ok=True)
+    shutil.copyfile(os.path.join(ROOT, "examples", "models", "mlp.onnx"),
+                    os.path.join(model_dir, "model.onnx"))
+    x = np.random.default_rng(20240607).uniform(-1, 1, (1, 64)).astype(np.float32)
+    with open(os.path.join(set_dir, "input_0.pb"), "wb") as f:
+        f.write(numpy_helper.from_array(x, "x").SerializeToString())
+
+
+def prepare_models(names, models_dir, export_script, out_dir, reexport):
+    """Exports the missing models (all with `reexport`), converts every input to .npy once,
+    loads the expected outputs."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    models = [Model(n, os.path.join(models_dir, n)) for n in names]
+    for m in models:
+        if m.name == EXAMPLE_MODEL or (os.path.exists(m.path) and not reexport):
+            continue
+        if not os.path.exists(export_script):
+            m.error = f"model not exported and {export_script} does not exist"
+            continue
+        # One call per model, so that one failing export fails only its model.
+        path = os.path.join(out_dir, f"export_{m.name}.log")
+        log(f"exporting {m.name} with {export_script}; log: {path}")
+        env = dict(os.environ, OMP_NUM_THREADS="1")
+        with open(path, "w") as f:
+            rc = subprocess.call([PYTHON, export_script, "--out", models_dir, "--only", m.name],
+                                 stdout=f, stderr=subprocess.STDOUT, cwd=ROOT, env=env)
+        if rc != 0 or not os.path.exists(m.path):
+            m.error = f"export failed: {last_line(path) or f'exit status {rc}'} (see {path})"
+    for m in models:
+        if m.error:
+            continue
+        try:
+            if m.name == EXAMPLE_MODEL:
+                write_example_model(m.dir)
+            graph = onnx.load(m.path, load_external_data=False).graph
+            initializers = {t.name for t in graph.initializer}
+            input_names = [i.name for i in graph.input if i.name not in initializers]
+            m.output_names = [o.name for o in graph.output]
+            set_dir = os.path.join(m.dir, "test_data_set_0")
+            npy_dir = os.path.join(m.dir, "npy")
+            os.makedirs(npy_dir, exist_ok=True)
+            for i, name in enumerate(input_names):
+                tensor = onnx.TensorProto()
+                with open(os.path.join(set_dir, f"input_{i}.pb"), "rb") as f:
+                    tensor.ParseFromString(f.read())
+                path = os.path.join(npy_dir, f"input_{i}.npy")
+                np.save(path, numpy_helper.to_array(tensor))
+                m.inputs.append((name, path))
+            outputs = []
+            for i in range(len(m.output_names)):
+                pb = os.path.join(set_dir, f"output_{i}.pb")
+                if not os.path.exists(pb):
+                    break
+                tensor = onnx.TensorProto()
+                with open(pb, "rb") as f:
+                    tensor.ParseFromString(f.read())
+                outputs.append(numpy_helper.to_array(tensor))
+            if outputs and len(outputs) == len(m.output_names):
+                m.expected = outputs
+        except Exception as e:  # a broken model directory is that model's error, not a crash
+            m.error = f"cannot prepare inputs: {type(e).__name__}: {e}"
+    return models
+
+
+def ferrite_file_name(output_name):
+    """The file `ferrite run --output-dir` writes for an output (cli_run.cc file_name_for)."""
+    s = output_name or "output"
+    return "".join(c if c.isalnum() or c in "_-." else "_" for c in s) + ".npy"
+
+
+# ---- one measurement ----------------------------------------------------------------------
+def command_for(engine, model, iters, warmup, outputs_dir, bench_json, export_script):
+    kind, threads = ENGINES[engine]
+    env = {k: v for k, v in os.environ.items() if k not in ("FERRITE_DUMP", "LD_PRELOAD")}
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        env[var] = str(threads)
+    if kind.startswith("ferrite"):
+        cmd = [FERRITE_NATIVE] if kind == "ferrite-native" else \
+            [NODE, "--no-experimental-fetch", FERRITE_WASM]
+        cmd += ["run", model.path, "--backend", "portable", "--bench", str(iters),
+                "--warmup", str(warmup), "--bench-json", bench_json]
+        for name, path in model.inputs:
+            cmd += ["--input", f"{name}={path}"]
+        if outputs_dir:
+            cmd += ["--output-dir", outputs_dir]
+    elif kind in ("ort-node", "ort-web"):
+        cmd = [NODE, os.path.join(HERE, "runners", "ort_runner.mjs"), "--pkg", kind[4:],
+               "--modules", PERF_BUILD, "--model", model.path, "--threads", str(threads),
+               "--warmup", str(warmup), "--iters", str(iters)]
+        for name, path in model.inputs:
+            cmd += ["--input", f"{name}={path}"]
+        if outputs_dir:
+            cmd += ["--outputs-dir", outputs_dir]
+    else:  # torch
+        cmd = [PYTHON, os.path.join(HERE, "runners", "torch_runner.py"),
+               "--export-script", export_script, "--name", model.name,
+               "--threads", str(threads), "--warmup", str(warmup), "--iters", str(iters)]
+        for _, path in model.inputs:
+            cmd += ["--input", path]
+        if outputs_dir:
+            cmd += ["--outputs-dir", outputs_dir]
+        blas = openblas_path()
+        if blas:
+            env["LD_PRELOAD"] = blas
+    return cmd, env
+
+
+def last_line(path):
+    try:
+        with open(path, errors="replace") as f:
+            lines = [line.strip() for line in f if line.strip()]
+    except OSError:
+        return ""
+    return lines[-1] if lines else ""
+
+
+def error_line(path):
+    """The `error: ...` line of a ferrite run's stderr, else its last line."""
+    try:
+        with open(path, errors="replace") as f:
+            lines = [line.strip() for line in f if line.strip()]
+    except OSError:
+        lines = []
+    for line in lines:
+        if line.startswith("error: "):
+            return line[len("error: "):]
+    return lines[-1] if lines else ""
+
+
+def measure(engine, model, iters, warmup, outputs_dir, log_prefix, timeout_s, export_script):
+    """Runs one process. Returns a dict: samples_ms, ready_ms, ... or error."""
+    bench_json = log_prefix + ".bench.json"
+    if os.path.exists(bench_json):
+        os.remove(bench_json)
+    cmd, env = command_for(engine, model, iters, warmup, outputs_dir, bench_json, export_script)
+    out_path, err_path = log_prefix + ".out", log_prefix + ".err"
+    # Through the small spawn program, so that ru_maxrss is the runner's own (see spawn.c).
+    try:
+        done = subprocess.run([SPAWN, str(int(math.ceil(timeout_s))), out_path, err_path] + cmd,
+                              capture_output=True, text=True, env=env, cwd=ROOT,
+                              timeout=timeout_s + 60)
+        process = json.loads(done.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as e:
+        return {"error": f"spawn failed: {e}"}
+    if "error" in process:
+        return {"error": process["error"]}
+    rc = process["exit_status"]
+    if process.pop("timed_out"):
+        return dict(process, error=f"timed out after {timeout_s:g}s")
+    kind = ENGINES[engine][0]
+    if kind.startswith("ferrite"):
+        if rc != 0:
+            return dict(process, error=error_line(err_path) or f"exit status {rc}")
+        try:
+            with open(bench_json) as f:
+                result = json.load(f)
+        except (OSError, ValueError) as e:
+            return dict(process, error=f"no --bench-json result: {e}")
+    else:
+        line = last_line(out_path)
+        try:
+            result = json.loads(line)
+        except ValueError:
+            stderr = last_line(err_path)
+            return dict(process, error=stderr or line or f"exit status {rc}")
+        if "error" in result or rc != 0:
+            return dict(process, error=result.get("error", f"exit status {rc}"))
+    result.update(process)
+    return result
+
+
+def check_outputs(outputs_dir, engine, model, reference):
+    """max|a-e| / max|e| over the outputs, against `reference` (a list of arrays)."""
+    import numpy as np
+    worst = 0.0
+    for i, expected in enumerate(reference):
+        name = ferrite_file_name(model.output_names[i]) if engine.startswith("ferrite") \
+            else f"output_{i}.npy"
+        path = os.path.join(outputs_dir, name)
+        if not os.path.exists(path):
+            return {"status": "missing output", "rel_err": None}
+        actual = np.load(path)
+        if actual.shape != expected.shape:
+            return {"status": f"shape {list(actual.shape)} != {list(expected.shape)}",
+                    "rel_err": None}
+        a, e = actual.astype(np.float64), expected.astype(np.float64)
+        if e.size == 0:
+            continue
+        scale = float(np.max(np.abs(e))) or 1.0
+        err = float(np.max(np.abs(a - e))) / scale
+        if math.isnan(err):
+            return {"status": "NaN", "rel_err": None}
+        worst = max(worst, err)
+    return {"status": "ok" if worst <= CHECK_REL_ERR else "MISMATCH", "rel_err": worst}
+
+
+# ---- statistics, table, chart -------------------------------------------------------------
+def summarize(cell):
+    runs = cell["runs"]
+    samples = [s for r in runs for s in r["samples_ms"]]
+    if not samples:
+        return
+    round_medians = [statistics.median(r["samples_ms"]) for r in runs]
+    median = statistics.median(samples)
+    cell.update(
+        median_ms=median,
+        min_ms=min(samples),
+        round_medians_ms=round_medians,
+        spread_pct=100.0 * (max(round_medians) - min(round_medians)) / median if median else 0,
+        ready_ms=statistics.median(r["ready_ms"] for r in runs),
+        rss_mib=statistics.median(r["rss_kib"] for r in runs) / 1024.0,
+        samples=len(samples),
+    )
+
+
+def fmt_ms(v):
+    if v is None:
+        return "-"
+    return f"{v:.4f}" if v < 0.1 else f"{v:.3f}" if v < 10 else f"{v:.1f}"
+
+
+def table(results, models, engines):
+    header = ["model", "engine", "median_ms", "ratio", "spread%", "n", "ready_ms", "rss_MiB",
+              "check"]
+    rows = []
+    for m in models:
+        base = results[m.name].get(BASELINE, {}).get("median_ms")
+        for e in engines:
+            cell = results[m.name][e]
+            if "median_ms" not in cell:
+                rows.append([m.name, e, "error: " + cell.get("error", "no result")])
+                continue
+            ratio = f"{cell['median_ms'] / base:.2f}" if base else "n/a"
+            check = cell.get("check") or {}
+            check_text = check.get("status", "-")
+            if check.get("rel_err") is not None:
+                check_text += f" {check['rel_err']:.1e}"
+            rows.append([m.name, e, fmt_ms(cell["median_ms"]), ratio, f"{cell['spread_pct']:.0f}",
+                         str(cell["samples"]), fmt_ms(cell["ready_ms"]), f"{cell['rss_mib']:.0f}",
+                         check_text])
+    widths = [max([len(header[i])] + [len(r[i]) for r in rows if len(r) > 3 or i < 2])
+              for i in range(len(header))]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
+    for r in rows:
+        if len(r) == 3:  # an error spans the rest of the line
+            lines.append("  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2]]))
+        else:
+            lines.append("  ".join(
+                c.ljust(w) if i in (0, 1, 8) else c.rjust(w)
+                for i, (c, w) in enumerate(zip(r, widths))).rstrip())
+    return "\n".join(lines)
+
+
+def xml(s):
+    return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def svg_chart(results, models, engines, title):
+    """Per model a panel of horizontal bars (median latency, linear scale per panel) with a
+    whisker from the fastest to the slowest round median; errors are written out."""
+    bar_h, gap, label_w, plot_w, value_w = 16, 4, 130, 420, 170
+    width = label_w + plot_w + value_w + 20
+    colors = {"ferrite": "#d9480f", "ort-node": "#1c7ed6", "ort-web": "#74c0fc",
+              "torch": "#2f9e44"}
+    parts, y = [], 40
+    parts.append(f'<text x="10" y="22" font-size="15" font-weight="bold">{xml(title)}</text>')
+    for m in models:
+        cells = [(e, results[m.name][e]) for e in engines]
+        top = max([max(c["round_medians_ms"] + [c["median_ms"]]) for _, c in cells
+                   if "median_ms" in c] or [1.0])
+        parts.append(f'<text x="10" y="{y + 14}" font-size="13" font-weight="bold">'
+                     f'{xml(m.name)}  (median ms per run; ratio = engine / {BASELINE})</text>')
+        y += 22
+        base = results[m.name].get(BASELINE, {}).get("median_ms")
+        for e, c in cells:
+            parts.append(f'<text x="{label_w - 6}" y="{y + bar_h - 4}" font-size="11" '
+                         f'text-anchor="end">{xml(e)}</text>')
+            if "median_ms" not in c:
+                msg = c.get("error", "no result")
+                msg = msg if len(msg) < 90 else msg[:87] + "..."
+                parts.append(f'<text x="{label_w + 4}" y="{y + bar_h - 4}" font-size="11" '
+                             f'fill="#c92a2a">error: {xml(msg)}</text>')
+            else:
+                color = next((v for k, v in colors.items() if e.startswith(k)), "#868e96")
+                w = max(1.0, plot_w * c["median_ms"] / top)
+                lo = label_w + plot_w * min(c["round_medians_ms"]) / top
+                hi = label_w + plot_w * max(c["round_medians_ms"]) / top
+                mid = y + bar_h / 2
+                ratio = f", {c['median_ms'] / base:.2f}x" if base else ""
+                parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" '
+                             f'fill="{color}"/>')
+                parts.append(f'<line x1="{lo:.1f}" y1="{mid}" x2="{hi:.1f}" y2="{mid}" '
+                             f'stroke="#212529" stroke-width="1.5"/>')
+                parts.append(f'<text x="{label_w + plot_w + 6}" y="{y + bar_h - 4}" '
+                             f'font-size="11">{fmt_ms(c["median_ms"])} ms{ratio}</text>')
+            y += bar_h + gap
+        y += 12
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{y + 10}" '
+            f'font-family="sans-serif">\n<rect width="100%" height="100%" fill="white"/>\n'
+            + "\n".join(parts) + "\n</svg>\n")
+
+
+# ---- the machine --------------------------------------------------------------------------
+def machine_info():
+    cpu = ""
+    try:
+        with open("/proc/cpuinfo") as f:
+            cpu = next((line.split(":", 1)[1].strip() for line in f
+                        if line.startswith("model name")), "")
+    except OSError:
+        pass
+    git = subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
+                         capture_output=True, text=True).stdout.strip()
+    node = subprocess.run([NODE, "--version"], capture_output=True, text=True).stdout.strip()
+    return {"cpu": cpu, "cpus": os.cpu_count(), "kernel": platform.release(),
+            "python": platform.python_version(), "node": node, "git": git,
+            "onnxruntime-node": npm_version("onnxruntime-node"),
+            "onnxruntime-web": npm_version("onnxruntime-web"),
+            "openblas_preload": openblas_path()}
+
+
+# ---- main ---------------------------------------------------------------------------------
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(ALL_MODELS),
+                   help=f"comma-separated (default: all of {','.join(ALL_MODELS)}; any "
+                   "other name is exported by --export-script or read from --models-dir)")
+    p.add_argument("--engines", default=",".join(ENGINES),
+                   help=f"comma-separated (default: all of {','.join(ENGINES)})")
+    p.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
+    p.add_argument("--iters", type=int, default=100,
+                   help="most timed runs per process (default 100)")
+    p.add_argument("--min-iters", type=int, default=3,
+                   help="fewest timed runs per process (default 3)")
+    p.add_argument("--target-ms", type=float, default=500,
+                   help="timed runs per process fill about this many ms (default 500)")
+    p.add_argument("--warmup", type=int, default=2,
+                   help="warm-up runs per process after the first run (default 2)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per process")
+    p.add_argument("--out", default=os.path.join(PERF_BUILD, "results"))
+    p.add_argument("--models-dir", default=os.path.join(PERF_BUILD, "models"))
+    p.add_argument("--export-script",
+                   default=os.path.join(ROOT, "tests", "models", "export_models.py"))
+    p.add_argument("--reexport", action="store_true",
+                   help="export the models again even if --models-dir has them")
+    p.add_argument("--no-build", action="store_true", help="do not (re)build ferrite")
+    a = p.parse_args()
+    model_names = [n for n in a.models.split(",") if n]
+    engines = [e for e in a.engines.split(",") if e]
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        p.error(f"unknown engine(s) {','.join(unknown)}; known: {','.join(ENGINES)}")
+    if a.rounds < 1 or a.min_iters < 1 or a.iters < a.min_iters or a.warmup < 0:
+        p.error("need --rounds >= 1, 1 <= --min-iters <= --iters, --warmup >= 0")
+    a.export_script = os.path.abspath(a.export_script)
+    out_dir = os.path.abspath(a.out)
+    logs = os.path.join(out_dir, "logs")
+    os.makedirs(logs, exist_ok=True)
+
+    build_spawn()
+    engine_error = {}
+    if not a.no_build:
+        for kind, engine in (("native", "ferrite-native"), ("wasm", "ferrite-wasm")):
+            if engine in engines:
+                err = build(kind, out_dir)
+                if err:
+                    engine_error[engine] = err
+    for engine, (kind, _) in ENGINES.items():
+        package = {"ort-node": "onnxruntime-node", "ort-web": "onnxruntime-web"}.get(kind)
+        if engine in engines and package and not npm_version(package):
+            engine_error[engine] = f"{package} is not installed in {PERF_BUILD} (run run.sh)"
+    for engine, path in (("ferrite-native", FERRITE_NATIVE), ("ferrite-wasm", FERRITE_WASM)):
+        if engine in engines and engine not in engine_error and not os.path.exists(path):
+            engine_error[engine] = f"{path} is not built"
+
+    models = prepare_models(model_names, os.path.abspath(a.models_dir), a.export_script,
+                            out_dir, a.reexport)
+    info = machine_info()
+    log(f"machine: {info['cpu']}, {info['cpus']} cpus; git {info['git']}")
+    if (os.cpu_count() or 1) <= 2 or os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
+        log(f"WARNING: {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}: other work "
+            "shares these cores, so timings are noisy (see the spread% column); 2-thread "
+            "engines cannot scale when the other core is busy.")
+
+    results = {m.name: {e: {"runs": []} for e in engines} for m in models}
+    loads = []
+
+    # Round 0: check every engine on every model and size the timed rounds.
+    plan = {}  # (model, engine) -> (iters, warmup)
+    for m in models:
+        reference, reference_from = m.expected, "output_<i>.pb (PyTorch)"
+        checks = {}
+        for e in engines:
+            cell = results[m.name][e]
+            if m.error or e in engine_error:
+                cell["error"] = m.error or engine_error[e]
+                continue
+            outputs_dir = os.path.join(out_dir, "outputs", m.name, e)
+            shutil.rmtree(outputs_dir, ignore_errors=True)
+            r = measure(e, m, 1, 0, outputs_dir, os.path.join(logs, f"r0_{m.name}_{e}"),
+                        a.timeout, a.export_script)
+            if "error" in r:
+                cell["error"] = r["error"]
+                log(f"  check {m.name:14} {e:15} error: {r['error']}")
+                continue
+            checks[e] = outputs_dir
+            per_run = max(r["samples_ms"][0], 1e-3)
+            iters = int(min(a.iters, max(a.min_iters, round(a.target_ms / per_run))))
+            plan[(m.name, e)] = (iters, a.warmup)
+            cell["check_run"] = r
+            log(f"  check {m.name:14} {e:15} {fmt_ms(r['samples_ms'][0])} ms -> {iters} runs")
+        if reference is None:
+            # No expected outputs: compare with onnxruntime-node (else the first engine).
+            import numpy as np
+            src = next((e for e in ("ort-node-t1", "ort-node-t2") if e in checks),
+                       next(iter(checks), None))
+            if src:
+                try:
+                    n = len(m.output_names)
+                    reference = [np.load(os.path.join(checks[src], ferrite_file_name(
+                        m.output_names[i]) if src.startswith("ferrite") else f"output_{i}.npy"))
+                        for i in range(n)]
+                    reference_from = src
+                except OSError:
+                    reference = None
+        for e, outputs_dir in checks.items():
+            if reference is not None:
+                c = check_outputs(outputs_dir, e, m, reference)
+                c["against"] = reference_from
+                results[m.name][e]["check"] = c
+
+    # Timed rounds: round-robin over engines, the order rotated by one each round.
+    started = time.time()
+    for rnd in range(1, a.rounds + 1):
+        order = engines[(rnd - 1) % len(engines):] + engines[:(rnd - 1) % len(engines)]
+        loads.append(os.getloadavg()[0])
+        for m in models:
+            for e in order:
+                if (m.name, e) not in plan:
+                    continue
+                iters, warmup = plan[(m.name, e)]
+                r = measure(e, m, iters, warmup, None,
+                            os.path.join(logs, f"r{rnd}_{m.name}_{e}"), a.timeout,
+                            a.export_script)
+                r["round"] = rnd
+                cell = results[m.name][e]
+                if "error" in r:  # a later failure (flaky or timeout) is kept, not fatal
+                    cell.setdefault("round_errors", []).append(r)
+                    log(f"  round {rnd} {m.name} {e}: error: {r['error']}")
+                    continue
+                cell["runs"].append(r)
+        log(f"round {rnd}/{a.rounds} done ({time.time() - started:.0f}s, "
+            f"load average {os.getloadavg()[0]:.1f})")
+    loads.append(os.getloadavg()[0])
+
+    for m in models:
+        for e in engines:
+            cell = results[m.name][e]
+            summarize(cell)
+            if "median_ms" not in cell and "error" not in cell:
+                errs = cell.get("round_errors", [])
+                cell["error"] = errs[-1]["error"] if errs else "no result"
+
+    title = (f"Ferrite vs peers: {info['cpu']} ({info['cpus']} cpus), git {info['git']}, "
+             f"{a.rounds} rounds")
+    text = table(results, models, engines)
+    doc = {
+        "meta": dict(info, date=datetime.datetime.now().isoformat(timespec="seconds"),
+                     rounds=a.rounds, iters_max=a.iters, iters_min=a.min_iters,
+                     target_ms=a.target_ms, warmup=a.warmup, baseline=BASELINE,
+                     load_average_per_round=loads, command=sys.argv),
+        "engines": {e: {"kind": ENGINES[e][0], "threads": ENGINES[e][1]} for e in engines},
+        "results": results,
+    }
+    with open(os.path.join(out_dir, "results.json"), "w") as f:
+        json.dump(doc, f, indent=1)
+    with open(os.path.join(out_dir, "results.svg"), "w") as f:
+        f.write(svg_chart(results, models, engines, title))
+    with open(os.path.join(out_dir, "table.txt"), "w") as f:
+        f.write(text + "\n")
+    print(title)
+    print(f"load average per round: {' '.join(f'{x:.1f}' for x in loads)}")
+    print(text)
+    print(f"wrote {out_dir}/results.json, results.svg, table.txt")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
