@@ -31,9 +31,9 @@ step() {  # step NAME COMMAND...: runs, times and records one step
 check_format() {
   local files
   if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
-    files=$(git ls-files '*.cc' '*.h')
+    files=$(git ls-files '*.cc' '*.h' '*.c')
   else
-    files=$(find . -path ./build -prune -o \( -name '*.cc' -o -name '*.h' \) -print)
+    files=$(find . -path ./build -prune -o \( -name '*.cc' -o -name '*.h' -o -name '*.c' \) -print)
   fi
   local f bad=0
   for f in $files; do  # file names in this repo have no spaces
