@@ -53,6 +53,14 @@ std::string type_text(const TensorBoxPtr& t) {
   return TensorType{t->dtype, t->size, {}, true}.to_string();
 }
 
+// cond ? a : b elementwise, with `cond` a bool scalar (the merge of two guarded paths).
+TensorBoxPtr select(const LowerCtx& c, const TensorBoxPtr& cond, const TensorBoxPtr& a,
+                    const TensorBoxPtr& b) {
+  return make_pointwise(c, {cond, a, b}, a->dtype, [](KernelBuilder& kb, const std::vector<V>& v) {
+    return kb.where(v[0], v[1], v[2]);
+  });
+}
+
 std::vector<TensorBoxPtr> lower_if(LowerCtx& c) {
   const Graph& then_g = subgraph(c, "then_branch");
   const Graph& else_g = subgraph(c, "else_branch");
@@ -85,9 +93,7 @@ std::vector<TensorBoxPtr> lower_if(LowerCtx& c) {
                     type_text(b[i]),
                     " from else_branch; a shape chosen at run time is not supported");
     }
-    result.push_back(make_pointwise(
-        c, {flag, a[i], b[i]}, a[i]->dtype,
-        [](KernelBuilder& kb, const std::vector<V>& v) { return kb.where(v[0], v[1], v[2]); }));
+    result.push_back(select(c, flag, a[i], b[i]));
   }
   return result;
 }
@@ -196,11 +202,7 @@ std::vector<TensorBoxPtr> lower_loop(LowerCtx& c) {
       if (next->dtype != state[k]->dtype || (guard && next->size != state[k]->size))
         c.unsupported("loop-carried value ", k, " changes from ", type_text(state[k]), " to ",
                       type_text(next), guard ? " in a loop with a run-time condition" : "");
-      state[k] = guard ? make_pointwise(c, {guard, next, state[k]}, next->dtype,
-                                        [](KernelBuilder& kb, const std::vector<V>& v) {
-                                          return kb.where(v[0], v[1], v[2]);
-                                        })
-                       : next;
+      state[k] = guard ? select(c, guard, next, state[k]) : next;
       // One buffer per iteration keeps the unrolled code linear in the trip count.
       c.gl.realize(state[k]);
     }
