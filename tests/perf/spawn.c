@@ -70,11 +70,12 @@ int main(int argc, char** argv) {
   }
   const double wall = now_s() - start;
   const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  printf("{\"exit_status\": %d, \"timed_out\": %s, \"rss_kib\": %ld, \"cpu_s\": %.6f, "
-         "\"wall_s\": %.6f}\n",
-         code, timed_out ? "true" : "false", usage.ru_maxrss,
-         usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
-             usage.ru_stime.tv_usec * 1e-6,
-         wall);
+  printf(
+      "{\"exit_status\": %d, \"timed_out\": %s, \"rss_kib\": %ld, \"cpu_s\": %.6f, "
+      "\"wall_s\": %.6f}\n",
+      code, timed_out ? "true" : "false", usage.ru_maxrss,
+      usage.ru_utime.tv_sec + usage.ru_utime.tv_usec * 1e-6 + usage.ru_stime.tv_sec +
+          usage.ru_stime.tv_usec * 1e-6,
+      wall);
   return 0;
 }
