@@ -2,7 +2,7 @@
 """Ferrite against its peers on the same models, inputs and machine (run through run.sh).
 
     /usr/bin/python3 tests/perf/bench.py [--models a,b] [--engines e1,e2] [--rounds R]
-        [--iters N] [--warmup W] [--target-ms T] [--out DIR] [--no-build] ...
+        [--iters N] [--warmup W] [--warmup-ms T] [--target-ms T] [--out DIR] [--no-build] ...
 
 Every (engine, model) measurement is one fresh process (a runner) that loads the model,
 reports its load-to-ready time, runs once, warms up, times N runs and exits; its peak RSS
@@ -463,7 +463,9 @@ def main():
     p.add_argument("--target-ms", type=float, default=500,
                    help="timed runs per process fill about this many ms (default 500)")
     p.add_argument("--warmup", type=int, default=2,
-                   help="warm-up runs per process after the first run (default 2)")
+                   help="fewest warm-up runs per process after the first run (default 2)")
+    p.add_argument("--warmup-ms", type=float, default=1000,
+                   help="warm-up runs fill about this many ms, at most 50 runs (default 1000)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per process")
     p.add_argument("--out", default=os.path.join(PERF_BUILD, "results"))
     p.add_argument("--models-dir", default=os.path.join(PERF_BUILD, "models"))
@@ -478,8 +480,9 @@ def main():
     unknown = [e for e in engines if e not in ENGINES]
     if unknown:
         p.error(f"unknown engine(s) {','.join(unknown)}; known: {','.join(ENGINES)}")
-    if a.rounds < 1 or a.min_iters < 1 or a.iters < a.min_iters or a.warmup < 0:
-        p.error("need --rounds >= 1, 1 <= --min-iters <= --iters, --warmup >= 0")
+    if a.rounds < 1 or a.min_iters < 1 or a.iters < a.min_iters or a.warmup < 0 or \
+            a.warmup_ms < 0:
+        p.error("need --rounds >= 1, 1 <= --min-iters <= --iters, --warmup >= 0, --warmup-ms >= 0")
     a.export_script = os.path.abspath(a.export_script)
     out_dir = os.path.abspath(a.out)
     logs = os.path.join(out_dir, "logs")
@@ -534,9 +537,13 @@ def main():
             checks[e] = outputs_dir
             per_run = max(r["samples_ms"][0], 1e-3)
             iters = int(min(a.iters, max(a.min_iters, round(a.target_ms / per_run))))
-            plan[(m.name, e)] = (iters, a.warmup)
+            # Warm-up by time too: V8 keeps tiering up a large wasm module (onnxruntime-web)
+            # on a background thread during its first dozen or so runs.
+            warmup = int(max(a.warmup, min(50, math.ceil(a.warmup_ms / per_run))))
+            plan[(m.name, e)] = (iters, warmup)
             cell["check_run"] = r
-            log(f"  check {m.name:14} {e:15} {fmt_ms(r['samples_ms'][0])} ms -> {iters} runs")
+            log(f"  check {m.name:14} {e:15} {fmt_ms(r['samples_ms'][0])} ms -> {warmup} warm-up, "
+                f"{iters} timed runs")
         if reference is None:
             # No expected outputs: compare with onnxruntime-node (else the first engine).
             import numpy as np
@@ -595,7 +602,8 @@ def main():
     doc = {
         "meta": dict(info, date=datetime.datetime.now().isoformat(timespec="seconds"),
                      rounds=a.rounds, iters_max=a.iters, iters_min=a.min_iters,
-                     target_ms=a.target_ms, warmup=a.warmup, baseline=BASELINE,
+                     target_ms=a.target_ms, warmup_min=a.warmup,
+                     warmup_ms=a.warmup_ms, baseline=BASELINE,
                      load_average_per_round=loads, command=sys.argv),
         "engines": {e: {"kind": ENGINES[e][0], "threads": ENGINES[e][1]} for e in engines},
         "results": results,
