@@ -2,7 +2,7 @@
 """Ferrite against its peers on the same models, inputs and machine (run through run.sh).
 
     /usr/bin/python3 tests/perf/bench.py [--models a,b] [--engines e1,e2] [--rounds R]
-        [--iters N] [--warmup W] [--target-ms T] [--out DIR] [--no-build] ...
+        [--iters N] [--warmup W] [--warmup-ms T] [--target-ms T] [--out DIR] [--no-build] ...
 
 Every (engine, model) measurement is one fresh process (a runner) that loads the model,
 reports its load-to-ready time, runs once, warms up, times N runs and exits; its peak RSS
@@ -328,6 +328,10 @@ def summarize(cell):
         rss_mib=statistics.median(r["rss_kib"] for r in runs) / 1024.0,
         samples=len(samples),
     )
+    par = [r["detail"]["cpu_per_wall"] for r in runs
+           if isinstance(r.get("detail"), dict) and "cpu_per_wall" in r["detail"]]
+    if par:
+        cell["cpu_per_wall"] = statistics.median(par)
 
 
 def fmt_ms(v):
@@ -337,8 +341,8 @@ def fmt_ms(v):
 
 
 def table(results, models, engines):
-    header = ["model", "engine", "median_ms", "ratio", "spread%", "n", "ready_ms", "rss_MiB",
-              "check"]
+    header = ["model", "engine", "median_ms", "ratio", "spread%", "n", "cpu/wall", "ready_ms",
+              "rss_MiB", "check"]
     rows = []
     for m in models:
         base = results[m.name].get(BASELINE, {}).get("median_ms")
@@ -352,9 +356,10 @@ def table(results, models, engines):
             check_text = check.get("status", "-")
             if check.get("rel_err") is not None:
                 check_text += f" {check['rel_err']:.1e}"
+            par = f"{cell['cpu_per_wall']:.2f}" if "cpu_per_wall" in cell else "-"
             rows.append([m.name, e, fmt_ms(cell["median_ms"]), ratio, f"{cell['spread_pct']:.0f}",
-                         str(cell["samples"]), fmt_ms(cell["ready_ms"]), f"{cell['rss_mib']:.0f}",
-                         check_text])
+                         str(cell["samples"]), par, fmt_ms(cell["ready_ms"]),
+                         f"{cell['rss_mib']:.0f}", check_text])
     widths = [max([len(header[i])] + [len(r[i]) for r in rows if len(r) > 3 or i < 2])
               for i in range(len(header))]
     lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip()]
@@ -363,7 +368,7 @@ def table(results, models, engines):
             lines.append("  ".join([r[0].ljust(widths[0]), r[1].ljust(widths[1]), r[2]]))
         else:
             lines.append("  ".join(
-                c.ljust(w) if i in (0, 1, 8) else c.rjust(w)
+                c.ljust(w) if i in (0, 1, 9) else c.rjust(w)
                 for i, (c, w) in enumerate(zip(r, widths))).rstrip())
     return "\n".join(lines)
 
@@ -374,7 +379,8 @@ def xml(s):
 
 def svg_chart(results, models, engines, title):
     """Per model a panel of horizontal bars (median latency, linear scale per panel) with a
-    whisker from the fastest to the slowest round median; errors are written out."""
+    whisker from the fastest to the slowest round median (cut at the panel's edge, marked
+    with an arrow head, when it runs past 1.5x the slowest median); errors are written out."""
     bar_h, gap, label_w, plot_w, value_w = 16, 4, 130, 420, 170
     width = label_w + plot_w + value_w + 20
     colors = {"ferrite": "#d9480f", "ort-node": "#1c7ed6", "ort-web": "#74c0fc",
@@ -383,8 +389,10 @@ def svg_chart(results, models, engines, title):
     parts.append(f'<text x="10" y="22" font-size="15" font-weight="bold">{xml(title)}</text>')
     for m in models:
         cells = [(e, results[m.name][e]) for e in engines]
-        top = max([max(c["round_medians_ms"] + [c["median_ms"]]) for _, c in cells
-                   if "median_ms" in c] or [1.0])
+        medians = [c["median_ms"] for _, c in cells if "median_ms" in c]
+        slowest = max([max(c["round_medians_ms"]) for _, c in cells if "median_ms" in c]
+                      or [1.0])
+        top = min(slowest, 1.5 * max(medians)) if medians else 1.0
         parts.append(f'<text x="10" y="{y + 14}" font-size="13" font-weight="bold">'
                      f'{xml(m.name)}  (median ms per run; ratio = engine / {BASELINE})</text>')
         y += 22
@@ -401,13 +409,16 @@ def svg_chart(results, models, engines, title):
                 color = next((v for k, v in colors.items() if e.startswith(k)), "#868e96")
                 w = max(1.0, plot_w * c["median_ms"] / top)
                 lo = label_w + plot_w * min(c["round_medians_ms"]) / top
-                hi = label_w + plot_w * max(c["round_medians_ms"]) / top
+                hi = label_w + plot_w * min(max(c["round_medians_ms"]) / top, 1.0)
                 mid = y + bar_h / 2
                 ratio = f", {c['median_ms'] / base:.2f}x" if base else ""
                 parts.append(f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" '
                              f'fill="{color}"/>')
                 parts.append(f'<line x1="{lo:.1f}" y1="{mid}" x2="{hi:.1f}" y2="{mid}" '
                              f'stroke="#212529" stroke-width="1.5"/>')
+                if max(c["round_medians_ms"]) > top:  # cut: an arrow head at the edge
+                    parts.append(f'<path d="M{hi - 6:.1f},{mid - 4} L{hi:.1f},{mid} '
+                                 f'L{hi - 6:.1f},{mid + 4}" fill="none" stroke="#212529"/>')
                 parts.append(f'<text x="{label_w + plot_w + 6}" y="{y + bar_h - 4}" '
                              f'font-size="11">{fmt_ms(c["median_ms"])} ms{ratio}</text>')
             y += bar_h + gap
@@ -452,7 +463,9 @@ def main():
     p.add_argument("--target-ms", type=float, default=500,
                    help="timed runs per process fill about this many ms (default 500)")
     p.add_argument("--warmup", type=int, default=2,
-                   help="warm-up runs per process after the first run (default 2)")
+                   help="fewest warm-up runs per process after the first run (default 2)")
+    p.add_argument("--warmup-ms", type=float, default=1000,
+                   help="warm-up runs fill about this many ms, at most 50 runs (default 1000)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per process")
     p.add_argument("--out", default=os.path.join(PERF_BUILD, "results"))
     p.add_argument("--models-dir", default=os.path.join(PERF_BUILD, "models"))
@@ -467,8 +480,9 @@ def main():
     unknown = [e for e in engines if e not in ENGINES]
     if unknown:
         p.error(f"unknown engine(s) {','.join(unknown)}; known: {','.join(ENGINES)}")
-    if a.rounds < 1 or a.min_iters < 1 or a.iters < a.min_iters or a.warmup < 0:
-        p.error("need --rounds >= 1, 1 <= --min-iters <= --iters, --warmup >= 0")
+    if a.rounds < 1 or a.min_iters < 1 or a.iters < a.min_iters or a.warmup < 0 or \
+            a.warmup_ms < 0:
+        p.error("need --rounds >= 1, 1 <= --min-iters <= --iters, --warmup >= 0, --warmup-ms >= 0")
     a.export_script = os.path.abspath(a.export_script)
     out_dir = os.path.abspath(a.out)
     logs = os.path.join(out_dir, "logs")
@@ -523,9 +537,13 @@ def main():
             checks[e] = outputs_dir
             per_run = max(r["samples_ms"][0], 1e-3)
             iters = int(min(a.iters, max(a.min_iters, round(a.target_ms / per_run))))
-            plan[(m.name, e)] = (iters, a.warmup)
+            # Warm-up by time too: V8 keeps tiering up a large wasm module (onnxruntime-web)
+            # on a background thread during its first dozen or so runs.
+            warmup = int(max(a.warmup, min(50, math.ceil(a.warmup_ms / per_run))))
+            plan[(m.name, e)] = (iters, warmup)
             cell["check_run"] = r
-            log(f"  check {m.name:14} {e:15} {fmt_ms(r['samples_ms'][0])} ms -> {iters} runs")
+            log(f"  check {m.name:14} {e:15} {fmt_ms(r['samples_ms'][0])} ms -> {warmup} warm-up, "
+                f"{iters} timed runs")
         if reference is None:
             # No expected outputs: compare with onnxruntime-node (else the first engine).
             import numpy as np
@@ -584,7 +602,8 @@ def main():
     doc = {
         "meta": dict(info, date=datetime.datetime.now().isoformat(timespec="seconds"),
                      rounds=a.rounds, iters_max=a.iters, iters_min=a.min_iters,
-                     target_ms=a.target_ms, warmup=a.warmup, baseline=BASELINE,
+                     target_ms=a.target_ms, warmup_min=a.warmup,
+                     warmup_ms=a.warmup_ms, baseline=BASELINE,
                      load_average_per_round=loads, command=sys.argv),
         "engines": {e: {"kind": ENGINES[e][0], "threads": ENGINES[e][1]} for e in engines},
         "results": results,
