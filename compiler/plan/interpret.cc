@@ -40,8 +40,15 @@ class Interpreter {
   }
 
   void run_outer_point() {
+    for (int L = 0; L < k_.num_loops(); ++L) run_inner_loop(k_.loop_begin(L), k_.loop_end(L));
+    for (int i = k_.post_begin; i < static_cast<int>(k_.code.size()); ++i) exec(i);
+  }
+
+  // One inner loop [begin, end) over every point of the reduction dims, then its Reduce
+  // results are final (later loops and the post phase read them).
+  void run_inner_loop(int begin, int end) {
     const int outer = k_.num_outer(), total = static_cast<int>(k_.ranges.size());
-    for (int i = 0; i < k_.post_begin; ++i) {
+    for (int i = begin; i < end; ++i) {
       const Instr& in = k_.code[i];
       if (in.op == Op::Reduce) {
         vals_[i] = reduce_identity(in.reduce, k_.code[in.a].type);
@@ -49,11 +56,14 @@ class Interpreter {
       }
     }
     bool empty = false;
-    for (int d = outer; d < total; ++d) empty |= k_.ranges[d] == 0;
+    for (int d = outer; d < total; ++d) {
+      empty |= k_.ranges[d] == 0;
+      vars_[d] = 0;
+    }
     if (!empty) {
       int64_t rindex = 0;
       do {
-        for (int i = 0; i < k_.post_begin; ++i) {
+        for (int i = begin; i < end; ++i) {
           const Instr& in = k_.code[i];
           if (in.op == Op::Reduce) {
             vals_[i] = reduce_step(in.reduce, k_.code[in.a].type, vals_[i], vals_[in.a], rindex,
@@ -65,7 +75,7 @@ class Interpreter {
         ++rindex;
       } while (total > outer && next(outer, total));
     }
-    for (int i = 0; i < k_.post_begin; ++i) {
+    for (int i = begin; i < end; ++i) {
       const Instr& in = k_.code[i];
       if (in.op != Op::Reduce) continue;
       if (in.reduce == ReduceKind::ArgMax || in.reduce == ReduceKind::ArgMin) {
@@ -73,7 +83,6 @@ class Interpreter {
       }
       ivals_[i] = vals_[i].i64;
     }
-    for (int i = k_.post_begin; i < static_cast<int>(k_.code.size()); ++i) exec(i);
   }
 
   int64_t checked_index(const Instr& in) {

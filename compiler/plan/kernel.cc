@@ -40,6 +40,17 @@ void check_header(const Kernel& k) {
   if (k.num_reduce == 0 && k.post_begin != static_cast<int>(k.code.size()))
     fail("kernel '", nm, "': post_begin ", k.post_begin, " must equal code size ", k.code.size(),
          " in a kernel without reduction dims");
+  int prev = 0;
+  for (size_t L = 0; L < k.loop_ends.size(); ++L) {
+    if (k.loop_ends[L] <= prev || k.loop_ends[L] > k.post_begin)
+      fail("kernel '", nm, "': loop_ends[", L, "] = ", k.loop_ends[L], " not in (", prev, ", ",
+           k.post_begin, "]");
+    prev = k.loop_ends[L];
+  }
+  if (!k.loop_ends.empty() && prev != k.post_begin)
+    fail("kernel '", nm, "': the last loop ends at ", prev, ", not at post_begin ", k.post_begin);
+  if (k.loop_ends.size() > 1 && k.num_reduce == 0)
+    fail("kernel '", nm, "': ", k.loop_ends.size(), " inner loops without reduction dims");
   for (size_t i = 0; i < k.args.size(); ++i) {
     if (k.args[i].elements < 0)
       fail("kernel '", nm, "': arg ", i, " has negative elements (", k.args[i].elements, ")");
@@ -52,7 +63,8 @@ void check_header(const Kernel& k) {
 // Checks one instruction; `at` is its SSA id. Errors name the kernel and the instruction.
 class InstrChecker {
  public:
-  InstrChecker(const Kernel& k, int at) : k_(k), at_(at), in_(k.code[at]) {}
+  InstrChecker(const Kernel& k, int at)
+      : k_(k), at_(at), in_(k.code[at]), loop_(at < k.post_begin ? k.loop_of(at) : -1) {}
 
   void run() {
     if (static_cast<int>(in_.op) >= static_cast<int>(Op::kCount))
@@ -78,7 +90,13 @@ class InstrChecker {
     if (id < 0 || id >= at_) bad(what, " is %", id, ", not defined before %", at_);
     const Instr& def = k_.code[id];
     if (!in_post()) {
-      if (def.op == Op::Reduce) bad(what, " uses Reduce result %", id, " before post_begin");
+      if (def.op == Op::Const || id >= k_.loop_begin(loop_)) {
+        if (def.op == Op::Reduce) bad(what, " uses Reduce result %", id, " of its own loop");
+        return;
+      }
+      if (def.op != Op::Reduce)
+        bad(what, " uses %", id, " (", op_name(def.op), ") of inner loop ", k_.loop_of(id),
+            " in loop ", loop_, "; only Reduce results and Consts cross loops");
       return;
     }
     if (id < k_.post_begin && def.op != Op::Reduce && def.op != Op::Const)
@@ -138,8 +156,6 @@ class InstrChecker {
       if (k_.num_reduce == 0) bad("Reduce in a kernel without reduction dims");
       if (in_post()) bad("Reduce after post_begin");
     }
-    if (in_.op == Op::Store && k_.num_reduce > 0 && !in_post())
-      bad("Store before post_begin in a reduction kernel");
   }
 
   void check_types() const;
@@ -158,6 +174,7 @@ class InstrChecker {
   const Kernel& k_;
   int at_;
   const Instr& in_;
+  int loop_;  // inner loop of a body instruction, -1 in post
 };
 
 void InstrChecker::check_memory() const {
@@ -349,6 +366,12 @@ int64_t Kernel::reduce_points() const {
                        name);
 }
 
+int Kernel::loop_of(int i) const {
+  int L = 0;
+  while (L + 1 < static_cast<int>(loop_ends.size()) && i >= loop_ends[L]) ++L;
+  return L;
+}
+
 void validate_kernel(const Kernel& k) {
   check_header(k);
   for (int i = 0; i < static_cast<int>(k.code.size()); ++i) InstrChecker(k, i).run();
@@ -369,6 +392,8 @@ std::string kernel_to_string(const Kernel& k) {
        << k.args[i].elements;
   os << ")\n";
   for (size_t i = 0; i < k.code.size(); ++i) {
+    for (size_t L = 0; L + 1 < k.loop_ends.size(); ++L)
+      if (static_cast<int>(i) == k.loop_ends[L]) os << " loop " << L + 1 << ":\n";
     if (static_cast<int>(i) == k.post_begin && k.num_reduce > 0) os << " post:\n";
     const Instr& in = k.code[i];
     os << "  ";

@@ -11,6 +11,15 @@
 // themselves, and index only with outer loop variables. A kernel without reduction dims
 // has post_begin == code.size().
 //
+// Inner loops (a fused reduction group, as Inductor's C++ kernels for softmax or layer
+// norm): the body [0, post_begin) is split at `loop_ends` into consecutive inner loops
+// (empty: one loop [0, post_begin)). For each outer point the loops run in order, each
+// over every point of the reduction dims ("inner" dims), then the post instructions once.
+// An instruction in loop L may use values of loop L, body Consts, and the Reduce results
+// of loops before L (complete for this outer point); a Reduce accumulates over the points
+// of its own loop. Stores may appear in any loop (indexed with any variable) and in post;
+// a later loop may load what an earlier loop of the same outer point stored.
+//
 // Kernel args are buffers (inputs and outputs); the Plan step binds each arg to a plan
 // buffer. `args[i].elements` bounds every access: a backend that cannot prove an access
 // in range must check it (indirect indices are checked by CheckIndex).
@@ -57,9 +66,16 @@ struct Kernel {
   std::vector<KernelArg> args;
   std::vector<Instr> code;
   int post_begin = 0;
+  std::vector<int32_t> loop_ends;  // see "Inner loops" above
   std::vector<std::string> messages;
 
   int num_outer() const { return static_cast<int>(ranges.size()) - num_reduce; }
+  // Inner loops of a validated kernel: loop L holds instructions [loop_begin(L), loop_end(L)).
+  int num_loops() const { return loop_ends.empty() ? 1 : static_cast<int>(loop_ends.size()); }
+  int loop_begin(int L) const { return L == 0 ? 0 : loop_ends[L - 1]; }
+  int loop_end(int L) const { return loop_ends.empty() ? post_begin : loop_ends[L]; }
+  // The inner loop holding body instruction i (i < post_begin).
+  int loop_of(int i) const;
   int64_t outer_points() const;
   int64_t reduce_points() const;
 };
@@ -68,7 +84,9 @@ struct Kernel {
 // "kernel '<name>': " (and "instr %k (<Op>): " for a rule about one instruction).
 //  - Shape: ranges >= 0 and their product fits in int64; 0 <= num_reduce <= ranges.size();
 //    0 <= post_begin <= code.size(); post_begin == code.size() when num_reduce == 0; every
-//    arg has elements >= 0 and a dtype of nonzero size.
+//    arg has elements >= 0 and a dtype of nonzero size. loop_ends, if not empty, is strictly
+//    increasing, starts above 0 and ends at post_begin; more than one loop needs reduction
+//    dims.
 //  - SSA: operands a, b, c (as many as op_arity), mask and the Value leaves of an index
 //    refer to earlier instructions. mask is only for Load and CheckIndex.
 //  - Types: Add..FMod: a, b and result of one non-Bool type. Eq..Ge: equal operand types,
@@ -81,10 +99,10 @@ struct Kernel {
 //    Load: arg in range, result type == compute_type(arg dtype), index set, optional Bool
 //    mask. Store: arg in range and an output, compute_type(arg dtype) == type == type of a,
 //    index set.
-//  - Phases: body instructions [0, post_begin) never use a Reduce result (as operand or in
-//    an index). Post instructions [post_begin, end) use only post instructions, Reduce
-//    results and body Consts; their LoopVars and index Vars are outer variables. Reduce
-//    only in the body; with num_reduce > 0, Store only in the post phase.
+//  - Phases: a body instruction in inner loop L uses only values of loop L, body Consts and
+//    Reduce results of earlier loops (as operand or in an index). Post instructions
+//    [post_begin, end) use only post instructions, Reduce results and body Consts; their
+//    LoopVars and index Vars are outer variables. Reduce only in the body.
 //  - Index trees: well formed (binary nodes have both children, depth <= 256), Var leaves
 //    < ranges.size(), Value leaves are I64 values.
 void validate_kernel(const Kernel& k);

@@ -180,6 +180,7 @@ void write_kernel(Writer& w, const Kernel& k) {
   w.count(k.code.size());
   for (const Instr& in : k.code) write_instr(w, in);
   w.i32(k.post_begin);
+  w.i32s(k.loop_ends);
   w.count(k.messages.size());
   for (const std::string& m : k.messages) w.str(m);
 }
@@ -274,6 +275,7 @@ Kernel read_kernel(Reader& r) {
   k.code.resize(r.count(kMinInstr, "kernel code"));
   for (Instr& in : k.code) in = read_instr(r);
   k.post_begin = r.i32("kernel post_begin");
+  k.loop_ends = r.i32s("kernel loop ends");
   k.messages.resize(r.count(kMinString, "kernel messages"));
   for (std::string& m : k.messages) m = r.str("kernel message");
   return k;

@@ -10,7 +10,7 @@
 
 namespace ferrite {
 
-constexpr uint32_t kPlanFormatVersion = 2;  // 2: step guards
+constexpr uint32_t kPlanFormatVersion = 3;  // 2: step guards, 3: kernel inner loops
 
 std::vector<uint8_t> serialize_plan(const Plan& plan);
 // Parses and validates; throws ferrite::Error on any problem.

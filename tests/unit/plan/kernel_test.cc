@@ -291,7 +291,7 @@ TEST(KernelTest, PhaseRules) {
   k.code[7].a = 5;
   k.code[7].type = kF;
   k.args[2].dtype = DType::F32;
-  EXPECT_KERNEL_ERROR(k, "instr %4 (Neg): operand a uses Reduce result %3 before post_begin");
+  EXPECT_KERNEL_ERROR(k, "instr %4 (Neg): operand a uses Reduce result %3 of its own loop");
   k = reduction();
   k.code[5].a = 2;  // post reads a body Mul
   EXPECT_KERNEL_ERROR(k, "instr %5 (Mul): operand a uses body value %2 (Mul) in the post phase");
@@ -313,7 +313,7 @@ TEST(KernelTest, PhaseRules) {
   for (int i = 6; i < 9; ++i) {  // renumber the post operands after the insert
     if (k.code[i].a >= 3) k.code[i].a += 1;
   }
-  EXPECT_KERNEL_ERROR(k, "instr %3 (Store): Store before post_begin in a reduction kernel");
+  EXPECT_NO_THROW(validate_kernel(k));  // a body store in a reduction kernel is fine
   k = pointwise();
   k.code.insert(k.code.begin() + 3, reduce(ReduceKind::Sum, kF, 2));
   k.post_begin = 5;

@@ -166,10 +166,10 @@ TEST(PlanIoTest, BadMagicAndVersion) {
   EXPECT_EQ(error_of(bad), "plan: not a Ferrite plan (bad magic)");
   bad = bytes;
   bad[8] = 7;
-  EXPECT_EQ(error_of(bad), "plan: unsupported format version 7 (this build reads 2)");
+  EXPECT_EQ(error_of(bad), "plan: unsupported format version 7 (this build reads 3)");
   bad[8] = 0;
   bad[11] = 1;
-  EXPECT_EQ(error_of(bad), "plan: unsupported format version 16777216 (this build reads 2)");
+  EXPECT_EQ(error_of(bad), "plan: unsupported format version 16777216 (this build reads 3)");
 }
 
 TEST(PlanIoTest, HugeCountsAreRejectedBeforeAllocating) {
