@@ -6,6 +6,7 @@
 #include "compiler/passes/passes.h"
 #include "compiler/plan/error.h"
 #include "compiler/schedule/emit_plan.h"
+#include "compiler/schedule/scheduler.h"
 
 namespace ferrite {
 
@@ -24,7 +25,12 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
   }
   LoweredProgram prog = GraphLowering(g, input_types, input_values).run();
   dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
-  Plan plan = emit_plan(prog);
+  SchedulerOptions sched;
+  sched.fuse = options.fuse;
+  Scheduler scheduler(prog, sched);
+  scheduler.fuse();
+  dump_text(options.dump_dir, "15_fusion.txt", scheduler.report());
+  Plan plan = emit_plan(prog, scheduler.order());
   validate_plan(plan);
   if (!options.dump_dir.empty()) {
     std::string kernels;

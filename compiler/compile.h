@@ -12,6 +12,7 @@ namespace ferrite {
 
 struct CompileOptions {
   std::string dump_dir;  // FERRITE_DUMP: write the graph after each pass, loop IR, kernels, plan
+  bool fuse = true;      // the scheduler's fusion rounds (off: one kernel per realized buffer)
 };
 
 // Runs the shape-independent graph passes in place (passes/passes.cc): sort, clean-up, ...

@@ -179,6 +179,7 @@ TEST_P(Lowering, ShapeArithmeticFoldsAtCompileTime) {
 
 TEST_P(Lowering, SharedExpensiveValueIsRealizedOnce) {
   // e = exp(x) * sigmoid(x) + tanh(x) feeds two consumers: realized, not recomputed.
+  // Without fusion that is its own kernel; fusion then puts all three in one.
   GraphBuilder b;
   Value* x = b.input("x", DType::F32, {8});
   Value* e =
@@ -187,8 +188,19 @@ TEST_P(Lowering, SharedExpensiveValueIsRealizedOnce) {
   b.output(b.op("Abs", {e}));
   auto g = b.finish();
   auto xs = random_floats(8, 13);
+  CompileOptions unfused;
+  unfused.fuse = false;
+  Compiled u = run_graph(*g, tensors(Tensor(DType::F32, {8}, xs.data())), GetParam(), {}, unfused);
+  EXPECT_EQ(u.plan.kernels.size(), 3u);
   Compiled r = run_graph(*g, tensors(Tensor(DType::F32, {8}, xs.data())), GetParam());
-  EXPECT_EQ(r.plan.kernels.size(), 3u);
+  ASSERT_EQ(r.plan.kernels.size(), 1u);
+  int exps = 0, tanhs = 0;
+  for (const Instr& in : r.plan.kernels[0].code) {
+    exps += in.op == Op::Exp;
+    tanhs += in.op == Op::Tanh;
+  }
+  EXPECT_EQ(exps, 1);  // e is computed once for both outputs
+  EXPECT_EQ(tanhs, 1);
   std::vector<float> neg(8), abs(8);
   for (int i = 0; i < 8; ++i) {
     float v = std::exp(xs[i]) / (1 + std::exp(-xs[i])) + std::tanh(xs[i]);
@@ -197,6 +209,8 @@ TEST_P(Lowering, SharedExpensiveValueIsRealizedOnce) {
   }
   expect_near(r.outputs[0], neg);
   expect_near(r.outputs[1], abs);
+  expect_near(u.outputs[0], neg);
+  expect_near(u.outputs[1], abs);
 }
 
 TEST_P(Lowering, UnknownOpIsUnsupported) {

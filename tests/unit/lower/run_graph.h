@@ -25,11 +25,12 @@ struct Compiled {
 // compile_graph) and runs it on `backend`.
 inline Compiled run_graph(const Graph& g, const std::vector<Tensor>& inputs,
                           const std::string& backend,
-                          const std::vector<std::shared_ptr<const TensorData>>& values = {}) {
+                          const std::vector<std::shared_ptr<const TensorData>>& values = {},
+                          const CompileOptions& options = {}) {
   std::vector<TensorType> types;
   for (const Value* v : g.inputs) types.push_back(v->type);
   Compiled r;
-  r.plan = compile_graph(g, types, {}, values);
+  r.plan = compile_graph(g, types, options, values);
   SessionOptions opts;
   opts.backend = backend;
   Session s(r.plan, opts);

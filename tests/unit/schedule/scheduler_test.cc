@@ -1,0 +1,302 @@
+// The scheduler: dependencies, each fusion rule (fused and refused), and that fused plans
+// compute what unfused ones do.
+#include <gtest/gtest.h>
+
+#include "compiler/graph/graph.h"
+#include "compiler/lower/graph_lowering.h"
+#include "compiler/schedule/scheduler.h"
+#include "tests/unit/lower/run_graph.h"
+
+namespace ferrite {
+namespace {
+
+using lower_test::Compiled;
+using lower_test::random_floats;
+using lower_test::run_graph;
+using lower_test::tensors;
+
+struct Lowered {
+  std::unique_ptr<Graph> g;
+  LoweredProgram prog;
+};
+
+Lowered lower(std::unique_ptr<Graph> g) {
+  Lowered l;
+  std::vector<TensorType> types;
+  for (const Value* v : g->inputs) types.push_back(v->type);
+  l.prog = GraphLowering(*g, types).run();
+  l.g = std::move(g);
+  return l;
+}
+
+// Compiles with and without fusion, runs both on every backend and expects equal outputs.
+// Returns the fused plan's kernel count.
+size_t check_fused_equals_unfused(const Graph& g, const std::vector<Tensor>& inputs) {
+  CompileOptions unfused;
+  unfused.fuse = false;
+  size_t kernels = 0;
+  for (const char* backend : {"reference", "portable"}) {
+    Compiled u = run_graph(g, inputs, backend, {}, unfused);
+    Compiled f = run_graph(g, inputs, backend);
+    EXPECT_LE(f.plan.kernels.size(), u.plan.kernels.size());
+    kernels = f.plan.kernels.size();
+    for (size_t o = 0; o < u.outputs.size(); ++o) {
+      const Tensor& a = u.outputs[o];
+      const Tensor& b = f.outputs[o];
+      EXPECT_EQ(a.elements(), b.elements());
+      for (int64_t i = 0; i < a.elements(); ++i)
+        EXPECT_NEAR(a.as<float>()[i], b.as<float>()[i], 1e-5 * (1 + std::fabs(a.as<float>()[i])))
+            << backend << " output " << o << " element " << i;
+    }
+  }
+  return kernels;
+}
+
+Tensor random_tensor(std::vector<int64_t> shape, uint32_t seed) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  auto xs = random_floats(static_cast<size_t>(n), seed);
+  return Tensor(DType::F32, shape, xs.data());
+}
+
+const FusionDecision* find_decision(const Scheduler& s, const std::string& reason_part) {
+  for (const FusionDecision& d : s.decisions())
+    if (!d.fused && d.reason.find(reason_part) != std::string::npos) return &d;
+  return nullptr;
+}
+
+int fused_count(const Scheduler& s) {
+  int n = 0;
+  for (const FusionDecision& d : s.decisions()) n += d.fused;
+  return n;
+}
+
+TEST(SchedulerTest, DependenciesCarryIndexesAndKinds) {
+  // e = exp(x) (two users, realized); m = MatMul(e, w) (an extern); y = e + m.
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {4, 4});
+  Value* w = b.input("w", DType::F32, {4, 4});
+  Value* e = b.op("Exp", {b.op("Sigmoid", {x})});
+  Value* m = b.op("MatMul", {e, w});
+  b.output(b.op("Add", {e, m}));
+  Lowered l = lower(b.finish());
+  Scheduler s(l.prog);
+  std::vector<const SchedulerNode*> order = s.order();
+  ASSERT_EQ(order.size(), 3u);  // kernel e, extern MatMul, kernel y
+  const SchedulerNode& ke = *order[0];
+  const SchedulerNode& mm = *order[1];
+  const SchedulerNode& ky = *order[2];
+  EXPECT_FALSE(ke.is_extern());
+  EXPECT_TRUE(mm.is_extern());
+  ASSERT_EQ(ke.writes.size(), 1u);
+  EXPECT_EQ(ke.writes[0].kind, DepKind::Memory);
+  ASSERT_TRUE(ke.writes[0].index);
+  EXPECT_EQ(index_to_string(*ke.writes[0].index), "((i0*4) + i1)");
+  for (const Dep& d : mm.reads) EXPECT_EQ(d.kind, DepKind::Star);
+  // y reads e and the MatMul's result, which reads e: y follows both.
+  EXPECT_TRUE(ky.preds.size() == 2u);
+  // Fusing e and y would put the MatMul both before and after their kernel.
+  s.fuse();
+  EXPECT_NE(find_decision(s, "cycle"), nullptr);
+  EXPECT_EQ(fused_count(s), 0);
+}
+
+// y[i] = -x[i] over n floats, as a lowered kernel item.
+LoweredItem neg_item(LoweredProgram& prog, Buffer* in, Buffer* out, const std::string& name) {
+  Kernel k;
+  k.name = name;
+  k.ranges = {in->elements()};
+  k.args = {KernelArg{DType::F32, in->elements(), false},
+            KernelArg{DType::F32, in->elements(), true}};
+  Instr load;
+  load.op = Op::Load;
+  load.arg = 0;
+  load.index = ix_var(0);
+  Instr neg;
+  neg.op = Op::Neg;
+  neg.a = 0;
+  Instr store;
+  store.op = Op::Store;
+  store.arg = 1;
+  store.a = 1;
+  store.index = ix_var(0);
+  k.code = {load, neg, store};
+  k.post_begin = 3;
+  validate_kernel(k);
+  LoweredItem it;
+  it.computed = out;
+  it.kernel = k;
+  it.args = {in, out};
+  (void)prog;
+  return it;
+}
+
+Buffer* add_buffer(LoweredProgram& prog, const std::string& name, BufferOrigin origin) {
+  auto b = std::make_unique<Buffer>();
+  b->name = name;
+  b->size = {16};
+  b->origin = origin;
+  prog.buffers.push_back(std::move(b));
+  return prog.buffers.back().get();
+}
+
+TEST(SchedulerTest, WriteAfterReadIsAnOrderingDependency) {
+  // t = -x; u = -t; t = -u (t written again after u read it: a write after read).
+  LoweredProgram prog;
+  Buffer* x = add_buffer(prog, "x", BufferOrigin::Input);
+  Buffer* t = add_buffer(prog, "t", BufferOrigin::Computed);
+  Buffer* u = add_buffer(prog, "u", BufferOrigin::Computed);
+  prog.inputs = {x};
+  prog.outputs = {t, u};
+  prog.order.push_back(neg_item(prog, x, t, "k0"));
+  prog.order.push_back(neg_item(prog, t, u, "k1"));
+  prog.order.push_back(neg_item(prog, u, t, "k2"));
+  Scheduler s(prog);
+  std::vector<const SchedulerNode*> order = s.order();
+  ASSERT_EQ(order.size(), 3u);
+  EXPECT_EQ(order[1]->preds, (std::set<int>{0}));     // reads t after k0 wrote it
+  EXPECT_EQ(order[2]->preds, (std::set<int>{0, 1}));  // rewrites t: after k0 (WAW), k1 (WAR)
+  s.fuse();
+  // k1 + k2 would read and overwrite t in one loop nest: refused.
+  EXPECT_NE(find_decision(s, "writes t, which the first one uses"), nullptr);
+  ASSERT_EQ(order[2]->weak.size(), 1u);
+  EXPECT_EQ(order[2]->weak[0].buffer, t);
+  EXPECT_TRUE(order[1]->weak.empty());
+}
+
+TEST(SchedulerTest, PointwiseIntoPointwise) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {3, 50});
+  Value* e =
+      b.op("Tanh",
+           {b.op("Exp", {b.op("Sin", {b.op("Sqrt", {b.op("Abs", {x})})})})});  // costly, two users
+  b.output(b.op("Mul", {b.op("Neg", {e}), b.op("Cos", {e})}));
+  auto g = b.finish();
+  Lowered l = lower(std::move(g));
+  Scheduler s(l.prog);
+  s.fuse();
+  EXPECT_EQ(fused_count(s), 1);
+  ASSERT_EQ(s.order().size(), 1u) << s.report();
+  // e has no reader left outside the fused kernel: its store (and buffer) is gone.
+  EXPECT_EQ(s.order()[0]->writes.size(), 1u);
+  EXPECT_EQ(check_fused_equals_unfused(*l.g, tensors(random_tensor({3, 50}, 5))), 1u);
+}
+
+TEST(SchedulerTest, SoftmaxIsOneKernelOfThreeLoops) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {5, 37});
+  b.output(b.op("Softmax", {x}, {{"axis", attr_i(1)}}));
+  Lowered l = lower(b.finish());
+  Scheduler s(l.prog);
+  s.fuse();
+  ASSERT_EQ(s.order().size(), 1u) << s.report();
+  EXPECT_EQ(s.order()[0]->kernel.kernel.num_loops(), 3);
+  EXPECT_EQ(check_fused_equals_unfused(*l.g, tensors(random_tensor({5, 37}, 7))), 1u);
+}
+
+TEST(SchedulerTest, LayerNormWithResidualIsOneKernel) {
+  // The decomposed layer norm torch exports before opset 17, after a residual add.
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {4, 96});
+  Value* r = b.input("r", DType::F32, {4, 96});
+  Value* s = b.op("Add", {x, r});
+  Value* mean = b.op("ReduceMean", {s}, {{"axes", attr_is({-1})}});
+  Value* d = b.op("Sub", {s, mean});
+  Value* var = b.op("ReduceMean", {b.op("Mul", {d, d})}, {{"axes", attr_is({-1})}});
+  Value* eps = b.constant_f32({}, {1e-5f});
+  Value* y = b.op("Div", {d, b.op("Sqrt", {b.op("Add", {var, eps})})});
+  b.output(b.op("Add", {s, y}));  // s is also the next residual
+  Lowered l = lower(b.finish());
+  Scheduler sch(l.prog);
+  sch.fuse();
+  ASSERT_EQ(sch.order().size(), 1u);
+  EXPECT_EQ(check_fused_equals_unfused(
+                *l.g, tensors(random_tensor({4, 96}, 9), random_tensor({4, 96}, 10))),
+            1u);
+}
+
+TEST(SchedulerTest, ReductionEpilogueGoesToThePostPhase) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {6, 33});
+  Value* m = b.op("ReduceMax", {x}, {{"axes", attr_is({1})}, {"keepdims", attr_i(0)}});
+  b.output(b.op("Mul", {b.op("Exp", {m}), b.op("Log", {b.op("Abs", {m})})}));
+  b.output(b.op("Neg", {m}));
+  Lowered l = lower(b.finish());
+  Scheduler s(l.prog);
+  s.fuse();
+  ASSERT_EQ(s.order().size(), 1u) << s.report();
+  const Kernel& k = s.order()[0]->kernel.kernel;
+  EXPECT_EQ(k.num_loops(), 1);
+  EXPECT_EQ(k.num_reduce, 1);
+  EXPECT_EQ(check_fused_equals_unfused(*l.g, tensors(random_tensor({6, 33}, 11))), 1u);
+}
+
+TEST(SchedulerTest, SiblingsReadingOneInputFuseHorizontally) {
+  // Two reductions of the same input over the same space: one pass over x.
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {7, 64});
+  b.output(b.op("ReduceMin", {x}, {{"axes", attr_is({1})}}));
+  b.output(b.op("ReduceMax", {x}, {{"axes", attr_is({1})}}));
+  Lowered l = lower(b.finish());
+  Scheduler s(l.prog);
+  s.fuse();
+  ASSERT_EQ(s.order().size(), 1u) << s.report();
+  EXPECT_EQ(s.order()[0]->kernel.kernel.num_loops(), 1);
+  EXPECT_EQ(check_fused_equals_unfused(*l.g, tensors(random_tensor({7, 64}, 13))), 1u);
+}
+
+TEST(SchedulerTest, RefusesATransposedRead) {
+  // e is realized (two costly users); one consumer reads it transposed.
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {8, 8});
+  Value* e = b.op("Tanh", {b.op("Exp", {b.op("Sin", {b.op("Sqrt", {b.op("Abs", {x})})})})});
+  b.output(b.op("Neg", {b.op("Transpose", {e}, {{"perm", attr_is({1, 0})}})}));
+  b.output(b.op("Cos", {e}));
+  Lowered l = lower(b.finish());
+  Scheduler s(l.prog);
+  s.fuse();
+  EXPECT_NE(find_decision(s, "at another index"), nullptr) << s.report();
+  check_fused_equals_unfused(*l.g, tensors(random_tensor({8, 8}, 15)));
+}
+
+TEST(SchedulerTest, RefusesDifferentIterationSpaces) {
+  // A row reduction and a column reduction share x: their outer spaces differ.
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {6, 10});
+  b.output(b.op("ReduceMax", {x}, {{"axes", attr_is({1})}}));
+  b.output(b.op("ReduceMax", {x}, {{"axes", attr_is({0})}}));
+  Lowered l = lower(b.finish());
+  Scheduler s(l.prog);
+  s.fuse();
+  EXPECT_NE(find_decision(s, "iteration spaces differ"), nullptr) << s.report();
+  check_fused_equals_unfused(*l.g, tensors(random_tensor({6, 10}, 17)));
+}
+
+TEST(SchedulerTest, RefusesExternsAndKeepsTheirOperandsStored) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {4, 4});
+  Value* w = b.input("w", DType::F32, {4, 4});
+  Value* e = b.op("Exp", {x});
+  b.output(b.op("Relu", {b.op("MatMul", {e, w})}));
+  Lowered l = lower(b.finish());
+  Scheduler s(l.prog);
+  s.fuse();
+  EXPECT_NE(find_decision(s, "extern"), nullptr);
+  EXPECT_EQ(s.order().size(), 3u);
+}
+
+TEST(SchedulerTest, WithoutFusionEveryNodeStays) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {5, 37});
+  b.output(b.op("Softmax", {x}, {{"axis", attr_i(1)}}));
+  Lowered l = lower(b.finish());
+  SchedulerOptions o;
+  o.fuse = false;
+  Scheduler s(l.prog, o);
+  s.fuse();
+  EXPECT_EQ(s.order().size(), 3u);
+  EXPECT_TRUE(s.decisions().empty());
+}
+
+}  // namespace
+}  // namespace ferrite
