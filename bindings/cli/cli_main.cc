@@ -27,6 +27,7 @@ commands:
                              samples_ms (every timed run, in order)
     --dump DIR               write the compiler's intermediate forms to DIR
                              (the environment variable FERRITE_DUMP does the same)
+    --no-fusion              skip the scheduler's fusion (one kernel per realized buffer)
   conformance DIR [options]  run each ONNX backend test case in DIR (a directory with
                              model.onnx and test_data_set_*/) and compare its outputs
                              (floats |a-e| <= atol + rtol*|e|; integers and bools exact)

@@ -22,7 +22,7 @@ using Feeds = std::vector<std::pair<std::string, const Tensor*>>;
 
 const std::vector<OptionSpec> kRunOptions = {
     {"input", true},  {"output-dir", true}, {"backend", true}, {"bench", true},
-    {"warmup", true}, {"bench-json", true}, {"dump", true}};
+    {"warmup", true}, {"bench-json", true}, {"dump", true},    {"no-fusion", false}};
 
 constexpr uint64_t kInputSeed = 0x5EEDF00D;
 
@@ -193,6 +193,7 @@ int run_command(const std::vector<std::string>& arg_list) {
   options.session.backend = checked_backend(args.get("backend"));
   const char* env_dump = std::getenv("FERRITE_DUMP");
   options.compile.dump_dir = args.has("dump") ? args.get("dump") : env_dump ? env_dump : "";
+  options.compile.fuse = !args.has("no-fusion");
   const std::string output_dir = args.get("output-dir");
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
 
