@@ -22,6 +22,11 @@ BlockExecutor::BlockExecutor(const Kernel& validated) : p_(build_program(validat
   partials_.resize(n);
   acc_.resize(n);
   best_.resize(n);
+  // Broadcasts fill the lanes a block can use, rounded up to the widest vector (the f32
+  // loops read whole vectors).
+  const int64_t lanes = p_.lane_var >= 0 ? p_.k.ranges[p_.lane_var] : 1;
+  const int64_t used = std::max<int64_t>(1, std::min<int64_t>(p_.block, lanes));
+  fill_ = static_cast<int>(std::min<int64_t>(kBlock, (used + 63) / 64 * 64));
   // Const values touch no memory and cannot fail: computed (and broadcast) once, here.
   eval_row(p_.consts);
 }
@@ -68,18 +73,20 @@ void BlockExecutor::run_pointwise() {
     if (r == 0) return;
   const int lane = p_.lane_var;  // -1: a kernel without dims is one point
   const int64_t n = lane >= 0 ? k.ranges[lane] : 1;
+  const LoopLists& body = p_.loops[0];
   std::fill(vars_.begin(), vars_.end(), 0);
   do {
-    eval_row(p_.body_row);
+    eval_row(body.row);
     for (j0_ = 0; j0_ < n; j0_ += p_.block) {
       len_ = static_cast<int>(std::min<int64_t>(p_.block, n - j0_));
-      eval_lanes(p_.body_lane);
+      eval_lanes(body.lane);
     }
   } while (next(0, std::max(lane, 0)));
 }
 
-// Lanes along the innermost reduction dim: per outer point, every row of the reduction is
-// swept in blocks and folded into the accumulators; then the post phase runs as scalars.
+// Lanes along the innermost reduction dim: per outer point, each inner loop sweeps every
+// row of the reduction in blocks and folds them into its accumulators, whose results are
+// then scalars for the later loops; then the post phase runs as scalars.
 void BlockExecutor::run_lanes_inner_reduce() {
   const Kernel& k = p_.k;
   const int outer = k.num_outer(), lane = p_.lane_var;
@@ -89,25 +96,35 @@ void BlockExecutor::run_lanes_inner_reduce() {
   for (int d = outer; d <= lane; ++d) empty |= k.ranges[d] == 0;
   std::fill(vars_.begin(), vars_.end(), 0);
   do {
-    init_reduces();
-    int64_t row = 0;
-    while (!empty) {
-      eval_row(p_.body_row);
-      for (j0_ = 0; j0_ < k.ranges[lane]; j0_ += p_.block) {
-        len_ = static_cast<int>(std::min<int64_t>(p_.block, k.ranges[lane] - j0_));
-        reduce_index_ = row * k.ranges[lane] + j0_;
-        eval_lanes(p_.body_lane);
-      }
-      ++row;
-      if (!next(outer, lane)) break;
+    for (const LoopLists& loop : p_.loops) {
+      init_reduces(loop.reduces);
+      if (!empty) sweep_rows(loop);
+      finish_reduces(loop.reduces);
     }
-    finish_reduces();
     eval_row(p_.post_row);
   } while (next(0, outer));
 }
 
-// Lanes along the innermost outer dim: one accumulator per lane, the reduction walked
-// point by point (the reference's order), and the post phase vectorized like the body.
+// One inner loop, lanes-inner: every row of the reduction dims in blocks along the lanes
+// (the reduction vars end back at 0).
+void BlockExecutor::sweep_rows(const LoopLists& loop) {
+  const int outer = p_.k.num_outer(), lane = p_.lane_var;
+  const int64_t n = p_.k.ranges[lane];
+  int64_t row = 0;
+  do {
+    eval_row(loop.row);
+    for (j0_ = 0; j0_ < n; j0_ += p_.block) {
+      len_ = static_cast<int>(std::min<int64_t>(p_.block, n - j0_));
+      reduce_index_ = row * n + j0_;
+      eval_lanes(loop.lane);
+    }
+    ++row;
+  } while (next(outer, lane));
+}
+
+// Lanes along the innermost outer dim: one accumulator per lane, each inner loop walks the
+// reduction point by point (the reference's order), and the post phase is vectorized like
+// the body.
 void BlockExecutor::run_lanes_outer_reduce() {
   const Kernel& k = p_.k;
   const int outer = k.num_outer(), dims = static_cast<int>(k.ranges.size());
@@ -120,13 +137,15 @@ void BlockExecutor::run_lanes_outer_reduce() {
   do {
     for (j0_ = 0; j0_ < k.ranges[lane]; j0_ += p_.block) {
       len_ = static_cast<int>(std::min<int64_t>(p_.block, k.ranges[lane] - j0_));
-      init_reduces();
-      reduce_index_ = 0;
-      while (!empty) {
-        eval_row(p_.body_row);
-        eval_lanes(p_.body_lane);
-        ++reduce_index_;
-        if (!next(outer, dims)) break;
+      for (const LoopLists& loop : p_.loops) {
+        init_reduces(loop.reduces);
+        reduce_index_ = 0;
+        while (!empty) {
+          eval_row(loop.row);
+          eval_lanes(loop.lane);
+          ++reduce_index_;
+          if (!next(outer, dims)) break;
+        }
       }
       eval_row(p_.post_row);
       eval_lanes(p_.post_lane);
@@ -177,7 +196,7 @@ void BlockExecutor::broadcast(int i) {
     using T = decltype(tag);
     T v;
     unpack(uval_[i], &v);
-    std::fill_n(slot<T>(i), kBlock, v);
+    std::fill_n(slot<T>(i), fill_, v);
   });
 }
 

@@ -26,6 +26,7 @@ class BlockExecutor : public PreparedKernel {
   void run_pointwise();
   void run_lanes_inner_reduce();
   void run_lanes_outer_reduce();
+  void sweep_rows(const LoopLists& loop);
   bool next(int lo, int hi);  // odometer over vars_[lo, hi); false when it wraps
   void eval_row(const std::vector<int>& ids);
   void eval_lanes(const std::vector<int>& ids);
@@ -43,8 +44,10 @@ class BlockExecutor : public PreparedKernel {
   void lane_where(int i);
   void lane_check(int i);
   void lane_reduce(int i);
-  void init_reduces();
-  void finish_reduces();
+  void init_reduces(const std::vector<int>& reduces);
+  // Lanes-inner: the results of `reduces` become Row values (broadcast where Lane
+  // instructions of later loops read them).
+  void finish_reduces(const std::vector<int>& reduces);
 
   // Lane memory access (block_memory.cc).
   void lane_load(int i);
@@ -76,6 +79,7 @@ class BlockExecutor : public PreparedKernel {
   AlignedBytes idx_;  // index evaluation stack: index_depth x kBlock
   int64_t j0_ = 0;    // the block: lane l is lane variable j0_ + l
   int len_ = 0;
+  int fill_ = kBlock;         // lanes a broadcast or an accumulator reset fills
   int64_t reduce_index_ = 0;  // linear reduction index of lane 0 (lanes-inner: of the row)
   // Lanes-inner reductions: per Reduce, vector partials (f32 Sum/Prod/Max/Min) or a
   // scalar accumulator with the best index (everything else).

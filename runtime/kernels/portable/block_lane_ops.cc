@@ -252,8 +252,8 @@ void BlockExecutor::lane_check(int i) {
   }
 }
 
-void BlockExecutor::init_reduces() {
-  for (int i : p_.reduces) {
+void BlockExecutor::init_reduces(const std::vector<int>& reduces) {
+  for (int i : reduces) {
     const Instr& in = p_.k.code[i];
     const ScalarType t = p_.k.code[in.a].type;
     const Scalar id = reduce_identity(in.reduce, t);
@@ -271,15 +271,14 @@ void BlockExecutor::init_reduces() {
       using T = decltype(tag);
       T v;
       unpack(id, &v);
-      std::fill_n(slot_at<T>(arg ? p_.info[i].acc_slot : p_.info[i].slot), kBlock, v);
+      std::fill_n(slot_at<T>(arg ? p_.info[i].acc_slot : p_.info[i].slot), fill_, v);
     });
-    if (arg) std::fill_n(slot<int64_t>(i), kBlock, int64_t{0});
+    if (arg) std::fill_n(slot<int64_t>(i), fill_, int64_t{0});
   }
 }
 
-void BlockExecutor::finish_reduces() {
-  if (p_.lanes_outer) return;  // the accumulators are the values
-  for (int i : p_.reduces) {
+void BlockExecutor::finish_reduces(const std::vector<int>& reduces) {
+  for (int i : reduces) {
     const Instr& in = p_.k.code[i];
     const ScalarType t = p_.k.code[in.a].type;
     Scalar r = acc_[i];
@@ -290,6 +289,7 @@ void BlockExecutor::finish_reduces() {
     }
     uval_[i] = r;
     uival_[i] = in.type == ScalarType::I64 ? r.i64 : 0;
+    if (p_.info[i].broadcast) broadcast(i);
   }
 }
 

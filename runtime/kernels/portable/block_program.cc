@@ -53,16 +53,30 @@ class Builder {
   void choose_lanes() {
     const int dims = static_cast<int>(k().ranges.size()), outer = k().num_outer();
     p_.lane_var = dims - 1;
+    hazard_ = hazard_loads(k(), false);
     if (k().num_reduce == 0 || outer == 0) return;
     const int a = dims - 1, b = outer - 1;
     const int ca = contiguous_loads(a), cb = contiguous_loads(b);
     const int64_t ra = k().ranges[a], rb = k().ranges[b];
     bool lanes_outer = (cb > ca && rb >= 8) || (ra < 16 && rb >= 16);
     if (ra >= 64 && ca >= cb) lanes_outer = false;
+    hazard_ = hazard_loads(k(), lanes_outer);
+    if (lanes_outer && any(hazard_)) {
+      // Lanes on the reduction may keep whole blocks where outer lanes cannot.
+      std::vector<bool> inner = hazard_loads(k(), false);
+      if (!any(inner)) {
+        lanes_outer = false;
+        hazard_ = std::move(inner);
+      }
+    }
     if (lanes_outer) {
       p_.lane_var = b;
       p_.lanes_outer = true;
     }
+  }
+
+  static bool any(const std::vector<bool>& v) {
+    return std::find(v.begin(), v.end(), true) != v.end();
   }
 
   Level index_level(const IndexNode& e) const {
@@ -78,50 +92,8 @@ class Builder {
     }
   }
 
-  // The elements [lo, hi] an affine access can touch; false when it is not affine.
-  bool access_range(const IndexNode& e, int64_t* lo, int64_t* hi) const {
-    AffineIndex f;
-    if (!as_affine(e, static_cast<int>(k().ranges.size()), &f)) return false;
-    *lo = *hi = f.offset;
-    for (size_t v = 0; v < f.coeff.size(); ++v) {
-      int64_t span = f.coeff[v] * std::max<int64_t>(0, k().ranges[v] - 1);
-      *lo += std::min<int64_t>(0, span);
-      *hi += std::max<int64_t>(0, span);
-    }
-    return true;
-  }
-
-  // Args the kernel both stores and loads where a load may see one of its stores. A load
-  // proven to touch other elements than every store (a kernel writing one part of a buffer
-  // while reading another, as an unrolled recurrence does) is no hazard.
-  std::vector<bool> read_after_write_args() const {
-    const size_t n = k().args.size();
-    std::vector<std::vector<std::pair<int64_t, int64_t>>> stores(n);
-    std::vector<bool> stored(n, false), unknown(n, false), hazard(n, false);
-    for (const Instr& in : k().code) {
-      if (in.op != Op::Store) continue;
-      stored[in.arg] = true;
-      int64_t lo, hi;
-      if (access_range(*in.index, &lo, &hi)) {
-        stores[in.arg].push_back({lo, hi});
-      } else {
-        unknown[in.arg] = true;
-      }
-    }
-    for (const Instr& in : k().code) {
-      if (in.op != Op::Load || !stored[in.arg] || hazard[in.arg]) continue;
-      int64_t lo = 0, hi = 0;
-      bool overlap = unknown[in.arg] || !access_range(*in.index, &lo, &hi);
-      for (const auto& [slo, shi] : stores[in.arg]) overlap = overlap || (lo <= shi && slo <= hi);
-      hazard[in.arg] = overlap;
-    }
-    return hazard;
-  }
-
   void compute_levels() {
-    const std::vector<bool> hazard = read_after_write_args();
-    for (const Instr& in : k().code)
-      if (in.op == Op::Load && hazard[in.arg]) p_.block = 1;
+    if (any(hazard_)) p_.block = 1;
     for (size_t i = 0; i < k().code.size(); ++i) {
       const Instr& in = k().code[i];
       Level lv = Level::Const;
@@ -133,7 +105,7 @@ class Builder {
         case Op::Load:
           lv = std::max({lv, Level::Row, index_level(*in.index)});
           // Program order matters when the kernel may write what this load reads.
-          if (hazard[in.arg]) lv = Level::Lane;
+          if (hazard_[i]) lv = Level::Lane;
           break;
         case Op::Store:
           lv = Level::Lane;
@@ -154,26 +126,32 @@ class Builder {
   void classify() {
     const int n = static_cast<int>(k().code.size());
     const bool scalar_post = k().num_reduce > 0 && !p_.lanes_outer;
+    p_.loops.resize(k().num_loops());
     for (int i = 0; i < n; ++i) {
       const Instr& in = k().code[i];
       const bool post = i >= k().post_begin;
+      LoopLists* loop = post ? nullptr : &p_.loops[k().loop_of(i)];
       if (in.op == Op::Reduce) {
-        p_.reduces.push_back(i);
-        p_.body_lane.push_back(i);
+        loop->reduces.push_back(i);
+        loop->lane.push_back(i);
       } else if (level(i) == Level::Const && in.op != Op::Store) {
         p_.consts.push_back(i);
       } else if (post && scalar_post) {
         p_.post_row.push_back(i);
       } else if (level(i) == Level::Lane) {
-        (post ? p_.post_lane : p_.body_lane).push_back(i);
+        (post ? p_.post_lane : loop->lane).push_back(i);
       } else {
-        (post ? p_.post_row : p_.body_row).push_back(i);
+        (post ? p_.post_row : loop->row).push_back(i);
       }
     }
   }
 
+  // Every Lane instruction in program order: the loops run one after the other and values
+  // other than Reduces and Consts (which keep their slots) never cross a loop.
   std::vector<int> lane_sequence() const {
-    std::vector<int> seq = p_.body_lane;
+    std::vector<int> seq;
+    for (const LoopLists& loop : p_.loops)
+      seq.insert(seq.end(), loop.lane.begin(), loop.lane.end());
     seq.insert(seq.end(), p_.post_lane.begin(), p_.post_lane.end());
     return seq;
   }
@@ -285,6 +263,7 @@ class Builder {
   }
 
   BlockProgram p_;
+  std::vector<bool> hazard_;  // per instruction: hazard_loads for the chosen lanes
 };
 
 }  // namespace

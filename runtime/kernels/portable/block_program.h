@@ -13,6 +13,12 @@
 // lanes on the innermost outer dim and walk the reduction sequentially with one
 // accumulator per lane (then the post phase is vectorized too). Both give the reference's
 // results; sums may differ by reassociation in the first mode only.
+//
+// A kernel with several inner loops (Kernel::loop_ends) gets one pair of instruction lists
+// per loop. Lanes-inner: per outer point, each loop sweeps the reduction in blocks; its
+// Reduce results are then Row values for later loops (broadcast where Lane instructions
+// read them). Lanes-outer: per block of outer lanes, each loop walks the reduction in
+// order; its per-lane accumulators are the Lane values later loops read.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +59,12 @@ struct InstrInfo {
   int acc_slot = -1;  // lanes-outer ArgMax/ArgMin: the running extremum per lane
 };
 
+// One inner loop of the body (a pointwise kernel has one), in program order.
+struct LoopLists {
+  std::vector<int> row, lane;  // by level; the Reduces are in `lane`
+  std::vector<int> reduces;
+};
+
 struct BlockProgram {
   Kernel k;                  // after dimension collapsing (collapse_dims)
   int lane_var = -1;         // -1 for a kernel without dims
@@ -60,18 +72,25 @@ struct BlockProgram {
   std::vector<InstrInfo> info;
   std::vector<LaneIndex> indices;
   std::vector<int> consts;               // Const level, any phase
-  std::vector<int> body_row, body_lane;  // body instructions by level (Reduce is Lane)
+  std::vector<LoopLists> loops;          // the body's inner loops
   std::vector<int> post_row, post_lane;  // post phase (lanes-inner: all in post_row)
-  std::vector<int> reduces;
   int num_slots = 0;
   int index_depth = 1;
-  // Lanes per block: kBlock, or 1 when the kernel reads an arg it also writes where the
-  // read may see a write (a read-modify-write such as a scatter-add may depend on an
-  // earlier point's store, and one lane at a time keeps the reference's point order).
+  // Lanes per block: kBlock, or 1 when a load may see a store of the kernel in another
+  // order than the reference's (hazard_loads: a read-modify-write such as a scatter-add may
+  // depend on an earlier point's store; one lane at a time keeps the point order).
   int block = kBlock;
 };
 
 BlockProgram build_program(const Kernel& validated);
+
+// Per instruction of k: a load that may see one of k's stores in another order once blocks
+// of lanes run each instruction over many points (lanes on the innermost outer dim when
+// lanes_outer, else on the innermost dim). A load and a store in one phase (inner loop or
+// post) that may touch one element are a hazard; in different phases they are not, since
+// phases run in order per outer point (with lanes_outer: when no two lanes of a block can
+// touch one element through them).
+std::vector<bool> hazard_loads(const Kernel& validated, bool lanes_outer);
 
 // Merges adjacent loop dims that every access walks as one (all affine indices satisfy
 // coeff[d] == coeff[d+1] * range[d+1]; no LoopVar or div/mod index uses them), so that rows

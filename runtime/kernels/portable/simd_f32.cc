@@ -280,6 +280,11 @@ void ReduceF32(ReduceKind k, const float* HWY_RESTRICT x, size_t n, float* HWY_R
   hn::StoreU(ReduceOp(k, ReduceOp(k, v0, v1), ReduceOp(k, v2, v3)), d, acc);
 }
 
+// The partials ReduceF32 writes: one vector; past it, acc keeps the identity.
+size_t AccLanesUsed() {
+  return hn::Lanes(DF());
+}
+
 const char* TargetName() {
   return hwy::TargetName(HWY_TARGET);
 }
@@ -298,6 +303,7 @@ HWY_EXPORT(BinaryF32);
 HWY_EXPORT(CompareF32);
 HWY_EXPORT(WhereF32);
 HWY_EXPORT(ReduceF32);
+HWY_EXPORT(AccLanesUsed);
 HWY_EXPORT(TargetName);
 
 void unary_f32(Op op, const float* a, float* out, size_t n) {
@@ -319,11 +325,29 @@ void reduce_f32(ReduceKind kind, const float* x, size_t n, float* acc) {
   HWY_DYNAMIC_DISPATCH(ReduceF32)(kind, x, n, acc);
 }
 float reduce_f32_finish(ReduceKind kind, const float* acc) {
-  Scalar r = reduce_identity(kind, ScalarType::F32);
-  int64_t unused = 0;
-  for (size_t l = 0; l < kAccLanes; ++l)
-    r = reduce_step(kind, ScalarType::F32, r, scalar_f32(acc[l]), 0, &unused);
-  return r.f32;
+  // Only the lanes reduce_f32 wrote: folding the identity changes nothing. The steps are
+  // scalar_ops' (NaN-propagating Max/Min), spelled out: a short row's reduction would
+  // otherwise spend much of its time in the generic reduce_step.
+  const size_t used = HWY_DYNAMIC_DISPATCH(AccLanesUsed)();
+  float r = reduce_identity(kind, ScalarType::F32).f32;
+  for (size_t l = 0; l < used; ++l) {
+    const float x = acc[l];
+    switch (kind) {
+      case ReduceKind::Sum:
+        r = r + x;
+        break;
+      case ReduceKind::Prod:
+        r = r * x;
+        break;
+      case ReduceKind::Max:
+        r = std::isnan(r) || std::isnan(x) ? r + x : (r > x ? r : x);
+        break;
+      default:  // Min: reduce_f32 takes no other kind
+        r = std::isnan(r) || std::isnan(x) ? r + x : (r < x ? r : x);
+        break;
+    }
+  }
+  return r;
 }
 const char* target_name() {
   return HWY_DYNAMIC_DISPATCH(TargetName)();

@@ -104,6 +104,30 @@ Kernel gather() {
   return k;
 }
 
+// Softmax over the rows of x[4, 16] in three inner loops: m = max(x); s = sum(exp(x - m));
+// y = exp(x - m) / s.
+Kernel softmax() {
+  Kernel k;
+  k.name = "softmax";
+  k.ranges = {4, 16};
+  k.num_reduce = 1;
+  k.args = {{DType::F32, 64, false}, {DType::F32, 64, true}};
+  k.code = {load(kF, 0, affine2(0, 16, 1)),       // loop 0
+            reduce(ReduceKind::Max, kF, 0),       //
+            load(kF, 0, affine2(0, 16, 1)),       // loop 1
+            instr(Op::Sub, kF, 2, 1),             //
+            instr(Op::Exp, kF, 3),                //
+            reduce(ReduceKind::Sum, kF, 4),       //
+            load(kF, 0, affine2(0, 16, 1)),       // loop 2
+            instr(Op::Sub, kF, 6, 1),             //
+            instr(Op::Exp, kF, 7),                //
+            instr(Op::Div, kF, 8, 5),             //
+            store(kF, 1, affine2(0, 16, 1), 9)};  //
+  k.loop_ends = {2, 6, 11};
+  k.post_begin = 11;
+  return k;
+}
+
 std::string error_of(const Kernel& k) {
   try {
     validate_kernel(k);
@@ -320,6 +344,70 @@ TEST(KernelTest, PhaseRules) {
   EXPECT_KERNEL_ERROR(k, "instr %3 (Reduce): Reduce in a kernel without reduction dims");
 }
 
+TEST(KernelTest, InnerLoops) {
+  const Kernel k = softmax();
+  EXPECT_NO_THROW(validate_kernel(k));  // loop 1 and 2 read Reduce results of earlier loops
+  EXPECT_EQ(k.num_loops(), 3);
+  EXPECT_EQ(k.loop_begin(1), 2);
+  EXPECT_EQ(k.loop_end(1), 6);
+  EXPECT_EQ(k.loop_of(1), 0);
+  EXPECT_EQ(k.loop_of(2), 1);
+  EXPECT_EQ(k.loop_of(10), 2);
+  EXPECT_EQ(reduction().num_loops(), 1);
+  EXPECT_EQ(reduction().loop_end(0), 5);
+  Kernel one = reduction();  // one loop spelled out
+  one.loop_ends = {5};
+  EXPECT_NO_THROW(validate_kernel(one));
+  Kernel pw = pointwise();
+  pw.loop_ends = {4};
+  EXPECT_NO_THROW(validate_kernel(pw));
+}
+
+TEST(KernelTest, LoopEndsRules) {
+  Kernel k = softmax();
+  k.loop_ends = {6, 2, 11};
+  EXPECT_KERNEL_ERROR(k, "kernel 'softmax': loop_ends[1] = 2 not in (6, 11]");
+  k.loop_ends = {2, 2, 11};
+  EXPECT_KERNEL_ERROR(k, "loop_ends[1] = 2 not in (2, 11]");
+  k.loop_ends = {0, 6, 11};
+  EXPECT_KERNEL_ERROR(k, "loop_ends[0] = 0 not in (0, 11]");
+  k.loop_ends = {2, 6, 12};
+  EXPECT_KERNEL_ERROR(k, "loop_ends[2] = 12 not in (6, 11]");
+  k.loop_ends = {2, 6};
+  EXPECT_KERNEL_ERROR(k, "kernel 'softmax': the last loop ends at 6, not at post_begin 11");
+  k = pointwise();
+  k.loop_ends = {2, 4};
+  EXPECT_KERNEL_ERROR(k, "kernel 'pw': 2 inner loops without reduction dims");
+}
+
+TEST(KernelTest, InnerLoopPhaseRules) {
+  Kernel k = softmax();
+  k.code[3].a = 0;  // loop 1 reads loop 0's Load
+  EXPECT_KERNEL_ERROR(k,
+                      "instr %3 (Sub): operand a uses %0 (Load) of inner loop 0 in loop 1; only "
+                      "Reduce results and Consts cross loops");
+  k = softmax();
+  k.code[9].b = 4;  // loop 2 reads loop 1's Exp
+  EXPECT_KERNEL_ERROR(k, "instr %9 (Div): operand b uses %4 (Exp) of inner loop 1");
+  k = softmax();
+  k.code[6].index = ix_value(4);
+  EXPECT_KERNEL_ERROR(k, "instr %6 (Load): index value uses %4 (Exp) of inner loop 1");
+  k = softmax();
+  k.loop_ends = {6, 11};  // the max is now in the loop that subtracts it
+  EXPECT_KERNEL_ERROR(k, "instr %3 (Sub): operand b uses Reduce result %1 of its own loop");
+  k = softmax();  // a body Const crosses loops
+  k.code.insert(k.code.begin(), fconst(2.0));
+  for (size_t i = 1; i < k.code.size(); ++i) {
+    Instr& in = k.code[i];
+    for (int32_t* id : {&in.a, &in.b})
+      if (*id >= 0) ++*id;
+  }
+  k.code[10].b = 0;  // loop 2 divides by the Const of loop 0
+  k.loop_ends = {3, 7, 12};
+  k.post_begin = 12;
+  EXPECT_NO_THROW(validate_kernel(k)) << error_of(k);
+}
+
 TEST(KernelTest, IndexRules) {
   Kernel k = pointwise();
   k.code[0].index = affine2(0, 8, 2);
@@ -355,6 +443,12 @@ TEST(KernelTest, ToString) {
   EXPECT_NE(g.find("%3 = CheckIndex %0 in [-10, 10) msg0 mask %2"), std::string::npos) << g;
   EXPECT_NE(g.find("%4 = Load.f32 arg0[%3] mask %2"), std::string::npos) << g;
   EXPECT_NE(g.find("msg0: \"Gather: index out of range\""), std::string::npos) << g;
+  std::string sm = kernel_to_string(softmax());
+  EXPECT_NE(sm.find("  %1 = Reduce.max %0\n loop 1:\n  %2 = Load.f32 arg0[((i0*16) + i1)]\n"),
+            std::string::npos)
+      << sm;
+  EXPECT_NE(sm.find("  %5 = Reduce.sum %4\n loop 2:\n  %6 = Load.f32"), std::string::npos) << sm;
+  EXPECT_NE(sm.find("  Store arg1[((i0*16) + i1)] %9\n post:\n"), std::string::npos) << sm;
   Kernel bad = pointwise();
   bad.code[0].index = ix_binary(IndexKind::Mul, nullptr, ix_var(0));
   EXPECT_NE(kernel_to_string(bad).find("arg0[<malformed index>]"), std::string::npos);

@@ -58,6 +58,7 @@ void expect_kernel_eq(const Kernel& x, const Kernel& y) {
     EXPECT_EQ(a.iimm, b.iimm);
   }
   EXPECT_EQ(x.post_begin, y.post_begin);
+  EXPECT_EQ(x.loop_ends, y.loop_ends);
   EXPECT_EQ(x.messages, y.messages);
 }
 
@@ -131,6 +132,39 @@ TEST(PlanIoTest, RoundTripIsExact) {
   expect_plan_eq(p, q);
   EXPECT_EQ(serialize_plan(q), bytes);  // and the encoding is deterministic
   EXPECT_EQ(bits(q.kernels[0].code[1].fimm), 0x7ff8000000000123ull);
+}
+
+// A kernel with inner loops: t1[i0] = sum(t0[i0, :] - max(t0[i0, :])), y1[i0] = argmax of
+// the same, over loops [0, 2) and [2, 6).
+TEST(PlanIoTest, InnerLoopsRoundTrip) {
+  using plan_test::instr;
+  using plan_test::mem;
+  const ScalarType f = ScalarType::F32, i = ScalarType::I64;
+  Plan p = plan_test::full_plan();
+  Kernel& k = p.kernels[0];
+  const Index x =
+      ix_binary(IndexKind::Add, ix_binary(IndexKind::Mul, ix_var(0), ix_const(4)), ix_var(1));
+  Instr mx = instr(Op::Reduce, f, 0), sum = instr(Op::Reduce, f, 3), amax = instr(Op::Reduce, i, 3);
+  mx.reduce = ReduceKind::Max;
+  sum.reduce = ReduceKind::Sum;
+  amax.reduce = ReduceKind::ArgMax;
+  k.code = {mem(Op::Load, f, 0, x),
+            mx,
+            mem(Op::Load, f, 0, x),
+            instr(Op::Sub, f, 2, 1),
+            sum,
+            amax,
+            mem(Op::Store, f, 1, ix_var(0), 4),
+            mem(Op::Store, i, 2, ix_var(0), 5)};
+  k.loop_ends = {2, 6};
+  k.post_begin = 6;
+  validate_plan(p);
+  const std::vector<uint8_t> bytes = serialize_plan(p);
+  const Plan q = deserialize_plan(bytes.data(), bytes.size());
+  expect_plan_eq(p, q);
+  EXPECT_EQ(q.kernels[0].loop_ends, (std::vector<int32_t>{2, 6}));
+  EXPECT_EQ(q.kernels[1].loop_ends, std::vector<int32_t>{});
+  EXPECT_EQ(serialize_plan(q), bytes);
 }
 
 TEST(PlanIoTest, HeaderIsMagicThenLittleEndianVersion) {

@@ -21,7 +21,7 @@ TEST(BlockProgram, CollapsesContiguousDims) {
   EXPECT_EQ(p.k.ranges, (std::vector<int64_t>{2, 3, 35}));
   EXPECT_EQ(p.lane_var, 2);
   // The bias load does not move along the lanes: one scalar per row, broadcast.
-  EXPECT_EQ(p.body_row.size(), 1u);
+  EXPECT_EQ(p.loops[0].row.size(), 1u);
 }
 
 TEST(BlockProgram, LoopVarBlocksMerging) {
@@ -68,6 +68,34 @@ TEST(BlockProgram, DisjointReadOfTheWrittenArgKeepsBlocks) {
     EXPECT_EQ(portable::build_program(b.build()).block, read_row == 0 ? portable::kBlock : 1)
         << "reading row " << read_row;
   }
+}
+
+// A two-loop kernel over x[2, 3, 5, 7] reduced over the last two dims (mean-centred sum of
+// squares): the outer dims merge, the reduction dims merge, the two sides never do (x is
+// contiguous across them), and loop_ends and the code keep their numbering.
+TEST(BlockProgram, CollapseKeepsInnerLoopsAndTheOuterReduceSplit) {
+  KernelBuilder b({2, 3, 5, 7}, 2);
+  const int x = b.arg(DType::F32, 210), out = b.arg(DType::F32, 6, true);
+  const Index flat = Affine({{0, 105}, {1, 35}, {2, 7}, {3, 1}});
+  const int s = b.reduce(ReduceKind::Sum, b.load(x, flat));
+  b.end_loop();
+  const int d = b.binary(Op::Sub, b.load(x, flat), s);
+  const int q = b.reduce(ReduceKind::Sum, b.binary(Op::Mul, d, d));
+  b.post();
+  b.store(out, Affine({{0, 3}, {1, 1}}), q);
+  const Kernel k = b.build();
+  const portable::BlockProgram p = portable::build_program(k);
+  EXPECT_EQ(p.k.ranges, (std::vector<int64_t>{6, 35}));
+  EXPECT_EQ(p.k.num_reduce, 1);
+  EXPECT_EQ(p.k.loop_ends, k.loop_ends);
+  EXPECT_NO_THROW(validate_kernel(p.k));
+  ASSERT_EQ(p.loops.size(), 2u);
+  EXPECT_EQ(p.loops[0].reduces, std::vector<int>{s});
+  EXPECT_EQ(p.loops[1].reduces, std::vector<int>{q});
+  EXPECT_FALSE(p.lanes_outer);
+  // Loop 1 reads loop 0's sum in its lanes: the sum is broadcast into a slot of its own.
+  EXPECT_TRUE(p.info[s].broadcast);
+  EXPECT_GE(p.info[s].slot, 0);
 }
 
 }  // namespace

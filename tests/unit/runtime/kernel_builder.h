@@ -100,8 +100,14 @@ class KernelBuilder {
     in.reduce = kind;
     return emit(in);
   }
-  // Starts the post phase (reduction kernels).
-  void post() { k_.post_begin = static_cast<int>(k_.code.size()); }
+  // Ends the current inner loop of a reduction kernel's body: what follows runs in the next
+  // loop, once this one went over every reduction point (Kernel::loop_ends).
+  void end_loop() { k_.loop_ends.push_back(static_cast<int32_t>(k_.code.size())); }
+  // Starts the post phase (reduction kernels), ending the last inner loop.
+  void post() {
+    k_.post_begin = static_cast<int>(k_.code.size());
+    if (!k_.loop_ends.empty()) k_.loop_ends.push_back(k_.post_begin);
+  }
 
   Kernel build() {
     if (k_.num_reduce == 0) k_.post_begin = static_cast<int>(k_.code.size());

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -59,6 +60,42 @@ TEST(SimdF32, ReducePartialsMatchSequentialSum) {
       std::vector<float> mx(simd::kAccLanes, -INFINITY);
       simd::reduce_f32(ReduceKind::Max, xs.data(), n, mx.data());
       EXPECT_EQ(simd::reduce_f32_finish(ReduceKind::Max, mx.data()), want_max) << n;
+    }
+  });
+}
+
+// Every kind through the partials, a NaN in any position propagating through Max and Min
+// as in the reference.
+TEST(SimdF32, ReduceFinishAllKindsAndNaN) {
+  for_each_simd_target([&] {
+    const ReduceKind kinds[] = {ReduceKind::Sum, ReduceKind::Prod, ReduceKind::Max,
+                                ReduceKind::Min};
+    for (size_t n : {1u, 7u, 40u, 100u}) {
+      for (ReduceKind kind : kinds) {
+        std::vector<float> xs(n);
+        for (size_t i = 0; i < n; ++i) xs[i] = 1.0f + static_cast<float>((i * 5) % 9) / 64;
+        const float id = reduce_identity(kind, ScalarType::F32).f32;
+        double want = kind == ReduceKind::Prod ? 1 : kind == ReduceKind::Sum ? 0 : xs[0];
+        for (float x : xs) {
+          if (kind == ReduceKind::Sum) want += x;
+          if (kind == ReduceKind::Prod) want *= x;
+          if (kind == ReduceKind::Max) want = std::max<double>(want, x);
+          if (kind == ReduceKind::Min) want = std::min<double>(want, x);
+        }
+        std::vector<float> acc(simd::kAccLanes, id);
+        simd::reduce_f32(kind, xs.data(), n, acc.data());
+        EXPECT_NEAR(simd::reduce_f32_finish(kind, acc.data()), want, 1e-5 * std::fabs(want))
+            << reduce_name(kind) << " n=" << n;
+        if (kind != ReduceKind::Max && kind != ReduceKind::Min) continue;
+        for (size_t at : {size_t{0}, n / 2, n - 1}) {
+          std::vector<float> ys = xs;
+          ys[at] = NAN;
+          std::fill(acc.begin(), acc.end(), id);
+          simd::reduce_f32(kind, ys.data(), n, acc.data());
+          EXPECT_TRUE(std::isnan(simd::reduce_f32_finish(kind, acc.data())))
+              << reduce_name(kind) << " n=" << n << " NaN at " << at;
+        }
+      }
     }
   });
 }
