@@ -3,6 +3,7 @@
 
 #include "compiler/dump.h"
 #include "compiler/lower/graph_lowering.h"
+#include "compiler/memory/memory_dump.h"
 #include "compiler/passes/passes.h"
 #include "compiler/plan/error.h"
 #include "compiler/schedule/emit_plan.h"
@@ -37,6 +38,9 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
     for (const Kernel& k : plan.kernels) kernels += kernel_to_string(k) + "\n";
     dump_text(options.dump_dir, "20_kernels.txt", kernels);
     dump_text(options.dump_dir, "30_plan.txt", plan_to_string(plan));
+    const TempMemory memory = plan_temp_memory(plan);  // as emit_plan's assign_pool_offsets
+    dump_text(options.dump_dir, "40_memory.txt", memory_to_text(plan, memory));
+    dump_text(options.dump_dir, "41_memory.svg", memory_to_svg(plan, memory));
   }
   return plan;
 }

@@ -1,6 +1,6 @@
-// The `ferrite` command-line tool: `run` (load, compile and run a model) and `conformance`
-// (the ONNX node test suite). main.cc only forwards to cli_main, so everything here is
-// reachable from the unit tests.
+// The `ferrite` command-line tool: `run` (load, compile and run a model), `inspect`
+// (compile a model and summarize its plan) and `conformance` (the ONNX node test suite).
+// main.cc only forwards to cli_main, so everything here is reachable from the unit tests.
 #pragma once
 
 #include <map>
@@ -51,6 +51,7 @@ const char* usage_text();
 // The commands, given the arguments after their name. They return the exit status and
 // throw ferrite::Error (or UsageError) for what stops them.
 int run_command(const std::vector<std::string>& args);
+int inspect_command(const std::vector<std::string>& args);
 int conformance_command(const std::vector<std::string>& args);
 
 // The whole tool: dispatches, prints `error: <message>` on one line to stderr for any

@@ -28,6 +28,19 @@ commands:
     --dump DIR               write the compiler's intermediate forms to DIR
                              (the environment variable FERRITE_DUMP does the same)
     --no-fusion              skip the scheduler's fusion (one kernel per realized buffer)
+  inspect MODEL [options]    compile MODEL (as run does, without running it) and summarize
+                             the plan: inputs and outputs with their shapes, buffers,
+                             steps (kernels by origin op, externs by op), in-place pairs,
+                             the memory with and without in-place reuse and the peak step.
+                             The last two lines are always
+                               kernels: N externs: M
+                               memory: planned P bytes, lower bound L bytes
+                             (P: the pool of temporary buffers; L: the most bytes live at
+                             one step, each in-place pair counted once)
+    --input NAME=FILE.npy    as for run: inputs not given are generated
+    --dump DIR               as for run (FERRITE_DUMP too); includes 40_memory.txt and
+                             41_memory.svg, the memory plan as a table and a timeline
+    --no-fusion              as for run
   conformance DIR [options]  run each ONNX backend test case in DIR (a directory with
                              model.onnx and test_data_set_*/) and compare its outputs
                              (floats |a-e| <= atol + rtol*|e|; integers and bools exact)
@@ -75,8 +88,9 @@ int dispatch(const std::vector<std::string>& args) {
     }
   }
   if (args[0] == "run") return run_command(rest);
+  if (args[0] == "inspect") return inspect_command(rest);
   if (args[0] == "conformance") return conformance_command(rest);
-  throw UsageError("unknown command '" + args[0] + "' (commands: run, conformance, help)");
+  throw UsageError("unknown command '" + args[0] + "' (commands: run, inspect, conformance, help)");
 }
 
 }  // namespace

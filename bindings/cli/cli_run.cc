@@ -10,6 +10,7 @@
 #include <iostream>
 
 #include "bindings/cli/cli.h"
+#include "bindings/cli/cli_model.h"
 #include "bindings/cli/npy.h"
 #include "bindings/cli/tensor_values.h"
 #include "bindings/engine/engine.h"
@@ -24,55 +25,12 @@ const std::vector<OptionSpec> kRunOptions = {
     {"input", true},  {"output-dir", true}, {"backend", true}, {"bench", true},
     {"warmup", true}, {"bench-json", true}, {"dump", true},    {"no-fusion", false}};
 
-constexpr uint64_t kInputSeed = 0x5EEDF00D;
-
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
 }
 
 void print_ms(const char* what, double ms) {
   std::printf("%s: %.3f\n", what, ms);
-}
-
-std::unique_ptr<Engine> load_model(const std::string& path, const EngineOptions& options) {
-  // Checked here so that a typo reads as such, not as whatever the importer says about it.
-  if (!std::ifstream(path, std::ios::binary)) fail("cannot open model file '", path, "'");
-  try {
-    return Engine::from_file(path, options);
-  } catch (const UnsupportedError& e) {
-    throw UnsupportedError(str_cat("model '", path, "': ", e.what()));
-  } catch (const Error& e) {
-    fail("model '", path, "': ", e.what());
-  }
-}
-
-// `--input NAME=FILE.npy` values, read in the order given.
-std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args) {
-  std::vector<std::pair<std::string, Tensor>> inputs;
-  for (const std::string& spec : args.all("input")) {
-    const size_t eq = spec.find('=');
-    if (eq == 0 || eq == std::string::npos || eq + 1 == spec.size()) {
-      throw UsageError("--input needs NAME=FILE.npy, got '" + spec + "'");
-    }
-    inputs.emplace_back(spec.substr(0, eq), read_npy(spec.substr(eq + 1)));
-  }
-  return inputs;
-}
-
-// Generates every declared input the command line did not give (symbolic dims become 1).
-void add_generated_inputs(const Engine& engine,
-                          std::vector<std::pair<std::string, Tensor>>* inputs) {
-  for (size_t i = 0; i < engine.inputs().size(); ++i) {
-    const IoInfo& info = engine.inputs()[i];
-    bool given = false;
-    for (const auto& in : *inputs) given = given || in.first == info.name;
-    if (given) continue;
-    std::vector<int64_t> shape = info.shape;
-    for (int64_t& d : shape) d = std::max<int64_t>(d, 1);
-    inputs->emplace_back(info.name, generated_input(info.dtype, shape, kInputSeed + i));
-    std::printf("note: input '%s' not given; using generated %s\n", info.name.c_str(),
-                format_type(info.dtype, shape).c_str());
-  }
 }
 
 // Compiles for the fed shapes and reports the time. If compiling fails, running once
@@ -191,8 +149,7 @@ int run_command(const std::vector<std::string>& arg_list) {
   }
   EngineOptions options;
   options.session.backend = checked_backend(args.get("backend"));
-  const char* env_dump = std::getenv("FERRITE_DUMP");
-  options.compile.dump_dir = args.has("dump") ? args.get("dump") : env_dump ? env_dump : "";
+  options.compile.dump_dir = dump_dir_option(args);
   options.compile.fuse = !args.has("no-fusion");
   const std::string output_dir = args.get("output-dir");
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);

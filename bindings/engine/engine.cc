@@ -117,6 +117,17 @@ void Engine::init(std::unique_ptr<Graph> g, EngineOptions options) {
 }
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
+  const std::vector<const Tensor*> ordered = checked_feeds(feeds);
+  return session_for_checked(ordered).run(ordered);
+}
+
+Session& Engine::session_for_feeds(
+    const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
+  return session_for_checked(checked_feeds(feeds));
+}
+
+std::vector<const Tensor*> Engine::checked_feeds(
+    const std::vector<std::pair<std::string, const Tensor*>>& feeds) const {
   std::vector<const Tensor*> ordered(inputs_.size(), nullptr);
   for (const auto& feed : feeds) {
     size_t i = 0;
@@ -129,7 +140,6 @@ std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const T
     ordered[i] = feed.second;
   }
   SymbolSizes symbols;
-  std::vector<std::vector<int64_t>> shapes;
   for (size_t i = 0; i < inputs_.size(); ++i) {
     const TensorType& declared = graph_->inputs[i]->type;
     const std::string& name = inputs_[i].name;
@@ -139,18 +149,21 @@ std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const T
            dtype_name(ordered[i]->dtype()));
     }
     check_shape(name, declared, ordered[i]->shape(), &symbols);
-    shapes.push_back(ordered[i]->shape());
   }
-  Session* session = nullptr;
+  return ordered;
+}
+
+Session& Engine::session_for_checked(const std::vector<const Tensor*>& ordered) {
+  std::vector<std::vector<int64_t>> shapes;
+  for (const Tensor* t : ordered) shapes.push_back(t->shape());
   if (!needs_values_.count(shapes)) {
     try {
-      session = &session_for(shapes);
+      return session_for(shapes);
     } catch (const NeedsInputValueError&) {
       needs_values_.insert(shapes);  // from now on, compile per input values
     }
   }
-  if (!session) session = &session_for_values(ordered);
-  return session->run(ordered);
+  return session_for_values(ordered);
 }
 
 Session& Engine::session_for_values(const std::vector<const Tensor*>& inputs) {

@@ -39,9 +39,17 @@ class Engine {
   // The session compiled for the given input shapes (compiling it if new).
   Session& session_for(const std::vector<std::vector<int64_t>>& shapes);
 
+  // The session run(feeds) would use, after the same checks of the feeds (compiling it if
+  // new; specialized on input values where the model needs them). Nothing runs.
+  Session& session_for_feeds(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
+
  private:
   Engine() = default;
   void init(std::unique_ptr<Graph> g, EngineOptions options);
+  // The fed tensors in input order, checked against the declared inputs.
+  std::vector<const Tensor*> checked_feeds(
+      const std::vector<std::pair<std::string, const Tensor*>>& feeds) const;
+  Session& session_for_checked(const std::vector<const Tensor*>& ordered);
 
   std::unique_ptr<Graph> graph_;
   EngineOptions options_;

@@ -59,22 +59,64 @@ std::vector<StepUses> plan_step_uses(const Plan& plan) {
   return uses;
 }
 
-PoolPlan assign_pool_offsets(Plan* plan) {
-  std::vector<int64_t> bytes(plan->buffers.size(), 0);
+TempMemory plan_temp_memory(const Plan& plan, bool in_place) {
+  TempMemory m;
+  std::vector<int64_t> bytes(plan.buffers.size(), 0);
   for (size_t i = 0; i < bytes.size(); ++i)
-    if (plan->buffers[i].kind == BufferKind::Temp) bytes[i] = plan->buffers[i].nbytes();
-  std::vector<LiveBuffer> all = live_ranges(bytes, plan_step_uses(*plan));
-  std::vector<LiveBuffer> temps;
-  std::vector<size_t> ids;
+    if (plan.buffers[i].kind == BufferKind::Temp) bytes[i] = plan.buffers[i].nbytes();
+  const std::vector<LiveBuffer> all = live_ranges(bytes, plan_step_uses(plan));
+  std::vector<int> temp_of(all.size(), -1);
   for (size_t i = 0; i < all.size(); ++i) {
-    if (plan->buffers[i].kind != BufferKind::Temp) continue;
-    temps.push_back(all[i]);
-    ids.push_back(i);
+    if (plan.buffers[i].kind != BufferKind::Temp) continue;
+    temp_of[i] = static_cast<int>(m.temps.size());
+    m.temps.push_back(static_cast<int32_t>(i));
+    m.ranges.push_back(all[i]);
   }
-  PoolPlan pool = plan_pool(temps);
-  for (size_t t = 0; t < ids.size(); ++t) plan->buffers[ids[t]].offset = pool.offsets[t];
-  plan->pool_bytes = pool.pool_bytes;
-  return pool;
+  // Groups: a pair's output joins its input's group (pairs come in step order, so a
+  // chain's groups grow from its first buffer).
+  std::vector<int> group(m.temps.size());
+  for (size_t t = 0; t < group.size(); ++t) group[t] = static_cast<int>(t);
+  if (in_place) m.in_place = find_in_place_pairs(plan, all);
+  for (const InPlacePair& p : m.in_place) group[temp_of[p.output]] = group[temp_of[p.input]];
+  std::vector<LiveBuffer> merged;
+  std::vector<int> slot(m.temps.size(), -1);  // group leader -> index in merged
+  for (size_t t = 0; t < group.size(); ++t) {
+    const LiveBuffer& r = m.ranges[t];
+    int& g = slot[group[t]];
+    if (g < 0) {
+      g = static_cast<int>(merged.size());
+      merged.push_back(r);
+      continue;
+    }
+    merged[g].bytes = std::max(merged[g].bytes, r.bytes);
+    merged[g].first = std::min(merged[g].first, r.first);
+    merged[g].last = std::max(merged[g].last, r.last);
+  }
+  const PoolPlan pool = plan_pool(merged);
+  m.pool.pool_bytes = pool.pool_bytes;
+  m.pool.lower_bound = pool.lower_bound;
+  for (size_t t = 0; t < group.size(); ++t) m.pool.offsets.push_back(pool.offsets[slot[group[t]]]);
+  int steps = static_cast<int>(plan.steps.size());
+  for (const LiveBuffer& r : merged) steps = std::max(steps, r.last + 1);
+  std::vector<int64_t> delta(steps + 1, 0);  // live bytes: starts minus ends, summed up
+  for (const LiveBuffer& r : merged) {
+    delta[r.first] += pool_aligned(r.bytes);
+    delta[r.last + 1] -= pool_aligned(r.bytes);
+  }
+  m.live_bytes.assign(steps, 0);
+  for (int s = 0; s < steps; ++s) {
+    m.live_bytes[s] = (s ? m.live_bytes[s - 1] : 0) + delta[s];
+    if (m.peak_step < 0 && pool.lower_bound > 0 && m.live_bytes[s] == pool.lower_bound)
+      m.peak_step = s;
+  }
+  return m;
+}
+
+PoolPlan assign_pool_offsets(Plan* plan) {
+  TempMemory m = plan_temp_memory(*plan);
+  for (size_t t = 0; t < m.temps.size(); ++t) plan->buffers[m.temps[t]].offset = m.pool.offsets[t];
+  plan->pool_bytes = m.pool.pool_bytes;
+  return m.pool;
 }
 
 }  // namespace ferrite

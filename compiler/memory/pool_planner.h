@@ -22,6 +22,10 @@ struct PoolPlan {
 
 constexpr int64_t kPoolAlignment = 64;
 
+// `bytes` rounded up to kPoolAlignment: what a buffer takes in the pool. Throws
+// ferrite::Error when that overflows.
+int64_t pool_aligned(int64_t bytes);
+
 PoolPlan plan_pool(const std::vector<LiveBuffer>& buffers);
 
 }  // namespace ferrite

@@ -23,6 +23,15 @@
 // Kernel args are buffers (inputs and outputs); the Plan step binds each arg to a plan
 // buffer. `args[i].elements` bounds every access: a backend that cannot prove an access
 // in range must check it (indirect indices are checked by CheckIndex).
+//
+// Aliasing: args are distinct memory, except that the memory planner may bind an input
+// arg and an output arg to the same bytes (in-place reuse, compiler/memory/in_place.h),
+// and only in a kernel without reduction dims whose every Load of that input uses the same
+// affine, one-to-one index as every Store of that output, with all those Loads before all
+// those Stores in code order. So each point reads exactly the elements it overwrites, and
+// no other point touches them. A backend must therefore not store a point's output before
+// it has loaded that point's inputs: evaluating the instructions in code order, one point
+// at a time or over a block of points, is fine; moving a Load below a Store is not.
 #pragma once
 
 #include <cstdint>

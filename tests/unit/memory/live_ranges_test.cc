@@ -66,15 +66,40 @@ Plan chain_plan() {
 
 TEST(LiveRangesTest, AssignPoolOffsetsOnAPlan) {
   Plan p = chain_plan();
+  // Without in-place reuse: a [0,1], b [1,2], c [2,3], 448 bytes each after rounding: a and
+  // c share, b does not.
+  TempMemory plain = plan_temp_memory(p, false);
+  EXPECT_EQ(plain.temps, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_TRUE(plain.in_place.empty());
+  EXPECT_EQ(plain.pool.lower_bound, 2 * 448);
+  EXPECT_EQ(plain.pool.pool_bytes, 2 * 448);
+  EXPECT_EQ(plain.pool.offsets[0], plain.pool.offsets[2]);
+  EXPECT_NE(plain.pool.offsets[0], plain.pool.offsets[1]);
+  EXPECT_EQ(plain.live_bytes, (std::vector<int64_t>{448, 896, 896, 448}));
+  EXPECT_EQ(plain.peak_step, 1);
+  // With it (what assign_pool_offsets does): a -> b at step 1 and b -> c at step 2 are
+  // in-place pairs, so the chain lives in one 448-byte slot.
   PoolPlan pool = assign_pool_offsets(&p);
   EXPECT_NO_THROW(validate_plan(p));
-  // a [0,1], b [1,2], c [2,3], 448 bytes each after rounding: a and c share, b does not.
-  EXPECT_EQ(pool.lower_bound, 2 * 448);
-  EXPECT_EQ(p.pool_bytes, 2 * 448);
-  EXPECT_EQ(p.buffers[1].offset, p.buffers[3].offset);
-  EXPECT_NE(p.buffers[1].offset, p.buffers[2].offset);
+  EXPECT_EQ(pool.lower_bound, 448);
+  EXPECT_EQ(p.pool_bytes, 448);
+  EXPECT_EQ(p.buffers[1].offset, p.buffers[2].offset);
+  EXPECT_EQ(p.buffers[2].offset, p.buffers[3].offset);
   EXPECT_EQ(p.buffers[0].offset, -1);  // inputs and outputs are not in the pool
   EXPECT_EQ(p.buffers[4].offset, -1);
+  TempMemory m = plan_temp_memory(p);
+  ASSERT_EQ(m.in_place.size(), 2u);
+  EXPECT_EQ(m.in_place[0].step, 1);
+  EXPECT_EQ(m.in_place[0].input, 1);
+  EXPECT_EQ(m.in_place[0].output, 2);
+  EXPECT_EQ(m.in_place[1].step, 2);
+  EXPECT_EQ(m.in_place[1].input, 2);
+  EXPECT_EQ(m.in_place[1].output, 3);
+  EXPECT_EQ(m.live_bytes, (std::vector<int64_t>{448, 448, 448, 448}));
+  EXPECT_EQ(m.peak_step, 0);
+  // The ranges stay each buffer's own.
+  EXPECT_EQ(m.ranges[1].first, 1);
+  EXPECT_EQ(m.ranges[1].last, 2);
 }
 
 TEST(LiveRangesTest, ExternUsesCount) {
@@ -92,7 +117,7 @@ TEST(LiveRangesTest, ExternUsesCount) {
   Step s;
   s.kind = StepKind::Extern;
   s.index = 0;
-  p.steps.push_back(s);  // step 4 reads a: a now lives [0, 4]
+  p.steps.push_back(s);  // step 4 reads a: a now lives [0, 4], so it is not given to b
   std::vector<StepUses> uses = plan_step_uses(p);
   ASSERT_EQ(uses.size(), 5u);
   EXPECT_EQ(uses[4].reads, std::vector<int32_t>{1});
@@ -101,7 +126,11 @@ TEST(LiveRangesTest, ExternUsesCount) {
   EXPECT_EQ(uses[0].writes, std::vector<int32_t>{1});
   assign_pool_offsets(&p);
   EXPECT_NO_THROW(validate_plan(p));
-  EXPECT_EQ(p.pool_bytes, 3 * 448);
+  // a [0,4] alone; b -> c in place at step 2.
+  EXPECT_EQ(p.pool_bytes, 2 * 448);
+  EXPECT_NE(p.buffers[1].offset, p.buffers[2].offset);
+  EXPECT_EQ(p.buffers[2].offset, p.buffers[3].offset);
+  EXPECT_EQ(plan_temp_memory(p, false).pool.pool_bytes, 3 * 448);
   p.steps[4].index = 3;
   EXPECT_THROW(plan_step_uses(p), Error);
 }

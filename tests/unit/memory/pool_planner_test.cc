@@ -1,6 +1,7 @@
-// plan_pool: on random instances (fixed seed) no two buffers that are live at the same step
-// share a byte, offsets are aligned, the pool is at least the lower bound and the lower
-// bound matches a brute-force count; on chains and simple shapes the pool is optimal.
+// plan_pool: on thousands of random instances (fixed seed) no two buffers that are live at
+// the same step share a byte, offsets are aligned, the pool is at least the lower bound, the
+// lower bound matches a brute-force count, and the pool stays close to it on average and in
+// the worst case; on chains and simple shapes the pool is optimal.
 #include "compiler/memory/pool_planner.h"
 
 #include <gtest/gtest.h>
@@ -66,25 +67,56 @@ std::vector<LiveBuffer> random_instance(std::mt19937& rng) {
   return bufs;
 }
 
-TEST(PoolPlannerTest, RandomInstancesAreSoundAndTight) {
+// Like a model's plan: step i writes buffer i, read by the next 1-3 steps or (20%) by a
+// step up to 12 later (a skip connection); sizes drift as layers shrink and grow.
+std::vector<LiveBuffer> model_like_instance(std::mt19937& rng) {
+  std::uniform_int_distribution<int> steps(5, 200), kind(0, 9), reach(1, 3), skip(2, 12);
+  std::uniform_int_distribution<int> scale(0, 4);
+  const int n = steps(rng);
+  std::vector<LiveBuffer> bufs(n);
+  int64_t base = 1 << 16;
+  for (int i = 0; i < n; ++i) {
+    if (kind(rng) == 0) base = std::max<int64_t>(256, base / 2);
+    if (kind(rng) == 1) base *= 2;
+    bufs[i].bytes = base * (1 + scale(rng)) / 2 + (kind(rng) < 2 ? 4096 : 0);
+    bufs[i].first = i;
+    bufs[i].last = i + (kind(rng) < 2 ? skip(rng) : reach(rng));
+  }
+  return bufs;
+}
+
+// Plans `instances` instances from `make`, checks each is sound, prints the mean and worst
+// pool / lower bound and checks them against the given limits. The limits are what the
+// planner reaches with some margin; the planner before the breadth order, the lowest-gap
+// placement and the local search had mean 1.0040 and 1.0197 on these (worst 1.43).
+template <class Make>
+void expect_tight(const char* what, Make make, int instances, double max_mean, double max_worst) {
   std::mt19937 rng(20240611);
-  double ratio_sum = 0;
-  double worst = 1;
-  const int kInstances = 300;
-  for (int t = 0; t < kInstances; ++t) {
-    std::vector<LiveBuffer> bufs = random_instance(rng);
+  double ratio_sum = 0, worst = 1;
+  int at_bound = 0;
+  for (int t = 0; t < instances; ++t) {
+    std::vector<LiveBuffer> bufs = make(rng);
     PoolPlan plan = plan_pool(bufs);
     SCOPED_TRACE(t);
     expect_sound(bufs, plan);
     double r = plan.lower_bound ? static_cast<double>(plan.pool_bytes) / plan.lower_bound : 1.0;
     ratio_sum += r;
     worst = std::max(worst, r);
+    at_bound += plan.pool_bytes == plan.lower_bound;
   }
-  double mean = ratio_sum / kInstances;
-  std::printf("pool/lower_bound over %d random instances: mean %.4f, worst %.4f\n", kInstances,
-              mean, worst);
-  // Greedy-by-size lands a few percent above the bound; a regression in placement shows here.
-  EXPECT_LT(mean, 1.10);
+  const double mean = ratio_sum / instances;
+  std::printf("%s: pool/lower_bound over %d instances: mean %.4f, worst %.4f, %d at the bound\n",
+              what, instances, mean, worst, at_bound);
+  EXPECT_LT(mean, max_mean);
+  EXPECT_LT(worst, max_worst);
+}
+
+TEST(PoolPlannerTest, RandomInstancesAreSoundAndTight) {
+  expect_tight("random", random_instance, 3000, 1.002, 1.2);
+}
+
+TEST(PoolPlannerTest, ModelLikeInstancesAreSoundAndTight) {
+  expect_tight("model-like", model_like_instance, 1000, 1.004, 1.25);
 }
 
 TEST(PoolPlannerTest, ChainsAreOptimal) {

@@ -70,15 +70,38 @@ TEST(CliMain, ExitCodes) {
   EXPECT_EQ(cli_main({"run", "a.onnx", "--backend", "nope"}), 2);
   EXPECT_EQ(cli_main({"run", "/nonexistent/model.onnx"}), 1);
   EXPECT_EQ(cli_main({"conformance", "/nonexistent/dir"}), 1);
+  EXPECT_EQ(cli_main({"inspect"}), 2);
+  EXPECT_EQ(cli_main({"inspect", "a.onnx", "--backend", "reference"}), 2);
+  EXPECT_EQ(cli_main({"inspect", "/nonexistent/model.onnx"}), 1);
 }
 
 TEST(CliMain, UsageDocumentsEveryCommandAndOption) {
   const std::string usage = usage_text();
-  for (const char* word :
-       {"run MODEL", "conformance DIR", "--input",       "--output-dir",   "--backend",
-        "--bench",   "--warmup",        "--bench-json",  "ready_ms",       "samples_ms",
-        "--dump",    "FERRITE_DUMP",    "--expect",      "--write-expect", "--filter",
-        "--rtol",    "--atol",          "--max-rel-err", "--verbose",      "median_ms"}) {
+  for (const char* word : {"run MODEL",
+                           "inspect MODEL",
+                           "kernels: N externs: M",
+                           "memory: planned P bytes, lower bound L bytes",
+                           "40_memory.txt",
+                           "41_memory.svg",
+                           "conformance DIR",
+                           "--input",
+                           "--output-dir",
+                           "--backend",
+                           "--bench",
+                           "--warmup",
+                           "--bench-json",
+                           "ready_ms",
+                           "samples_ms",
+                           "--dump",
+                           "FERRITE_DUMP",
+                           "--expect",
+                           "--write-expect",
+                           "--filter",
+                           "--rtol",
+                           "--atol",
+                           "--max-rel-err",
+                           "--verbose",
+                           "median_ms"}) {
     EXPECT_NE(usage.find(word), std::string::npos) << word;
   }
 }

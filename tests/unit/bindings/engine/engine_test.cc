@@ -140,6 +140,24 @@ TEST_F(EngineTest, PlansNeedingInputValuesAreCompiledPerValue) {
   }
 }
 
+TEST_F(EngineTest, SessionForFeedsIsTheOneRunUses) {
+  // Shapes only: the same session as session_for; values: specialized on them, nothing run.
+  std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "sym_add.onnx", options_);
+  const Tensor a = f32({2, 3}, x_);
+  Session& s = e->session_for_feeds({{"a", &a}, {"b", &a}});
+  EXPECT_EQ(&s, &e->session_for({{2, 3}, {2, 3}}));
+  EXPECT_EQ(error_of([&] {
+              e->session_for_feeds({{"a", &a}});
+            }),
+            "missing input 'b' (expected float32[N,3])");
+  std::unique_ptr<Engine> r = Engine::from_file(kFixtures + "reshape.onnx", options_);
+  const std::vector<int64_t> target = {3, 2};
+  const Tensor shape(DType::I64, {2}, target.data());
+  const Plan& plan = r->session_for_feeds({{"x", &a}, {"shape", &shape}}).plan();
+  ASSERT_EQ(plan.outputs.size(), 1u);
+  EXPECT_EQ(plan.buffers[plan.outputs[0]].shape, target);
+}
+
 TEST_F(EngineTest, UnknownOpIsUnsupportedAndNamed) {
   const std::string msg = error_of([&] {
     std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "unknown_op.onnx", options_);

@@ -1,0 +1,138 @@
+// `ferrite inspect`: compile a model for its input shapes (as `run` would) and summarize
+// the plan — inputs and outputs, steps by kind and op, in-place pairs, memory — without
+// running it. The last two lines are fixed for scripts:
+//   kernels: N externs: M
+//   memory: planned P bytes, lower bound L bytes
+#include <cctype>
+#include <cstdio>
+#include <map>
+
+#include "bindings/cli/cli.h"
+#include "bindings/cli/cli_model.h"
+#include "bindings/cli/tensor_values.h"
+#include "compiler/memory/live_ranges.h"
+#include "compiler/memory/memory_dump.h"
+
+namespace ferrite {
+namespace {
+
+const std::vector<OptionSpec> kInspectOptions = {
+    {"input", true}, {"dump", true}, {"no-fusion", false}};
+
+// The op a kernel came from, read from its name ("k12_Relu___layer1_relu_Relu_" -> "Relu");
+// the whole name when it does not have that form.
+std::string kernel_origin_op(const std::string& name) {
+  size_t i = 0;
+  if (name.size() > 1 && name[0] == 'k') {
+    i = 1;
+    while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+  }
+  if (i < 2 || i >= name.size() || name[i] != '_') return name;
+  const size_t end = name.find('_', i + 1);
+  const std::string op = name.substr(i + 1, end == std::string::npos ? end : end - i - 1);
+  return op.empty() ? name : op;
+}
+
+void print_counts(const char* title, const std::map<std::string, int>& counts) {
+  if (counts.empty()) return;
+  std::printf("  %s:\n", title);
+  for (const auto& c : counts) std::printf("    %-28s %d\n", c.first.c_str(), c.second);
+}
+
+void print_io(const Plan& plan) {
+  for (int32_t id : plan.inputs) {
+    const PlanBuffer& b = plan.buffers[id];
+    std::printf("input '%s': %s\n", b.name.c_str(), format_type(b.dtype, b.shape).c_str());
+  }
+  for (int32_t id : plan.outputs) {
+    const PlanBuffer& b = plan.buffers[id];
+    std::printf("output '%s': %s\n", b.name.c_str(), format_type(b.dtype, b.shape).c_str());
+  }
+}
+
+void print_buffers(const Plan& plan) {
+  int64_t constant_bytes = 0, temp_bytes = 0;
+  int constants = 0, temps = 0;
+  for (const PlanBuffer& b : plan.buffers) {
+    if (b.kind == BufferKind::Constant) {
+      ++constants;
+      constant_bytes += b.nbytes();
+    } else if (b.kind == BufferKind::Temp) {
+      ++temps;
+      temp_bytes += pool_aligned(b.nbytes());
+    }
+  }
+  std::printf("constants: %d (%lld bytes)\n", constants, static_cast<long long>(constant_bytes));
+  std::printf("temps: %d (%lld bytes, aligned, if none shared)\n", temps,
+              static_cast<long long>(temp_bytes));
+}
+
+// Steps grouped by kind: kernels by the op they came from, externs by op. Returns the
+// counts of kernel and extern steps.
+std::pair<int, int> print_steps(const Plan& plan) {
+  std::map<std::string, int> kernels, externs;
+  int guarded = 0;
+  for (const Step& s : plan.steps) {
+    if (s.kind == StepKind::Kernel) {
+      ++kernels[kernel_origin_op(plan.kernels[s.index].name)];
+    } else {
+      ++externs[plan.externs[s.index].op];
+    }
+    guarded += s.guards.empty() ? 0 : 1;
+  }
+  int nk = 0, nx = 0;
+  for (const auto& c : kernels) nk += c.second;
+  for (const auto& c : externs) nx += c.second;
+  std::printf("steps: %zu (%d guarded)\n", plan.steps.size(), guarded);
+  print_counts("kernel steps by origin op", kernels);
+  print_counts("extern steps by op", externs);
+  return {nk, nx};
+}
+
+void print_memory(const Plan& plan, const TempMemory& m) {
+  std::printf("in-place pairs: %zu\n", m.in_place.size());
+  for (const InPlacePair& p : m.in_place) {
+    std::printf("  step %d: '%s' -> '%s' (%lld bytes) in %s\n", p.step,
+                plan.buffers[p.input].name.c_str(), plan.buffers[p.output].name.c_str(),
+                static_cast<long long>(plan.buffers[p.output].nbytes()),
+                step_label(plan, p.step).c_str());
+  }
+  const TempMemory plain = plan_temp_memory(plan, false);
+  std::printf("without in-place: planned %lld bytes, lower bound %lld bytes\n",
+              static_cast<long long>(plain.pool.pool_bytes),
+              static_cast<long long>(plain.pool.lower_bound));
+  if (m.peak_step >= 0)
+    std::printf("peak: step %d (%s)\n", m.peak_step, step_label(plan, m.peak_step).c_str());
+}
+
+}  // namespace
+
+int inspect_command(const std::vector<std::string>& arg_list) {
+  const CliArgs args = parse_cli_args("inspect", arg_list, kInspectOptions);
+  if (args.positional.size() != 1) throw UsageError("inspect needs exactly one MODEL argument");
+  EngineOptions options;
+  options.compile.dump_dir = dump_dir_option(args);
+  options.compile.fuse = !args.has("no-fusion");
+  std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
+  const std::string& model = args.positional[0];
+  std::unique_ptr<Engine> engine = load_model(model, options);
+  std::printf("model: %s\n", model.c_str());
+  add_generated_inputs(*engine, &inputs);
+  std::vector<std::pair<std::string, const Tensor*>> feeds;
+  for (const auto& in : inputs) feeds.emplace_back(in.first, &in.second);
+  const Plan& plan = engine->session_for_feeds(feeds).plan();
+
+  print_io(plan);
+  print_buffers(plan);
+  const std::pair<int, int> steps = print_steps(plan);
+  const TempMemory memory = plan_temp_memory(plan);
+  print_memory(plan, memory);
+  std::printf("kernels: %d externs: %d\n", steps.first, steps.second);
+  std::printf("memory: planned %lld bytes, lower bound %lld bytes\n",
+              static_cast<long long>(plan.pool_bytes),
+              static_cast<long long>(memory.pool.lower_bound));
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,64 @@
+// Model loading and input feeds shared by `ferrite run` and `ferrite inspect`.
+#include "bindings/cli/cli_model.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include "bindings/cli/npy.h"
+#include "bindings/cli/tensor_values.h"
+
+namespace ferrite {
+namespace {
+
+constexpr uint64_t kInputSeed = 0x5EEDF00D;
+
+}  // namespace
+
+std::unique_ptr<Engine> load_model(const std::string& path, const EngineOptions& options) {
+  // Checked here so that a typo reads as such, not as whatever the importer says about it.
+  if (!std::ifstream(path, std::ios::binary)) fail("cannot open model file '", path, "'");
+  try {
+    return Engine::from_file(path, options);
+  } catch (const UnsupportedError& e) {
+    throw UnsupportedError(str_cat("model '", path, "': ", e.what()));
+  } catch (const Error& e) {
+    fail("model '", path, "': ", e.what());
+  }
+}
+
+std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args) {
+  std::vector<std::pair<std::string, Tensor>> inputs;
+  for (const std::string& spec : args.all("input")) {
+    const size_t eq = spec.find('=');
+    if (eq == 0 || eq == std::string::npos || eq + 1 == spec.size()) {
+      throw UsageError("--input needs NAME=FILE.npy, got '" + spec + "'");
+    }
+    inputs.emplace_back(spec.substr(0, eq), read_npy(spec.substr(eq + 1)));
+  }
+  return inputs;
+}
+
+void add_generated_inputs(const Engine& engine,
+                          std::vector<std::pair<std::string, Tensor>>* inputs) {
+  for (size_t i = 0; i < engine.inputs().size(); ++i) {
+    const IoInfo& info = engine.inputs()[i];
+    bool given = false;
+    for (const auto& in : *inputs) given = given || in.first == info.name;
+    if (given) continue;
+    std::vector<int64_t> shape = info.shape;
+    for (int64_t& d : shape) d = std::max<int64_t>(d, 1);
+    inputs->emplace_back(info.name, generated_input(info.dtype, shape, kInputSeed + i));
+    std::printf("note: input '%s' not given; using generated %s\n", info.name.c_str(),
+                format_type(info.dtype, shape).c_str());
+  }
+}
+
+std::string dump_dir_option(const CliArgs& args) {
+  if (args.has("dump")) return args.get("dump");
+  const char* env_dump = std::getenv("FERRITE_DUMP");
+  return env_dump ? env_dump : "";
+}
+
+}  // namespace ferrite

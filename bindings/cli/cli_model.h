@@ -1,0 +1,29 @@
+// What `run` and `inspect` share: loading a model with file-level error messages, and the
+// inputs to compile it for (`--input NAME=FILE.npy`, the rest generated).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings/cli/cli.h"
+#include "bindings/engine/engine.h"
+
+namespace ferrite {
+
+// Loads MODEL; a missing file or a malformed model gives an Error naming the file.
+std::unique_ptr<Engine> load_model(const std::string& path, const EngineOptions& options);
+
+// `--input NAME=FILE.npy` values, read in the order given.
+std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args);
+
+// Generates every declared input the command line did not give (floats uniform in [-1,1),
+// integers in [0,4), bools false, symbolic dims 1; fixed seed) and prints a note for each.
+void add_generated_inputs(const Engine& engine,
+                          std::vector<std::pair<std::string, Tensor>>* inputs);
+
+// `--dump DIR`, else the environment variable FERRITE_DUMP, else "".
+std::string dump_dir_option(const CliArgs& args);
+
+}  // namespace ferrite
