@@ -5,6 +5,7 @@
 
 #include "compiler/memory/live_ranges.h"
 #include "compiler/plan/error.h"
+#include "compiler/schedule/loop_normalize.h"
 
 namespace ferrite {
 namespace {
@@ -104,7 +105,7 @@ Plan emit_plan(LoweredProgram& prog) {
       step.kind = StepKind::Kernel;
       step.index = static_cast<int>(plan.kernels.size());
       for (Buffer* b : s.args) step.buffers.push_back(ids[b]);
-      plan.kernels.push_back(std::move(s.kernel));
+      plan.kernels.push_back(normalize_loops(s.kernel));
     } else {
       const ExternNode& e = prog.externs[s.extern_index];
       ExternCall call;

@@ -54,7 +54,7 @@ struct InstrInfo {
 };
 
 struct BlockProgram {
-  Kernel k;                  // after dimension collapsing (collapse_dims)
+  Kernel k;                  // after merge_loop_dims (compiler/plan/loop_dims.h)
   int lane_var = -1;         // -1 for a kernel without dims
   bool lanes_outer = false;  // reduction with lanes on the innermost outer dim
   std::vector<InstrInfo> info;
@@ -72,11 +72,6 @@ struct BlockProgram {
 };
 
 BlockProgram build_program(const Kernel& validated);
-
-// Merges adjacent loop dims that every access walks as one (all affine indices satisfy
-// coeff[d] == coeff[d+1] * range[d+1]; no LoopVar or div/mod index uses them), so that rows
-// get long: a [1, 64, 56, 56] pointwise kernel runs as one row of 200704 points.
-Kernel collapse_dims(const Kernel& validated);
 
 }  // namespace portable
 }  // namespace ferrite
