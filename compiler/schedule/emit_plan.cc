@@ -5,6 +5,7 @@
 
 #include "compiler/memory/live_ranges.h"
 #include "compiler/plan/error.h"
+#include "compiler/schedule/loop_normalize.h"
 
 namespace ferrite {
 namespace {
@@ -47,7 +48,7 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
       step.kind = StepKind::Kernel;
       step.index = static_cast<int>(plan.kernels.size());
       for (Buffer* b : node->kernel.args) step.buffers.push_back(id_of(b));
-      plan.kernels.push_back(node->kernel.kernel);
+      plan.kernels.push_back(normalize_loops(node->kernel.kernel));
     } else {
       const ExternNode& e = prog.externs[node->extern_index];
       ExternCall call;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "compiler/plan/loop_dims.h"
+
 namespace ferrite {
 namespace portable {
 namespace {
@@ -19,7 +21,9 @@ void for_each_operand(const Instr& in, F f) {
 class Builder {
  public:
   explicit Builder(const Kernel& k) {
-    p_.k = collapse_dims(k);
+    // Long rows: a [1, 64, 56, 56] pointwise kernel runs as one row of 200704 points. A
+    // no-op for kernels the compiler normalised; plans from elsewhere get it here.
+    p_.k = merge_loop_dims(k);
     p_.info.resize(p_.k.code.size());
   }
 

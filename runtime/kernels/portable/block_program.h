@@ -66,7 +66,7 @@ struct LoopLists {
 };
 
 struct BlockProgram {
-  Kernel k;                  // after dimension collapsing (collapse_dims)
+  Kernel k;                  // after merge_loop_dims (compiler/plan/loop_dims.h)
   int lane_var = -1;         // -1 for a kernel without dims
   bool lanes_outer = false;  // reduction with lanes on the innermost outer dim
   std::vector<InstrInfo> info;
@@ -91,11 +91,6 @@ BlockProgram build_program(const Kernel& validated);
 // phases run in order per outer point (with lanes_outer: when no two lanes of a block can
 // touch one element through them).
 std::vector<bool> hazard_loads(const Kernel& validated, bool lanes_outer);
-
-// Merges adjacent loop dims that every access walks as one (all affine indices satisfy
-// coeff[d] == coeff[d+1] * range[d+1]; no LoopVar or div/mod index uses them), so that rows
-// get long: a [1, 64, 56, 56] pointwise kernel runs as one row of 200704 points.
-Kernel collapse_dims(const Kernel& validated);
 
 }  // namespace portable
 }  // namespace ferrite

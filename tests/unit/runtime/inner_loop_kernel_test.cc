@@ -18,7 +18,7 @@ namespace testing {
 namespace {
 
 // Where row r's reduction point c lives. Rows: x[r, c]. Padded: the reduction is two dims
-// [n / w, w] of rows padded to w + 1 (collapse_dims cannot merge them). Columns: x[b, c, j]
+// [n / w, w] of rows padded to w + 1 (merge_loop_dims cannot merge them). Columns: x[b, c, j]
 // with rows r = b * w + j, reduced along the strided c (lanes go on j).
 struct Layout {
   enum Kind { Rows, Padded, Columns } kind = Rows;
