@@ -164,6 +164,34 @@ TEST(SchedulerTest, WriteAfterReadIsAnOrderingDependency) {
   EXPECT_TRUE(order[1]->weak.empty());
 }
 
+TEST(SchedulerTest, RefusesDifferentGuards) {
+  // u = -t runs only when c holds (an If branch); t = -x always: they cannot share a kernel.
+  LoweredProgram prog;
+  Buffer* x = add_buffer(prog, "x", BufferOrigin::Input);
+  Buffer* c = add_buffer(prog, "c", BufferOrigin::Input);
+  c->dtype = DType::Bool;
+  c->size = {};
+  Buffer* t = add_buffer(prog, "t", BufferOrigin::Computed);
+  Buffer* u = add_buffer(prog, "u", BufferOrigin::Computed);
+  prog.inputs = {x, c};
+  prog.outputs = {t, u};
+  prog.order.push_back(neg_item(prog, x, t, "k0"));
+  prog.order.push_back(neg_item(prog, t, u, "k1"));
+  prog.order.back().guards = {LoweredGuard{c, true}};
+  Scheduler s(prog);
+  s.fuse();
+  EXPECT_NE(find_decision(s, "different guards"), nullptr);
+  ASSERT_EQ(s.order().size(), 2u);
+  EXPECT_EQ(s.order()[1]->guards.size(), 1u);
+  // The same pair without the guard fuses.
+  prog.order[1].guards.clear();
+  prog.order[0] = neg_item(prog, x, t, "k0");
+  prog.order[1] = neg_item(prog, t, u, "k1");
+  Scheduler s2(prog);
+  s2.fuse();
+  EXPECT_EQ(s2.order().size(), 1u);
+}
+
 TEST(SchedulerTest, PointwiseIntoPointwise) {
   GraphBuilder b;
   Value* x = b.input("x", DType::F32, {3, 50});
