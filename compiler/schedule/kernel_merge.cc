@@ -66,6 +66,37 @@ Index remap_index(const Index& e, const std::vector<Index>& vars, const ValueMap
   }
 }
 
+// Calls f on each SSA operand of `in`: a, b, c (as many as its arity), mask, index values.
+template <class F>
+void for_each_operand(const Instr& in, F f) {
+  const int arity = op_arity(in.op);
+  if (arity >= 1) f(in.a);
+  if (arity >= 2) f(in.b);
+  if (arity >= 3) f(in.c);
+  if (in.mask >= 0) f(in.mask);
+  if (in.index) {
+    std::vector<int> vals;
+    index_values(*in.index, &vals);
+    for (int v : vals) f(v);
+  }
+}
+
+// Rewrites the operands a, b, c (as many as its arity) and the mask through f.
+void remap_value_operands(Instr* in, const ValueMap& f) {
+  auto m = [&](int op) { return op < 0 ? op : f(op); };
+  const int arity = op_arity(in->op);
+  if (arity >= 1) in->a = m(in->a);
+  if (arity >= 2) in->b = m(in->b);
+  if (arity >= 3) in->c = m(in->c);
+  in->mask = m(in->mask);
+}
+
+// ... and the Value leaves of the index too.
+void remap_operands(Instr* in, const ValueMap& f) {
+  remap_value_operands(in, f);
+  if (in->index) in->index = remap_index(in->index, {}, f);
+}
+
 // Collects an assembled kernel phase by phase: loops 0..n-1, then post. Instructions refer
 // to each other by their position in `items` until finish() orders and renumbers them.
 class Assembler {
@@ -117,11 +148,7 @@ class Assembler {
       if (it.phase == kPost && prev_phase != kPost) k.post_begin = static_cast<int>(k.code.size());
       prev_phase = it.phase;
       Instr in = it.in;
-      in.a = fid(in.a);
-      in.b = fid(in.b);
-      in.c = fid(in.c);
-      in.mask = fid(in.mask);
-      if (in.index) in.index = remap_index(in.index, {}, fid);
+      remap_operands(&in, fid);
       k.code.push_back(std::move(in));
     }
     if (prev_phase != kPost) {
@@ -280,20 +307,6 @@ class Merger {
     return d;
   }
 
-  template <class F>
-  static void for_each_operand(const Instr& in, F f) {
-    const int arity = op_arity(in.op);
-    if (arity >= 1) f(in.a);
-    if (arity >= 2) f(in.b);
-    if (arity >= 3) f(in.c);
-    if (in.mask >= 0) f(in.mask);
-    if (in.index) {
-      std::vector<int> vals;
-      index_values(*in.index, &vals);
-      for (int v : vals) f(v);
-    }
-  }
-
   // The merged phase of each of the second kernel's inner loops: after every value of the
   // first kernel it loads, and in order.
   std::vector<int> place_loops(const Placement& pb) {
@@ -345,12 +358,7 @@ class Merger {
     auto it = remat_.find(key);
     if (it != remat_.end()) return it->second;
     Instr in = item.in;
-    auto re = [&](int op) { return op < 0 ? op : remat(op, phase); };
-    in.a = op_arity(in.op) >= 1 ? re(in.a) : in.a;
-    in.b = op_arity(in.op) >= 2 ? re(in.b) : in.b;
-    in.c = op_arity(in.op) >= 3 ? re(in.c) : in.c;
-    in.mask = re(in.mask);
-    if (in.index) in.index = remap_index(in.index, {}, re);
+    remap_operands(&in, [&](int op) { return remat(op, phase); });
     int out = as_.emit(phase, std::move(in));
     remat_[key] = out;
     return out;
@@ -400,11 +408,7 @@ class Merger {
         ids[i] = as_.emit(ph, in);
         continue;
       }
-      auto m = [&](int op) { return op < 0 ? op : ids[op]; };
-      in.a = op_arity(in.op) >= 1 ? m(in.a) : in.a;
-      in.b = op_arity(in.op) >= 2 ? m(in.b) : in.b;
-      in.c = op_arity(in.op) >= 3 ? m(in.c) : in.c;
-      in.mask = m(in.mask);
+      remap_value_operands(&in, [&](int op) { return ids[op]; });
       if (in.op == Op::CheckIndex) in.arg += msg_base;
       if (in.index) in.index = mapped_index(in.index, p, ids);
       if (in.op == Op::Load || in.op == Op::Store) {
@@ -459,16 +463,7 @@ BoundKernel finalize_kernel(const BoundKernel& bk, const std::set<Buffer*>& inte
     if (in.op == Op::Store) live[i] = !internal.count(bk.args[in.arg]);
     if (in.op == Op::CheckIndex) live[i] = true;  // an index error is observable
     if (!live[i]) continue;
-    const int arity = op_arity(in.op);
-    if (arity >= 1) live[in.a] = true;
-    if (arity >= 2) live[in.b] = true;
-    if (arity >= 3) live[in.c] = true;
-    if (in.mask >= 0) live[in.mask] = true;
-    if (in.index) {
-      std::vector<int> vals;
-      index_values(*in.index, &vals);
-      for (int v : vals) live[v] = true;
-    }
+    for_each_operand(in, [&](int op) { live[op] = true; });
   }
   Assembler as;
   as.messages = k.messages;
@@ -476,13 +471,7 @@ BoundKernel finalize_kernel(const BoundKernel& bk, const std::set<Buffer*>& inte
   for (int i = 0; i < n; ++i) {
     if (!live[i]) continue;
     Instr in = k.code[i];
-    auto m = [&](int op) { return op < 0 ? op : ids[op]; };
-    const int arity = op_arity(in.op);
-    if (arity >= 1) in.a = m(in.a);
-    if (arity >= 2) in.b = m(in.b);
-    if (arity >= 3) in.c = m(in.c);
-    in.mask = m(in.mask);
-    if (in.index) in.index = remap_index(in.index, {}, m);
+    remap_operands(&in, [&](int op) { return ids[op]; });
     if (in.op == Op::Load || in.op == Op::Store)
       in.arg = as.arg_for(bk.args[in.arg], k.args[in.arg]);
     ids[i] = as.emit(i >= k.post_begin ? kPost : k.loop_of(i), std::move(in));

@@ -102,7 +102,7 @@ TEST(SchedulerTest, DependenciesCarryIndexesAndKinds) {
 }
 
 // y[i] = -x[i] over n floats, as a lowered kernel item.
-LoweredItem neg_item(LoweredProgram& prog, Buffer* in, Buffer* out, const std::string& name) {
+LoweredItem neg_item(Buffer* in, Buffer* out, const std::string& name) {
   Kernel k;
   k.name = name;
   k.ranges = {in->elements()};
@@ -127,7 +127,6 @@ LoweredItem neg_item(LoweredProgram& prog, Buffer* in, Buffer* out, const std::s
   it.computed = out;
   it.kernel = k;
   it.args = {in, out};
-  (void)prog;
   return it;
 }
 
@@ -148,9 +147,9 @@ TEST(SchedulerTest, WriteAfterReadIsAnOrderingDependency) {
   Buffer* u = add_buffer(prog, "u", BufferOrigin::Computed);
   prog.inputs = {x};
   prog.outputs = {t, u};
-  prog.order.push_back(neg_item(prog, x, t, "k0"));
-  prog.order.push_back(neg_item(prog, t, u, "k1"));
-  prog.order.push_back(neg_item(prog, u, t, "k2"));
+  prog.order.push_back(neg_item(x, t, "k0"));
+  prog.order.push_back(neg_item(t, u, "k1"));
+  prog.order.push_back(neg_item(u, t, "k2"));
   Scheduler s(prog);
   std::vector<const SchedulerNode*> order = s.order();
   ASSERT_EQ(order.size(), 3u);
@@ -175,8 +174,8 @@ TEST(SchedulerTest, RefusesDifferentGuards) {
   Buffer* u = add_buffer(prog, "u", BufferOrigin::Computed);
   prog.inputs = {x, c};
   prog.outputs = {t, u};
-  prog.order.push_back(neg_item(prog, x, t, "k0"));
-  prog.order.push_back(neg_item(prog, t, u, "k1"));
+  prog.order.push_back(neg_item(x, t, "k0"));
+  prog.order.push_back(neg_item(t, u, "k1"));
   prog.order.back().guards = {LoweredGuard{c, true}};
   Scheduler s(prog);
   s.fuse();
@@ -185,8 +184,8 @@ TEST(SchedulerTest, RefusesDifferentGuards) {
   EXPECT_EQ(s.order()[1]->guards.size(), 1u);
   // The same pair without the guard fuses.
   prog.order[1].guards.clear();
-  prog.order[0] = neg_item(prog, x, t, "k0");
-  prog.order[1] = neg_item(prog, t, u, "k1");
+  prog.order[0] = neg_item(x, t, "k0");
+  prog.order[1] = neg_item(t, u, "k1");
   Scheduler s2(prog);
   s2.fuse();
   EXPECT_EQ(s2.order().size(), 1u);
