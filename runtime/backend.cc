@@ -15,8 +15,8 @@ namespace {
 struct Registry {
   std::mutex mu;
   std::map<std::string, BackendFactory> factories = {
-      {"reference", make_reference_backend},
-      {"portable", make_portable_backend},
+      {"reference", [](const BackendOptions&) { return make_reference_backend(); }},
+      {"portable", [](const BackendOptions&) { return make_portable_backend(); }},
   };
 };
 
@@ -59,7 +59,8 @@ std::vector<std::string> backend_names() {
   return names;
 }
 
-std::unique_ptr<KernelBackend> make_backend(const std::string& name) {
+std::unique_ptr<KernelBackend> make_backend(const std::string& name,
+                                            const BackendOptions& options) {
   BackendFactory factory = nullptr;
   {
     Registry& r = registry();
@@ -72,7 +73,7 @@ std::unique_ptr<KernelBackend> make_backend(const std::string& name) {
     for (const std::string& n : backend_names()) known += (known.empty() ? "" : ", ") + n;
     fail("unknown backend '", name, "' (available: ", known, ")");
   }
-  return factory();
+  return factory(options);
 }
 
 }  // namespace ferrite

@@ -2,8 +2,8 @@
 // turns each Kernel into a PreparedKernel once, at session load (analysis, dispatch
 // tables, scratch memory), and implements extern calls (MatMul, ...) by op name. The
 // Session then only passes base pointers. Built in: "reference" (the scalar oracle) and
-// "portable" (Highway SIMD, the path for wasm and ARM); other builds (the x86 JIT) add
-// theirs with register_backend.
+// "portable" (Highway SIMD, the path for wasm and ARM); native x86 builds add "jit" (jit/)
+// with register_backend.
 #pragma once
 
 #include <memory>
@@ -56,12 +56,20 @@ class KernelBackend {
   virtual std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const;
 };
 
-using BackendFactory = std::unique_ptr<KernelBackend> (*)();
+// What a Session tells the backend it creates. Backends ignore what does not apply to them.
+struct BackendOptions {
+  std::string isa;  // the JIT's instruction set: "" (FERRITE_ISA, else the best), "avx2", "avx512"
+  int threads = 1;  // threads a kernel may use (OpenMP); 1 = run on the caller's thread
+  std::string dump_dir;  // when set, backends that generate code write it there
+};
+
+using BackendFactory = std::unique_ptr<KernelBackend> (*)(const BackendOptions&);
 
 // Adds (or replaces) a backend by name; "reference" and "portable" are always present.
 void register_backend(const std::string& name, BackendFactory factory);
 // Throws ferrite::Error naming `name` and the available backends when it is unknown.
-std::unique_ptr<KernelBackend> make_backend(const std::string& name);
+std::unique_ptr<KernelBackend> make_backend(const std::string& name,
+                                            const BackendOptions& options = BackendOptions());
 std::vector<std::string> backend_names();
 
 }  // namespace ferrite

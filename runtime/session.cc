@@ -48,7 +48,11 @@ struct Session::Impl {
 
 void Session::Impl::load() {
   validate_plan(plan);
-  backend = make_backend(options.backend);
+  BackendOptions backend_options;
+  backend_options.isa = options.isa;
+  backend_options.threads = options.threads;
+  backend_options.dump_dir = options.dump_dir;
+  backend = make_backend(options.backend, backend_options);
   for (const auto& c : plan.constants) {
     constants.push_back(aligned_alloc_bytes(c.size()));
     if (!c.empty()) std::memcpy(constants.back().get(), c.data(), c.size());

@@ -15,8 +15,10 @@
 namespace ferrite {
 
 struct SessionOptions {
-  std::string backend = "portable";  // "reference" | "portable"
+  std::string backend = "portable";  // "reference" | "portable" | "jit" (native x86 builds)
   int threads = 1;
+  std::string isa;       // the JIT's instruction set (BackendOptions::isa)
+  std::string dump_dir;  // generated code is written here (BackendOptions::dump_dir)
 };
 
 struct IoInfo {
