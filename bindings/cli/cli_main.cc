@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "bindings/cli/cli.h"
+#include "bindings/engine/engine.h"
 #include "runtime/session.h"
 
 namespace ferrite {
@@ -19,14 +20,17 @@ commands:
                              given are generated: floats uniform in [-1,1), integers in
                              [0,4), bools false, symbolic dims 1 (fixed seed)
     --output-dir DIR         write each output to DIR/NAME.npy
-    --backend B              reference | portable (default: portable)
+    --backend B              reference | portable | jit (default: jit on x86, else portable)
     --bench N                after a warm-up, time N more runs; ends with 'median_ms: X'
     --warmup N               warm-up runs before the timed ones (default 1; needs --bench)
     --bench-json FILE        also write the times as JSON to FILE (needs --bench): load_ms,
                              compile_ms, ready_ms (load + compile), first_run_ms, warmup,
                              samples_ms (every timed run, in order)
-    --dump DIR               write the compiler's intermediate forms to DIR
-                             (the environment variable FERRITE_DUMP does the same)
+    --isa I                  the JIT's instruction set: avx2 | avx512 (default: the best
+                             this CPU has; the environment variable FERRITE_ISA does the same)
+    --threads N              threads a kernel may use (default 1)
+    --dump DIR               write the compiler's intermediate forms (and the JIT's
+                             kernels, 50_jit_*.txt) to DIR; FERRITE_DUMP does the same
     --no-fusion              skip the scheduler's fusion (one kernel per realized buffer)
   inspect MODEL [options]    compile MODEL (as run does, without running it) and summarize
                              the plan: inputs and outputs with their shapes, buffers,
@@ -44,7 +48,8 @@ commands:
   conformance DIR [options]  run each ONNX backend test case in DIR (a directory with
                              model.onnx and test_data_set_*/) and compare its outputs
                              (floats |a-e| <= atol + rtol*|e|; integers and bools exact)
-    --backend B              reference | portable (default: portable)
+    --backend B              reference | portable | jit (default: jit on x86, else portable)
+    --isa I, --threads N     as for run
     --rtol R, --atol A       the tolerances of that rule (default: 1e-3 and 1e-7)
     --max-rel-err E          compare floats per output tensor instead, for whole models:
                              max|a-e| <= E * max|e| (NaN and infinities must match)
@@ -161,7 +166,8 @@ double parse_number(const std::string& option, const std::string& value) {
 }
 
 std::string checked_backend(const std::string& backend) {
-  if (backend.empty()) return SessionOptions().backend;
+  const std::string fallback = default_backend();  // also registers the build's backends
+  if (backend.empty()) return fallback;
   std::string names;
   for (const std::string& b : available_backends()) {
     if (b == backend) return b;

@@ -61,4 +61,21 @@ std::string dump_dir_option(const CliArgs& args) {
   return env_dump ? env_dump : "";
 }
 
+void apply_session_options(const CliArgs& args, SessionOptions* session) {
+  session->backend = checked_backend(args.get("backend"));
+  if (args.has("isa")) {
+    const std::string isa = args.get("isa");
+    if (isa != "avx2" && isa != "avx512") {
+      throw UsageError("option '--isa' needs avx2 or avx512, got '" + isa + "'");
+    }
+    session->isa = isa;
+  }
+  if (args.has("threads")) {
+    const int64_t t = parse_count("threads", args.get("threads"));
+    if (t < 1 || t > 1024) throw UsageError("option '--threads' needs 1..1024");
+    session->threads = static_cast<int>(t);
+  }
+  session->dump_dir = dump_dir_option(args);
+}
+
 }  // namespace ferrite

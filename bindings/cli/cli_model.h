@@ -25,5 +25,8 @@ void add_generated_inputs(const Engine& engine,
 
 // `--dump DIR`, else the environment variable FERRITE_DUMP, else "".
 std::string dump_dir_option(const CliArgs& args);
+// --backend, --isa, --threads and the dump directory into the session options (the
+// options each command lists must include "backend", "isa" and "threads").
+void apply_session_options(const CliArgs& args, SessionOptions* session);
 
 }  // namespace ferrite

@@ -23,7 +23,8 @@ using Feeds = std::vector<std::pair<std::string, const Tensor*>>;
 
 const std::vector<OptionSpec> kRunOptions = {
     {"input", true},  {"output-dir", true}, {"backend", true}, {"bench", true},
-    {"warmup", true}, {"bench-json", true}, {"dump", true},    {"no-fusion", false}};
+    {"warmup", true}, {"bench-json", true}, {"dump", true},    {"no-fusion", false},
+    {"isa", true},    {"threads", true}};
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -148,7 +149,7 @@ int run_command(const std::vector<std::string>& arg_list) {
     throw UsageError("--warmup and --bench-json need --bench N");
   }
   EngineOptions options;
-  options.session.backend = checked_backend(args.get("backend"));
+  apply_session_options(args, &options.session);
   options.compile.dump_dir = dump_dir_option(args);
   options.compile.fuse = !args.has("no-fusion");
   const std::string output_dir = args.get("output-dir");

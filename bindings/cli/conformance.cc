@@ -11,6 +11,7 @@
 #include <map>
 
 #include "bindings/cli/cli.h"
+#include "bindings/cli/cli_model.h"
 #include "bindings/cli/tensor_values.h"
 #include "compiler/frontend/onnx/onnx_import.h"
 
@@ -20,8 +21,9 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kConformanceOptions = {
-    {"backend", true}, {"expect", true}, {"write-expect", true}, {"filter", true},
-    {"rtol", true},    {"atol", true},   {"max-rel-err", true},  {"verbose", false}};
+    {"backend", true},      {"isa", true},     {"threads", true}, {"expect", true},
+    {"write-expect", true}, {"filter", true},  {"rtol", true},    {"atol", true},
+    {"max-rel-err", true},  {"verbose", false}};
 
 std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
@@ -215,7 +217,7 @@ int conformance_command(const std::vector<std::string>& arg_list) {
   const CliArgs args = parse_cli_args("conformance", arg_list, kConformanceOptions);
   if (args.positional.size() != 1) throw UsageError("conformance needs exactly one DIR argument");
   EngineOptions options;
-  options.session.backend = checked_backend(args.get("backend"));
+  apply_session_options(args, &options.session);
   const Tolerance tolerance = parse_tolerance(args);
   const std::string filter = args.get("filter");
   const bool has_expect = args.has("expect");

@@ -5,6 +5,9 @@
 
 #include "compiler/frontend/onnx/onnx_import.h"
 #include "compiler/plan/error.h"
+#ifdef FERRITE_HAS_JIT
+#include "jit/jit_backend.h"
+#endif
 
 namespace ferrite {
 namespace {
@@ -90,6 +93,15 @@ std::unique_ptr<Engine> Engine::from_bytes(const uint8_t* data, size_t size,
   std::unique_ptr<Engine> engine(new Engine());
   engine->init(import_onnx(data, size, ""), std::move(options));
   return engine;
+}
+
+std::string default_backend() {
+#ifdef FERRITE_HAS_JIT
+  jit::register_jit_backend();
+  return "jit";
+#else
+  return "portable";
+#endif
 }
 
 Engine::~Engine() = default;

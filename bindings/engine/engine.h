@@ -16,7 +16,13 @@
 
 namespace ferrite {
 
+// The kernel backend a native x86 build runs by default ("jit"; elsewhere "portable").
+// Also registers the build's optional backends, so call it (or create an Engine) before
+// listing them.
+std::string default_backend();
+
 struct EngineOptions {
+  EngineOptions() { session.backend = default_backend(); }
   SessionOptions session;
   CompileOptions compile;
 };

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "bindings/engine/engine.h"
+
 #include "runtime/session.h"
 
 namespace ferrite {
@@ -107,7 +109,13 @@ TEST(CliMain, UsageDocumentsEveryCommandAndOption) {
 }
 
 TEST(CliMain, CheckedBackend) {
-  EXPECT_EQ(checked_backend(""), SessionOptions().backend);
+  EXPECT_EQ(checked_backend(""), default_backend());
+#ifdef FERRITE_HAS_JIT
+  EXPECT_EQ(checked_backend(""), "jit");  // the native default
+  EXPECT_EQ(checked_backend("jit"), "jit");
+#else
+  EXPECT_EQ(checked_backend(""), "portable");
+#endif
   EXPECT_EQ(checked_backend("reference"), "reference");
   EXPECT_THROW(checked_backend("cuda"), UsageError);
 }

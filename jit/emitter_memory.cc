@@ -1,0 +1,522 @@
+// KernelEmitter: addresses, loads and stores.
+//
+// Every index was proven inside its arg for every point of the iteration space
+// (kernel_analysis.cc), so a full vector may be read without looking at a Load's mask (the
+// masked-off lanes are zeroed afterwards); only lanes past the end of the vector dim (the
+// tail) must not be touched: AVX-512 masks them with k1, AVX2 uses vmaskmov for 32-bit
+// elements and copies the tail through a stack buffer for narrower ones.
+#include <cstring>
+
+#include "compiler/plan/error.h"
+#include "jit/kernel_emitter.h"
+
+namespace ferrite {
+namespace jit {
+
+using namespace Xbyak;
+
+namespace {
+
+bool scale_ok(int64_t s) {
+  return s == 1 || s == 2 || s == 4 || s == 8;
+}
+
+}  // namespace
+
+// expr[d] = the value of f (no vector variable in it); rax, rcx, rdx clobbered.
+void KernelEmitter::eval_form(const LinearForm& f, const Reg64& /*unused*/) {
+  struct Eval {
+    KernelEmitter& e;
+    void form(const LinearForm& f, int d) {
+      if (d >= kExprSlots) fail("jit: index expression too deep");
+      e.mov(e.rax, f.offset);
+      e.mov(e.misc(kExpr + d), e.rax);
+      for (size_t v = 0; v < f.coeff.size(); ++v) {
+        if (f.coeff[v] == 0) continue;
+        e.mov(e.rax, e.var_slot(static_cast<int>(v)));
+        e.mov(e.rcx, f.coeff[v]);
+        e.imul(e.rax, e.rcx);
+        e.add(e.misc(kExpr + d), e.rax);
+      }
+      for (const LinearTerm& t : f.terms) {
+        term(t, d + 1);
+        e.mov(e.rax, e.misc(kExpr + d + 1));
+        e.mov(e.rcx, t.factor);
+        e.imul(e.rax, e.rcx);
+        e.add(e.misc(kExpr + d), e.rax);
+      }
+    }
+    void term(const LinearTerm& t, int d) {
+      if (d + 1 >= kExprSlots) fail("jit: index expression too deep");
+      if (t.kind == IndexKind::Value) {
+        e.mov(e.rax, e.home64(t.id));
+        e.mov(e.misc(kExpr + d), e.rax);
+        return;
+      }
+      form(t.operands[0], d);
+      form(t.operands[1], d + 1);
+      e.mov(e.rax, e.misc(kExpr + d));
+      if (t.kind == IndexKind::Mul) {
+        e.imul(e.rax, e.misc(kExpr + d + 1));
+        e.mov(e.misc(kExpr + d), e.rax);
+        return;
+      }
+      // Floor division / Python modulo by a positive divisor (proven by the analysis).
+      Label done;
+      e.cqo();
+      e.idiv(e.misc(kExpr + d + 1));
+      e.test(e.rdx, e.rdx);
+      e.jns(done);
+      e.dec(e.rax);
+      e.add(e.rdx, e.misc(kExpr + d + 1));
+      e.L(done);
+      e.mov(e.misc(kExpr + d), t.kind == IndexKind::Mod ? e.rdx : e.rax);
+    }
+  };
+  Eval{*this}.form(f, 0);
+}
+
+void KernelEmitter::base_of(int a, const Reg64& r) {
+  const Access& acc = L_.accesses[a];
+  if (!acc.form.terms.empty()) {
+    LinearForm terms;
+    terms.coeff.assign(acc.form.coeff.size(), 0);
+    terms.terms = acc.form.terms;
+    eval_form(terms, rax);
+    mov(rax, misc(kExpr));
+    imul(rax, rax, acc.esize);
+    mov(misc(kExpr), rax);
+  }
+  mov(r, acc.uses_reduce_scalar ? cur_ptr(a) : row_ptr(a));
+  if (!acc.form.terms.empty()) add(r, misc(kExpr));
+}
+
+KernelEmitter::Reg64 KernelEmitter::base_reg(int a) {
+  if (base_reg_[a] >= 0) return ptr_regs_[static_cast<size_t>(base_reg_[a])];
+  base_of(a, rax);
+  return rax;
+}
+
+RegExp KernelEmitter::lane0(int a, const Reg64& b) {
+  const Access& acc = L_.accesses[a];
+  const int64_t s = acc.vec_coeff * acc.esize;
+  if (acc.vec_coeff == 0) return RegExp(b);
+  if (scale_ok(s)) return b + rbx * static_cast<int>(s);
+  imul(rdx, rbx, static_cast<int>(s));
+  add(rdx, b);
+  return RegExp(rdx);
+}
+
+// Copies the tail's n = r12 - rbx lanes between memory at `at` (lane 0) and the buffer.
+void KernelEmitter::stage_in(const Reg64& at, int bytes_per_lane) {
+  Label copy;
+  mov(rcx, r12);
+  sub(rcx, rbx);
+  imul(rcx, rcx, bytes_per_lane);
+  L(copy);
+  mov(al, byte[at + rcx - 1]);
+  mov(byte[rsp + buf_off_ + rcx - 1], al);
+  dec(rcx);
+  jnz(copy);
+}
+
+void KernelEmitter::stage_out(const Reg64& at, int bytes_per_lane) {
+  Label copy;
+  mov(rcx, r12);
+  sub(rcx, rbx);
+  imul(rcx, rcx, bytes_per_lane);
+  L(copy);
+  mov(al, byte[rsp + buf_off_ + rcx - 1]);
+  mov(byte[at + rcx - 1], al);
+  dec(rcx);
+  jnz(copy);
+}
+
+void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail) {
+  const Instr& in = k_.code[id];
+  const int a = L_.access[id];
+  const Access& acc = L_.accesses[a];
+  const DType dt = k_.args[in.arg].dtype;
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
+  const Reg64 b = base_reg(a);
+  if (acc.vec_coeff == 0) {
+    // One element for every lane (the load varies only through its mask).
+    if (dt == DType::F32 || dt == DType::I32) {
+      vbroadcastss(d, dword[b]);
+    } else if (dt == DType::Bool || dt == DType::U8 || dt == DType::I8) {
+      if (dt == DType::I8) {
+        movsx(ecx, byte[b]);
+      } else if (dt == DType::U8) {
+        movzx(ecx, byte[b]);
+      } else {  // Bool: nonzero -> all ones
+        cmp(byte[b], 0);
+        setne(cl);
+        movzx(ecx, cl);
+        neg(ecx);
+      }
+      vmovd(Xbyak::Xmm(d.getIdx()), ecx);
+      vpbroadcastd(d, Xbyak::Xmm(d.getIdx()));
+    } else {  // F16
+      movzx(ecx, word[b]);
+      vmovd(Xbyak::Xmm(d.getIdx()), ecx);
+      vcvtph2ps(Xbyak::Xmm(d.getIdx()), Xbyak::Xmm(d.getIdx()));
+      vbroadcastss(d, Xbyak::Xmm(d.getIdx()));
+    }
+    if (mask) vandps(d, d, *mask);
+    return;
+  }
+  if (acc.vec_coeff != 1) {
+    // Strided 32-bit elements: a gather with lane offsets lane * stride bytes.
+    const int64_t stride = acc.vec_coeff * acc.esize;
+    std::vector<uint8_t> offs(static_cast<size_t>(vbytes_));
+    for (int l = 0; l < lanes_; ++l) {
+      const int32_t o = static_cast<int32_t>(l * stride);
+      std::memcpy(offs.data() + 4 * l, &o, 4);
+    }
+    imul(rdx, rbx, static_cast<int>(stride));
+    add(rdx, b);
+    vmovups(s0, consts_.raw(offs));
+    vxorps(d, d, d);
+    if (avx512()) {
+      if (tail) {
+        kmovw(k2, k1);
+      } else {
+        kxnorw(k2, k2, k2);
+      }
+      if (dt == DType::F32) {
+        vgatherdps(d | k2, ptr[rdx + s0]);
+      } else {
+        vpgatherdd(d | k2, ptr[rdx + s0]);
+      }
+    } else {
+      if (tail) {
+        vmovaps(s1, Xbyak::Ymm(tail_vreg_));
+      } else {
+        vpcmpeqd(s1, s1, s1);
+      }
+      if (dt == DType::F32) {
+        vgatherdps(d, ptr[rdx + s0], s1);
+      } else {
+        vpgatherdd(d, ptr[rdx + s0], s1);
+      }
+    }
+    if (mask) vandps(d, d, *mask);
+    return;
+  }
+  const RegExp at = lane0(a, b);
+  switch (dt) {
+    case DType::F32:
+    case DType::I32:
+      if (!tail) {
+        vmovups(d, ptr[at]);
+      } else if (avx512()) {
+        vmovups(d | k1 | T_z, ptr[at]);
+      } else {
+        vmaskmovps(d, Xbyak::Ymm(tail_vreg_), ptr[at]);
+      }
+      break;
+    case DType::F16:
+      if (avx512()) {
+        if (tail) {
+          vcvtph2ps(d | k1 | T_z, ptr[at]);
+        } else {
+          vcvtph2ps(d, ptr[at]);
+        }
+      } else if (!tail) {
+        vcvtph2ps(d, ptr[at]);
+      } else {
+        lea(rdx, ptr[at]);
+        stage_in(rdx, 2);
+        vcvtph2ps(d, ptr[rsp + buf_off_]);
+      }
+      break;
+    case DType::Bool:
+    case DType::U8:
+    case DType::I8: {
+      const bool sign = dt == DType::I8;
+      if (avx512()) {
+        if (tail) {
+          sign ? vpmovsxbd(d | k1 | T_z, ptr[at]) : vpmovzxbd(d | k1 | T_z, ptr[at]);
+        } else {
+          sign ? vpmovsxbd(d, ptr[at]) : vpmovzxbd(d, ptr[at]);
+        }
+      } else if (!tail) {
+        sign ? vpmovsxbd(d, ptr[at]) : vpmovzxbd(d, ptr[at]);
+      } else {
+        lea(rdx, ptr[at]);
+        stage_in(rdx, 1);
+        sign ? vpmovsxbd(d, ptr[rsp + buf_off_]) : vpmovzxbd(d, ptr[rsp + buf_off_]);
+      }
+      if (dt == DType::Bool) {
+        if (avx512()) {
+          vptestmd(k2, d, d);
+          k_to_mask(d, k2);
+        } else {
+          vpxor(s0, s0, s0);
+          vpcmpeqd(s0, d, s0);
+          vpxor(d, s0, consts_.u32(0xFFFFFFFFu));
+        }
+      }
+      break;
+    }
+    default:
+      fail("jit: vector load of ", dtype_name(dt));
+  }
+  if (mask) vandps(d, d, *mask);
+}
+
+void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool tail) {
+  const Instr& in = k_.code[id];
+  const int a = L_.access[id];
+  const Access& acc = L_.accesses[a];
+  const DType dt = k_.args[in.arg].dtype;
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
+  const Reg64 b = base_reg(a);
+  if (acc.vec_coeff != 1) {
+    // Strided 32-bit elements (vec_coeff 0 is refused by the analysis).
+    const int64_t stride = acc.vec_coeff * acc.esize;
+    imul(rdx, rbx, static_cast<int>(stride));
+    add(rdx, b);
+    if (avx512()) {
+      std::vector<uint8_t> offs(static_cast<size_t>(vbytes_));
+      for (int l = 0; l < lanes_; ++l) {
+        const int32_t o = static_cast<int32_t>(l * stride);
+        std::memcpy(offs.data() + 4 * l, &o, 4);
+      }
+      vmovups(s0, consts_.raw(offs));
+      if (tail) {
+        kmovw(k2, k1);
+      } else {
+        kxnorw(k2, k2, k2);
+      }
+      if (dt == DType::F32) {
+        vscatterdps(ptr[rdx + s0] | k2, v);
+      } else {
+        vpscatterdd(ptr[rdx + s0] | k2, v);
+      }
+      return;
+    }
+    vmovups(ptr[rsp + buf_off_], v);
+    Label done;
+    if (tail) {
+      mov(rcx, r12);
+      sub(rcx, rbx);
+    }
+    for (int l = 0; l < lanes_; ++l) {
+      if (tail) {
+        cmp(rcx, l);
+        jle(done, T_NEAR);
+      }
+      mov(eax, dword[rsp + buf_off_ + 4 * l]);
+      mov(dword[rdx + static_cast<int>(l * stride)], eax);
+    }
+    L(done);
+    return;
+  }
+  const RegExp at = lane0(a, b);
+  switch (dt) {
+    case DType::F32:
+    case DType::I32:
+      if (!tail) {
+        vmovups(ptr[at], v);
+      } else if (avx512()) {
+        vmovups(ptr[at] | k1, v);
+      } else {
+        vmaskmovps(ptr[at], Xbyak::Ymm(tail_vreg_), v);
+      }
+      return;
+    case DType::F16:
+      if (avx512()) {
+        if (tail) {
+          vcvtps2ph(ptr[at] | k1, v, 0);
+        } else {
+          vcvtps2ph(ptr[at], v, 0);
+        }
+      } else {
+        vcvtps2ph(Xbyak::Xmm(s0.getIdx()), v, 0);
+        if (!tail) {
+          vmovups(ptr[at], Xbyak::Xmm(s0.getIdx()));
+        } else {
+          lea(rdx, ptr[at]);
+          vmovups(ptr[rsp + buf_off_], Xbyak::Xmm(s0.getIdx()));
+          stage_out(rdx, 2);
+        }
+      }
+      return;
+    case DType::Bool:
+      vpsrld(s0, v, 31);
+      if (avx512()) {
+        if (tail) {
+          vpmovdb(ptr[at] | k1, s0);
+        } else {
+          vpmovdb(ptr[at], s0);
+        }
+        return;
+      }
+      vpackssdw(s0, s0, s0);
+      vpermq(Xbyak::Ymm(s0.getIdx()), Xbyak::Ymm(s0.getIdx()), 0x08);
+      vpacksswb(s0, s0, s0);
+      if (!tail) {
+        vmovq(ptr[at], Xbyak::Xmm(s0.getIdx()));
+      } else {
+        lea(rdx, ptr[at]);
+        vmovq(ptr[rsp + buf_off_], Xbyak::Xmm(s0.getIdx()));
+        stage_out(rdx, 1);
+      }
+      return;
+    case DType::I64: {
+      // int32 lanes, sign-extended; a uniform value is broadcast at full width.
+      const bool wide = L_.uniform[in.a];
+      const int half = vbytes_;  // bytes of one half: lanes/2 int64 values
+      if (avx512()) {
+        if (wide) {
+          vpbroadcastq(s0, home64(in.a));
+          vmovaps(s1, s0);
+        } else {
+          vpmovsxdq(s0, Xbyak::Ymm(v.getIdx()));
+          vextracti32x8(Xbyak::Ymm(s1.getIdx()), Xbyak::Zmm(v.getIdx()), 1);
+          vpmovsxdq(s1, Xbyak::Ymm(s1.getIdx()));
+        }
+        if (tail) {
+          kshiftrw(k3, k1, 8);
+          vmovdqu64(ptr[at] | k1, s0);
+          vmovdqu64(ptr[at + half] | k3, s1);
+        } else {
+          vmovdqu64(ptr[at], s0);
+          vmovdqu64(ptr[at + half], s1);
+        }
+        return;
+      }
+      if (wide) {
+        vpbroadcastq(s0, home64(in.a));
+        vmovaps(s1, s0);
+      } else {
+        vpmovsxdq(s0, Xbyak::Xmm(v.getIdx()));
+        vextracti128(Xbyak::Xmm(s1.getIdx()), Xbyak::Ymm(v.getIdx()), 1);
+        vpmovsxdq(s1, Xbyak::Xmm(s1.getIdx()));
+      }
+      if (!tail) {
+        vmovdqu(ptr[at], s0);
+        vmovdqu(ptr[at + half], s1);
+        return;
+      }
+      lea(rdx, ptr[at]);
+      vpmovsxdq(s2, Xbyak::Xmm(tail_vreg_));
+      vpmaskmovq(ptr[rdx], s2, s0);
+      vextracti128(Xbyak::Xmm(s2.getIdx()), Xbyak::Ymm(tail_vreg_), 1);
+      vpmovsxdq(s2, Xbyak::Xmm(s2.getIdx()));
+      vpmaskmovq(ptr[rdx + half], s2, s1);
+      return;
+    }
+    default:
+      fail("jit: vector store of ", dtype_name(dt));
+  }
+}
+
+void KernelEmitter::scalar_load(int id) {
+  const Instr& in = k_.code[id];
+  const DType dt = k_.args[in.arg].dtype;
+  const Xbyak::Xmm t(temps_[0]);  // uniform code keeps no value in registers
+  Label zero, done;
+  if (in.mask >= 0) {
+    cmp(home32(in.mask), 0);
+    je(zero, T_NEAR);
+  }
+  base_of(L_.access[id], rax);
+  switch (dt) {
+    case DType::F32:
+      mov(ecx, dword[rax]);
+      mov(home32(id), ecx);
+      break;
+    case DType::F16:
+      movzx(ecx, word[rax]);
+      vmovd(t, ecx);
+      vcvtph2ps(t, t);
+      vmovss(home32(id), t);
+      break;
+    case DType::Bool:
+      cmp(byte[rax], 0);
+      setne(cl);
+      movzx(ecx, cl);
+      neg(ecx);
+      mov(home32(id), ecx);
+      break;
+    case DType::U8:
+      movzx(ecx, byte[rax]);
+      mov(home64(id), rcx);
+      break;
+    case DType::I8:
+      movsx(rcx, byte[rax]);
+      mov(home64(id), rcx);
+      break;
+    case DType::U16:
+      movzx(ecx, word[rax]);
+      mov(home64(id), rcx);
+      break;
+    case DType::I16:
+      movsx(rcx, word[rax]);
+      mov(home64(id), rcx);
+      break;
+    case DType::I32:
+      movsxd(rcx, dword[rax]);
+      mov(home64(id), rcx);
+      break;
+    case DType::U32:
+      mov(ecx, dword[rax]);
+      mov(home64(id), rcx);
+      break;
+    default:  // I64, U64
+      mov(rcx, qword[rax]);
+      mov(home64(id), rcx);
+      break;
+  }
+  if (in.mask >= 0) {
+    jmp(done, T_NEAR);
+    L(zero);
+    mov(home64(id), 0);
+    L(done);
+  }
+}
+
+void KernelEmitter::scalar_store(int id) {
+  const Instr& in = k_.code[id];
+  const DType dt = k_.args[in.arg].dtype;
+  const Xbyak::Xmm t(temps_[0]);
+  base_of(L_.access[id], rax);
+  switch (dt) {
+    case DType::F32:
+      mov(ecx, home32(in.a));
+      mov(dword[rax], ecx);
+      break;
+    case DType::F16:
+      vmovss(t, home32(in.a));
+      vcvtps2ph(t, t, 0);
+      vpextrw(word[rax], t, 0);
+      break;
+    case DType::Bool:
+      mov(ecx, home32(in.a));
+      and_(ecx, 1);
+      mov(byte[rax], cl);
+      break;
+    default:
+      mov(rcx, home64(in.a));
+      switch (dtype_size(dt)) {
+        case 1:
+          mov(byte[rax], cl);
+          break;
+        case 2:
+          mov(word[rax], cx);
+          break;
+        case 4:
+          mov(dword[rax], ecx);
+          break;
+        default:
+          mov(qword[rax], rcx);
+          break;
+      }
+      break;
+  }
+}
+
+}  // namespace jit
+}  // namespace ferrite

@@ -1,0 +1,213 @@
+#include "jit/jit_backend.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <fstream>
+#include <mutex>
+
+#include "compiler/plan/error.h"
+#include "jit/code_cache.h"
+#include "jit/cpu_isa.h"
+#include "jit/kernel_analysis.h"
+#include "jit/kernel_codegen.h"
+#include "runtime/kernels/portable/portable_backend.h"
+
+namespace ferrite {
+namespace jit {
+namespace {
+
+std::atomic<int64_t> g_compiled{0}, g_reused{0};
+
+// Below this many points a kernel runs on the calling thread: a parallel region costs
+// microseconds.
+constexpr int64_t kMinPointsPerThread = 1 << 15;
+
+class JitKernel : public PreparedKernel {
+ public:
+  JitKernel(Layout layout, std::shared_ptr<const CompiledCode> code, int threads)
+      : L_(std::move(layout)), code_(std::move(code)), threads_(std::max(threads, 1)) {
+    const Kernel& k = L_.k;
+    rows_ = 1;
+    for (int v : L_.outer_scalar) rows_ *= k.ranges[v];
+    vec_ = L_.vec_var >= 0 ? k.ranges[L_.vec_var] : 1;
+    int64_t points = 1;
+    for (int64_t r : k.ranges) points *= r;
+    int parts = static_cast<int>(std::min<int64_t>(threads_, points / kMinPointsPerThread));
+    parts = std::max(parts, 1);
+    // Rows split first; the vector range when there are too few rows (not in LanesInner,
+    // whose vector dim is a reduction).
+    split_vec_ = parts > 1 && rows_ < parts && L_.mode != Mode::LanesInner && L_.vec_var >= 0 &&
+                 vec_ >= static_cast<int64_t>(parts) * L_.lanes;
+    if (!split_vec_) parts = static_cast<int>(std::min<int64_t>(parts, rows_));
+    parts_ = std::max(parts, 1);
+  }
+
+  void run(void* const* args) override {
+    if (parts_ == 1) return run_part(args, 0, rows_, 0, L_.mode == Mode::LanesInner ? 0 : vec_);
+    std::vector<JitCall> calls(static_cast<size_t>(parts_));
+    std::vector<std::string> errors(static_cast<size_t>(parts_));
+#pragma omp parallel for num_threads(parts_) schedule(static)
+    for (int p = 0; p < parts_; ++p) {
+      int64_t r0 = 0, r1 = rows_, v0 = 0, v1 = L_.mode == Mode::LanesInner ? 0 : vec_;
+      if (split_vec_) {
+        const int64_t chunks = (vec_ + L_.lanes - 1) / L_.lanes;
+        v0 = std::min(vec_, chunks * p / parts_ * L_.lanes);
+        v1 = std::min(vec_, chunks * (p + 1) / parts_ * L_.lanes);
+      } else {
+        r0 = rows_ * p / parts_;
+        r1 = rows_ * (p + 1) / parts_;
+      }
+      try {
+        run_part(args, r0, r1, v0, v1);
+      } catch (const Error& e) {
+        errors[static_cast<size_t>(p)] = e.what();
+      }
+    }
+    for (const std::string& e : errors)
+      if (!e.empty()) throw Error(e);
+  }
+
+ private:
+  void run_part(void* const* args, int64_t r0, int64_t r1, int64_t v0, int64_t v1) {
+    if (r1 <= r0) return;
+    const Kernel& k = L_.k;
+    int64_t vars[16] = {0};
+    int64_t rest = r0;
+    for (size_t i = L_.outer_scalar.size(); i-- > 0;) {
+      const int v = L_.outer_scalar[i];
+      vars[i] = rest % k.ranges[v];
+      rest /= k.ranges[v];
+    }
+    std::vector<int64_t> ptrs(L_.accesses.size());
+    for (size_t a = 0; a < L_.accesses.size(); ++a) {
+      const Access& acc = L_.accesses[a];
+      uint64_t e = static_cast<uint64_t>(acc.form.offset);
+      for (size_t i = 0; i < L_.outer_scalar.size(); ++i)
+        e += static_cast<uint64_t>(acc.form.coeff[L_.outer_scalar[i]]) *
+             static_cast<uint64_t>(vars[i]);
+      ptrs[a] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(args[acc.arg]) +
+                                     e * static_cast<uint64_t>(acc.esize));
+    }
+    JitCall call;
+    call.row_vars = vars;
+    call.row_ptrs = ptrs.data();
+    call.rows = r1 - r0;
+    call.vec_begin = v0;
+    call.vec_end = v1;
+    code_->fn()(&call);
+    if (call.error_id != 0) {
+      const Instr& in = k.code[static_cast<size_t>(call.error_id - 1)];
+      fail(k.messages[in.arg], ": index ", call.error_value, " out of range [", -in.iimm, ", ",
+           in.iimm, ")");
+    }
+  }
+
+  Layout L_;
+  std::shared_ptr<const CompiledCode> code_;
+  int threads_;
+  int64_t rows_ = 1, vec_ = 1;
+  int parts_ = 1;
+  bool split_vec_ = false;
+};
+
+std::string safe_name(const std::string& name) {
+  std::string s;
+  for (char c : name) s += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  return s.substr(0, 80);
+}
+
+class JitBackend : public KernelBackend {
+ public:
+  explicit JitBackend(const BackendOptions& options)
+      : isa_(choose_isa(options.isa)),
+        threads_(options.threads),
+        dump_dir_(options.dump_dir),
+        portable_(make_portable_backend()) {}
+
+  const char* name() const override { return "jit"; }
+
+  std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
+    validate_kernel(k);
+    Layout layout;
+    std::string why = analyze_kernel(k, isa_, &layout);
+    std::shared_ptr<const CompiledCode> code;
+    if (why.empty()) {
+      try {
+        bool reused = false;
+        code = cached_code(
+            kernel_structure_key(layout.k, isa_), [&] { return generate_kernel(layout); }, &reused);
+        ++(reused ? g_reused : g_compiled);
+      } catch (const Error& e) {
+        why = e.what();
+      }
+    }
+    dump(k, layout, code.get(), why);
+    if (!why.empty()) return portable_->prepare(k);
+    return std::make_unique<JitKernel>(std::move(layout), std::move(code), threads_);
+  }
+
+  ExternFn find_extern(const std::string& op) const override { return portable_->find_extern(op); }
+  std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const override {
+    return portable_->prepare_extern(call);
+  }
+
+ private:
+  void dump(const Kernel& k, const Layout& layout, const CompiledCode* code,
+            const std::string& why) const {
+    if (dump_dir_.empty()) return;
+    std::lock_guard<std::mutex> lock(dump_mu_);
+    const int n = dumped_++;
+    std::ofstream out(dump_dir_ + "/50_jit_" + std::to_string(n) + "_" + safe_name(k.name) +
+                      ".txt");
+    out << "kernel " << k.name << " (isa " << isa_name(isa_) << ")\n";
+    if (!why.empty()) {
+      out << "not compiled, runs on the portable backend: " << why << "\n";
+      return;
+    }
+    static const char* modes[] = {"pointwise", "lanes-inner", "lanes-outer"};
+    out << "mode " << modes[static_cast<int>(layout.mode)] << ", vector var " << layout.vec_var
+        << ", " << layout.lanes << " lanes, " << code->size() << " bytes of code\n";
+    for (size_t i = 0; i < layout.k.code.size(); ++i)
+      out << "  %" << i << " " << op_name(layout.k.code[i].op) << " @"
+          << where_name(layout.where[i]) << (layout.uniform[i] ? " uniform" : "") << "\n";
+    out << kernel_to_string(layout.k);
+    std::ofstream bin(dump_dir_ + "/50_jit_" + std::to_string(n) + ".bin", std::ios::binary);
+    bin.write(reinterpret_cast<const char*>(code->code()),
+              static_cast<std::streamsize>(code->size()));
+  }
+
+  Isa isa_;
+  int threads_;
+  std::string dump_dir_;
+  std::unique_ptr<KernelBackend> portable_;
+  mutable std::mutex dump_mu_;
+  mutable int dumped_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<KernelBackend> make_jit_backend(const BackendOptions& options) {
+  if (choose_isa(options.isa) == Isa::None) return make_portable_backend();
+  return std::make_unique<JitBackend>(options);
+}
+
+void register_jit_backend() {
+  static std::once_flag once;
+  std::call_once(once, [] { register_backend("jit", make_jit_backend); });
+}
+
+std::string jit_refusal(const Kernel& k, const std::string& isa) {
+  validate_kernel(k);
+  Layout layout;
+  return analyze_kernel(k, choose_isa(isa), &layout);
+}
+
+JitCacheStats jit_cache_stats() {
+  return JitCacheStats{g_compiled.load(), g_reused.load()};
+}
+
+}  // namespace jit
+}  // namespace ferrite

@@ -1,0 +1,569 @@
+#include "jit/kernel_analysis.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "compiler/plan/dtype.h"
+#include "compiler/plan/loop_dims.h"
+
+namespace ferrite {
+namespace jit {
+namespace {
+
+constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
+constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
+
+template <class F>
+void for_each_operand(const Instr& in, F f) {
+  const int arity = op_arity(in.op);
+  if (arity >= 1) f(in.a);
+  if (arity >= 2) f(in.b);
+  if (arity >= 3) f(in.c);
+  if (in.mask >= 0) f(in.mask);
+}
+
+Range known(int64_t lo, int64_t hi) {
+  Range r;
+  r.known = true;
+  r.lo = lo;
+  r.hi = hi;
+  return r;
+}
+
+// Interval arithmetic in __int128: exact, and unknown when a bound leaves int64.
+Range checked(__int128 lo, __int128 hi) {
+  const __int128 mn = std::numeric_limits<int64_t>::min(), mx = std::numeric_limits<int64_t>::max();
+  if (lo < mn || hi > mx) return Range();
+  return known(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+}
+Range add(Range a, Range b) {
+  if (!a.known || !b.known) return Range();
+  return checked(static_cast<__int128>(a.lo) + b.lo, static_cast<__int128>(a.hi) + b.hi);
+}
+Range scale(Range a, int64_t f) {
+  if (!a.known) return Range();
+  const __int128 x = static_cast<__int128>(a.lo) * f, y = static_cast<__int128>(a.hi) * f;
+  return checked(std::min(x, y), std::max(x, y));
+}
+Range mul(Range a, Range b) {
+  if (!a.known || !b.known) return Range();
+  const __int128 c[4] = {static_cast<__int128>(a.lo) * b.lo, static_cast<__int128>(a.lo) * b.hi,
+                         static_cast<__int128>(a.hi) * b.lo, static_cast<__int128>(a.hi) * b.hi};
+  return checked(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
+}
+Range hull(Range a, Range b) {
+  if (!a.known || !b.known) return Range();
+  return known(std::min(a.lo, b.lo), std::max(a.hi, b.hi));
+}
+bool fits_i32(Range r) {
+  return r.known && r.lo >= kI32Min && r.hi <= kI32Max;
+}
+
+Range storage_range(DType t) {
+  switch (t) {
+    case DType::U8:
+      return known(0, 255);
+    case DType::I8:
+      return known(-128, 127);
+    case DType::U16:
+      return known(0, 65535);
+    case DType::I16:
+      return known(-32768, 32767);
+    case DType::I32:
+      return known(kI32Min, kI32Max);
+    case DType::U32:
+      return known(0, 4294967295LL);
+    default:
+      return Range();
+  }
+}
+
+bool uniform_int_storage(DType t) {
+  switch (t) {
+    case DType::U8:
+    case DType::I8:
+    case DType::U16:
+    case DType::I16:
+    case DType::I32:
+    case DType::U32:
+    case DType::I64:
+    case DType::U64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Storage types a vector access handles (varying placement), and for strided ones.
+bool varying_storage(DType t, bool load) {
+  switch (t) {
+    case DType::F32:
+    case DType::F16:
+    case DType::Bool:
+    case DType::I32:
+      return true;
+    case DType::U8:
+    case DType::I8:
+      return load;
+    case DType::I64:
+      return !load;
+    default:
+      return false;
+  }
+}
+
+bool f32_op(Op op) {
+  switch (op) {
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Max:
+    case Op::Min:
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Relu:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Reciprocal:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Round:
+    case Op::Sign:
+    case Op::IsNaN:
+    case Op::IsInf:
+      return true;
+    default:
+      return op_is_compare(op);
+  }
+}
+
+// Pow(x, c) for c in {-1, 1, 2, 3} is computed by multiplications (emitter_values.cc).
+bool small_integer_exponent(const Instr& e) {
+  return e.op == Op::Const && e.type == ScalarType::F32 &&
+         (e.fimm == 1 || e.fimm == 2 || e.fimm == 3 || e.fimm == -1);
+}
+
+bool i64_vector_op(Op op) {
+  switch (op) {
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Max:
+    case Op::Min:
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Relu:
+    case Op::Sign:
+      return true;
+    default:
+      return op_is_compare(op);
+  }
+}
+
+bool i64_scalar_op(Op op) {
+  switch (op) {
+    case Op::Div:
+    case Op::Mod:
+      return true;
+    default:
+      return i64_vector_op(op);
+  }
+}
+
+class Analyzer {
+ public:
+  Analyzer(const Kernel& validated, Isa isa, Mode mode, Layout* out) : L_(*out) {
+    L_ = Layout();
+    L_.k = merge_loop_dims(validated);
+    L_.isa = isa;
+    L_.lanes = isa_lanes(isa);
+    L_.mode = mode;
+  }
+
+  std::string run() {
+    const Kernel& k = L_.k;
+    const int dims = static_cast<int>(k.ranges.size()), outer = k.num_outer();
+    for (int64_t r : k.ranges)
+      if (r == 0) return "an empty dimension";
+    if (k.num_reduce > 0 && k.reduce_points() > kI32Max) return "a reduction longer than 2^31";
+    switch (L_.mode) {
+      case Mode::Pointwise:
+        L_.vec_var = dims - 1;
+        for (int v = 0; v + 1 < dims; ++v) L_.outer_scalar.push_back(v);
+        break;
+      case Mode::LanesInner:
+        L_.vec_var = dims - 1;
+        for (int v = 0; v < outer; ++v) L_.outer_scalar.push_back(v);
+        for (int v = outer; v + 1 < dims; ++v) L_.reduce_scalar.push_back(v);
+        break;
+      case Mode::LanesOuter:
+        if (outer == 0) return "no outer dimension to put lanes on";
+        L_.vec_var = outer - 1;
+        for (int v = 0; v + 1 < outer; ++v) L_.outer_scalar.push_back(v);
+        for (int v = outer; v < dims; ++v) L_.reduce_scalar.push_back(v);
+        break;
+    }
+    if (L_.vec_var >= 0 && k.ranges[L_.vec_var] > kI32Max) return "a vector dimension over 2^31";
+    const size_t n = k.code.size();
+    L_.where.assign(n, Where::Entry);
+    L_.uniform.assign(n, true);
+    L_.loop.assign(n, 0);
+    L_.range.assign(n, Range());
+    L_.access.assign(n, -1);
+    for (size_t i = 0; i < n; ++i) {
+      std::string why = place(static_cast<int>(i));
+      if (why.empty()) why = check(static_cast<int>(i));
+      if (!why.empty()) return "%" + std::to_string(i) + " " + op_name(k.code[i].op) + ": " + why;
+    }
+    return check_read_write();
+  }
+
+ private:
+  bool is_reduce_result(int id) const { return L_.k.code[id].op == Op::Reduce; }
+
+  Where var_where(int v) const {
+    if (v == L_.vec_var) return L_.mode == Mode::LanesOuter ? Where::Chunk : Where::Vec;
+    if (v < L_.k.num_outer()) return Where::Row;
+    return Where::Step;
+  }
+
+  Where index_where(const IndexNode& e, Where w) const {
+    switch (e.kind) {
+      case IndexKind::Const:
+        return w;
+      case IndexKind::Var:
+        return std::max(w, var_where(e.id));
+      case IndexKind::Value:
+        return std::max(w, value_where(e.id));
+      default:
+        return index_where(*e.b, index_where(*e.a, w));
+    }
+  }
+
+  // Where an operand is available to an instruction of the body.
+  Where value_where(int id) const {
+    // A Reduce result of an earlier loop is ready when the next loops start.
+    if (is_reduce_result(id)) return Where::Hoist;
+    return L_.where[id];
+  }
+
+  std::string place(int i) {
+    const Kernel& k = L_.k;
+    const Instr& in = k.code[i];
+    const bool post = i >= k.post_begin;
+    L_.loop[i] = post ? k.num_loops() : k.loop_of(i);
+    Where w = Where::Entry;
+    if (in.op == Op::Const) {
+      w = Where::Entry;
+    } else if (post) {
+      w = Where::Post;
+    } else {
+      for_each_operand(in, [&](int id) { w = std::max(w, value_where(id)); });
+      if (in.op == Op::LoopVar) w = std::max(w, var_where(in.arg));
+      if (in.index) w = index_where(*in.index, w);
+      if (in.op == Op::Reduce) w = L_.mode == Mode::LanesOuter ? Where::Step : Where::Vec;
+      // Pointwise kernels have no Hoist/Step: those ranks collapse into Row.
+      if (L_.mode == Mode::Pointwise && (w == Where::Hoist || w == Where::Step)) w = Where::Row;
+      // LanesOuter has no Vec: the reduce odometer is the innermost loop.
+      if (L_.mode == Mode::LanesOuter && w == Where::Vec) w = Where::Step;
+    }
+    L_.where[i] = w;
+    // A LanesInner Reduce accumulates lanes, but its result (what others read) is one value.
+    L_.uniform[i] = in.op == Op::Reduce ? L_.mode == Mode::LanesInner : !L_.varying(w);
+    return "";
+  }
+
+  Range range_of(int id) const { return L_.range[id]; }
+
+  std::string check(int i) {
+    const Kernel& k = L_.k;
+    const Instr& in = k.code[i];
+    const bool uni = L_.uniform[i];
+    const ScalarType t = in.type;
+    auto operand_type = [&](int id) { return k.code[id].type; };
+    if (t == ScalarType::F64) return "F64 values";
+    for (int id : {in.a, in.b, in.c})
+      if (id >= 0 && operand_type(id) == ScalarType::F64) return "F64 values";
+    Range r;
+    switch (in.op) {
+      case Op::Const:
+        if (t == ScalarType::I64) r = known(in.iimm, in.iimm);
+        break;
+      case Op::LoopVar:
+        r = known(0, k.ranges[in.arg] - 1);
+        break;
+      case Op::Load: {
+        const DType dt = k.args[in.arg].dtype;
+        if (uni) {
+          if (dt != DType::F32 && dt != DType::F16 && dt != DType::Bool && !uniform_int_storage(dt))
+            return std::string("a uniform load of ") + dtype_name(dt);
+        } else if (!varying_storage(dt, true)) {
+          return std::string("a vector load of ") + dtype_name(dt);
+        }
+        r = storage_range(dt);
+        if (dt == DType::Bool) r = known(0, 1);
+        break;
+      }
+      case Op::Store: {
+        const DType dt = k.args[in.arg].dtype;
+        if (uni) {
+          if (dt != DType::F32 && dt != DType::F16 && dt != DType::Bool && !uniform_int_storage(dt))
+            return std::string("a uniform store of ") + dtype_name(dt);
+        } else if (!varying_storage(dt, false)) {
+          return std::string("a vector store of ") + dtype_name(dt);
+        }
+        break;
+      }
+      case Op::CheckIndex:
+        if (!uni) return "a vector index check";
+        r = known(0, std::max<int64_t>(in.iimm - 1, 0));
+        if (in.mask >= 0) r = hull(r, range_of(in.a));  // unchecked lanes keep their value
+        break;
+      case Op::Reduce:
+        if (operand_type(in.a) != ScalarType::F32) return "a reduction of a non-F32 value";
+        if (in.reduce == ReduceKind::ArgMax || in.reduce == ReduceKind::ArgMin)
+          r = known(0, k.reduce_points() - 1);
+        break;
+      case Op::Cast: {
+        const ScalarType from = operand_type(in.a);
+        if (t == ScalarType::I64) {
+          if (from == ScalarType::Bool) r = known(0, 1);
+          if (from == ScalarType::F32 && !uni) return "a vector cast F32 -> I64";
+        }
+        break;
+      }
+      case Op::Where:
+        if (t == ScalarType::I64) r = hull(range_of(in.b), range_of(in.c));
+        break;
+      default: {
+        const ScalarType ot = operand_type(in.a);
+        if (ot == ScalarType::F32) {
+          if (in.op == Op::Pow && !small_integer_exponent(k.code[in.b])) {
+            return "Pow with a non-constant exponent (no vector pow yet)";
+          }
+          if (!f32_op(in.op) && in.op != Op::Pow) return std::string("op on F32");
+        } else if (ot == ScalarType::Bool) {
+          if (!op_is_logic(in.op) && in.op != Op::Not && in.op != Op::Eq)
+            return std::string("op on Bool");
+        } else if (ot == ScalarType::I64) {
+          if (uni ? !i64_scalar_op(in.op) : !i64_vector_op(in.op)) return "op on I64";
+          r = int_range(in);
+        }
+        break;
+      }
+    }
+    if (t == ScalarType::I64) L_.range[i] = r;
+    if (!uni && in.op != Op::Store) {
+      // Vector I64 values are int32 lanes: the value and its I64 operands must fit.
+      if (t == ScalarType::I64 && !fits_i32(r))
+        return "a vector I64 value without a proven int32 range";
+      for (int id : {in.a, in.b, in.c})
+        if (id >= 0 && operand_type(id) == ScalarType::I64 && !fits_i32(range_of(id)))
+          return "a vector I64 operand without a proven int32 range";
+    }
+    if (in.op == Op::Load || in.op == Op::Store) return check_access(i);
+    return "";
+  }
+
+  Range int_range(const Instr& in) const {
+    const Range a = range_of(in.a);
+    switch (in.op) {
+      case Op::Add:
+        return add(a, range_of(in.b));
+      case Op::Sub:
+        return add(a, scale(range_of(in.b), -1));
+      case Op::Mul:
+        return mul(a, range_of(in.b));
+      case Op::Max:
+      case Op::Min:
+        return hull(a, range_of(in.b));
+      case Op::Neg:
+        return scale(a, -1);
+      case Op::Abs:
+        if (!a.known || a.lo == std::numeric_limits<int64_t>::min()) return Range();
+        return known(a.lo >= 0 ? a.lo : (a.hi <= 0 ? -a.hi : 0), std::max(-a.lo, a.hi));
+      case Op::Relu:
+        if (!a.known) return Range();
+        return known(std::max<int64_t>(a.lo, 0), std::max<int64_t>(a.hi, 0));
+      case Op::Sign:
+        return known(-1, 1);
+      default:
+        return Range();  // Div, Mod: scalar only, no range needed
+    }
+  }
+
+  Range form_range(const LinearForm& f, bool* vec_in_term) const {
+    Range r = known(f.offset, f.offset);
+    for (size_t v = 0; v < f.coeff.size(); ++v)
+      if (f.coeff[v] != 0) r = add(r, scale(known(0, L_.k.ranges[v] - 1), f.coeff[v]));
+    for (const LinearTerm& t : f.terms) {
+      Range tr;
+      if (t.kind == IndexKind::Value) {
+        tr = range_of(t.id);
+      } else {
+        for (const LinearForm& o : t.operands)
+          for (size_t v = 0; v < o.coeff.size(); ++v)
+            if (o.coeff[v] != 0 && static_cast<int>(v) == L_.vec_var) *vec_in_term = true;
+        const Range a = form_range(t.operands[0], vec_in_term);
+        const Range b = form_range(t.operands[1], vec_in_term);
+        if (t.kind == IndexKind::Mul) {
+          tr = mul(a, b);
+        } else if (b.known && b.lo == b.hi && b.lo > 0) {
+          if (t.kind == IndexKind::Mod) {
+            tr = known(0, b.lo - 1);
+          } else if (a.known) {
+            tr = known(floordiv64(a.lo, b.lo), floordiv64(a.hi, b.lo));
+          }
+        }
+      }
+      r = add(r, scale(tr, t.factor));
+    }
+    return r;
+  }
+
+  std::string check_access(int i) {
+    const Kernel& k = L_.k;
+    const Instr& in = k.code[i];
+    Access a;
+    a.instr = i;
+    a.arg = in.arg;
+    a.esize = static_cast<int>(dtype_size(k.args[in.arg].dtype));
+    a.form = linearize(*in.index, static_cast<int>(k.ranges.size()));
+    bool vec_in_term = false;
+    const Range r = form_range(a.form, &vec_in_term);
+    if (vec_in_term) return "an index that divides the vector variable";
+    for (const LinearTerm& t : a.form.terms) {
+      std::vector<int> ids;
+      for_each_form(LinearForm{0, {}, {t}}, [&](const LinearForm& f) {
+        for (const LinearTerm& u : f.terms)
+          if (u.kind == IndexKind::Value) ids.push_back(u.id);
+      });
+      for (int id : ids)
+        if (!L_.uniform[id]) return "an index through a vector value (gather)";
+    }
+    if (!r.known || r.lo < 0 || r.hi >= k.args[in.arg].elements)
+      return "an index not provably inside arg " + std::to_string(in.arg);
+    if (L_.vec_var >= 0) a.vec_coeff = a.form.coeff[L_.vec_var];
+    for (int v : L_.reduce_scalar)
+      if (a.form.coeff[v] != 0) a.uses_reduce_scalar = true;
+    if (!L_.uniform[i]) {
+      const int64_t stride = a.vec_coeff * a.esize;
+      const bool unit = a.vec_coeff == 1;
+      if (!unit) {
+        if (a.vec_coeff != 0 && a.esize != 4) return "a strided vector access of a non-32-bit type";
+        if (std::abs(stride) > kI32Max / 64) return "a vector stride too large";
+      }
+    }
+    L_.access[i] = static_cast<int>(L_.accesses.size());
+    L_.accesses.push_back(std::move(a));
+    return "";
+  }
+
+  // An arg both read and written: every access uses one affine index that no two points
+  // share, and every store is in an earlier phase (inner loop) than every load, so each
+  // point reads only what it wrote itself, earlier, in any lane arrangement.
+  std::string check_read_write() const {
+    const Kernel& k = L_.k;
+    for (size_t arg = 0; arg < k.args.size(); ++arg) {
+      std::vector<const Access*> loads, stores;
+      for (const Access& a : L_.accesses) {
+        if (a.arg != static_cast<int>(arg)) continue;
+        (k.code[a.instr].op == Op::Store ? stores : loads).push_back(&a);
+      }
+      if (loads.empty() || stores.empty()) continue;
+      const std::string why = "arg " + std::to_string(arg) + " is read and written";
+      const Access* first = stores[0];
+      if (!first->form.terms.empty() || !injective(first->form)) return why;
+      for (const auto* list : {&loads, &stores}) {
+        for (const Access* a : *list) {
+          if (!a->form.terms.empty() || a->form.offset != first->form.offset ||
+              a->form.coeff != first->form.coeff)
+            return why;
+        }
+      }
+      for (const Access* s : stores)
+        for (const Access* l : loads)
+          if (L_.loop[s->instr] >= L_.loop[l->instr]) return why;
+    }
+    return "";
+  }
+
+  // Whether distinct points of the iteration space get distinct indices.
+  bool injective(const LinearForm& f) const {
+    std::vector<std::pair<int64_t, int64_t>> dims;  // |coeff|, range
+    for (size_t v = 0; v < f.coeff.size(); ++v) {
+      if (L_.k.ranges[v] <= 1) continue;
+      if (f.coeff[v] == 0) return false;
+      dims.emplace_back(std::abs(f.coeff[v]), L_.k.ranges[v]);
+    }
+    std::sort(dims.begin(), dims.end());
+    __int128 span = 1;  // every smaller dim's reach, plus one
+    for (const auto& [c, r] : dims) {
+      if (c < span) return false;
+      span = static_cast<__int128>(c) * (r - 1) + span;
+    }
+    return true;
+  }
+
+  Layout& L_;
+};
+
+}  // namespace
+
+const char* where_name(Where w) {
+  static const char* names[] = {"entry", "row", "chunk", "hoist", "step", "vec", "post"};
+  return names[static_cast<int>(w)];
+}
+
+bool Layout::varying(Where w) const {
+  switch (w) {
+    case Where::Entry:
+    case Where::Row:
+      return false;
+    case Where::Chunk:
+    case Where::Vec:
+      return true;
+    case Where::Hoist:
+    case Where::Step:
+    case Where::Post:
+      return mode == Mode::LanesOuter;
+  }
+  return true;
+}
+
+std::string analyze_kernel(const Kernel& validated, Isa isa, Layout* out) {
+  if (isa == Isa::None) return "no AVX2 on this CPU";
+  if (validated.num_reduce == 0) return Analyzer(validated, isa, Mode::Pointwise, out).run();
+  // Lanes on the reduction for long contiguous rows, else on the innermost outer dim; the
+  // other arrangement when the first one is not supported.
+  const Kernel merged = merge_loop_dims(validated);
+  const int dims = static_cast<int>(merged.ranges.size()), outer = merged.num_outer();
+  bool lanes_outer = false;
+  if (outer > 0) {
+    int contiguous_inner = 0, contiguous_outer = 0;
+    for (const Instr& in : merged.code) {
+      if (in.op != Op::Load) continue;
+      const LinearForm f = linearize(*in.index, dims);
+      contiguous_inner += f.coeff[dims - 1] == 1;
+      contiguous_outer += f.coeff[outer - 1] == 1;
+    }
+    const int64_t ri = merged.ranges[dims - 1], ro = merged.ranges[outer - 1];
+    lanes_outer = (contiguous_outer > contiguous_inner && ro >= 8) || (ri < 16 && ro >= 16);
+    if (ri >= 64 && contiguous_inner >= contiguous_outer) lanes_outer = false;
+  }
+  const Mode first = lanes_outer ? Mode::LanesOuter : Mode::LanesInner;
+  const Mode second = lanes_outer ? Mode::LanesInner : Mode::LanesOuter;
+  std::string why = Analyzer(validated, isa, first, out).run();
+  if (why.empty()) return why;
+  if (second == Mode::LanesOuter && outer == 0) return why;
+  Layout alt;
+  if (Analyzer(validated, isa, second, &alt).run().empty()) {
+    *out = std::move(alt);
+    return "";
+  }
+  return why;
+}
+
+}  // namespace jit
+}  // namespace ferrite

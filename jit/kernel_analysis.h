@@ -1,0 +1,85 @@
+// What the JIT decides about a Kernel before it emits code: which dimension is vectorized,
+// which loops run as scalar odometers, where each instruction is computed (loop-invariant
+// code is placed at the outermost loop where its inputs are known), how each memory access
+// walks the vector lanes, and whether the kernel is one the code generator handles at all
+// (analyze_kernel returns the reason when not, and the backend runs that kernel on the
+// portable interpreter instead).
+//
+// Loop nest per mode (S = scalar odometer, V = vector loop over the vector dim in chunks of
+// `lanes`, the last chunk masked):
+//   Pointwise   Entry; S(outer dims but the last) { Row; V(last dim) { Vec } }
+//   LanesInner  Entry; S(outer dims) { Row; for each inner loop L { Hoist(L); init
+//               accumulators; S(reduce dims but the last) { Step(L); V(last dim) { Vec(L) } }
+//               horizontal reduce } Post }
+//   LanesOuter  Entry; S(outer dims but the last) { Row; V(last outer dim) { Chunk; for each
+//               inner loop L { Hoist(L); init; S(all reduce dims) { Step(L) } } Post } }
+// Values computed in Entry, Row, and in LanesInner's Hoist/Step/Post are the same in every
+// lane ("uniform"); the others vary along the lanes. Uniform values are kept as one scalar
+// (lane 0) in memory and broadcast where a vector needs them.
+//
+// Value representation: F32 in 32-bit lanes; Bool as 32-bit lane masks (all ones / zero);
+// I64 values that vary along the lanes must have a proven range inside int32 (loop
+// variables, ArgMax results, checked indices...) and are kept as int32 lanes; uniform I64
+// values are int64 scalars computed in general-purpose registers.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/kernel.h"
+#include "compiler/plan/linear_index.h"
+#include "jit/cpu_isa.h"
+
+namespace ferrite {
+namespace jit {
+
+enum class Mode : uint8_t { Pointwise, LanesInner, LanesOuter };
+enum class Where : uint8_t { Entry, Row, Chunk, Hoist, Step, Vec, Post };
+const char* where_name(Where w);
+
+// A closed interval of int64 values; `known` false means any int64.
+struct Range {
+  bool known = false;
+  int64_t lo = 0, hi = 0;
+};
+
+// One Load or Store. Its element index is form.offset + sum(coeff[v] * var_v) +
+// sum(factor * term); the scalar-variable part (offset and outer/reduce scalar variables)
+// is kept up to date by the loops in a pointer per access, the vector variable's part is
+// added per chunk, the terms (uniform I64 values, or div/mod/products of uniform operands)
+// where the access runs.
+struct Access {
+  int instr = -1;
+  int arg = -1;
+  int esize = 0;                    // bytes per element of the arg
+  LinearForm form;                  // over the kernel's variables
+  int64_t vec_coeff = 0;            // form.coeff[vec_var] (0 when the access is uniform)
+  bool uses_reduce_scalar = false;  // some reduce scalar variable has a nonzero coefficient
+};
+
+struct Layout {
+  Kernel k;  // after merge_loop_dims
+  Isa isa = Isa::None;
+  int lanes = 0;
+  Mode mode = Mode::Pointwise;
+  int vec_var = -1;
+  std::vector<int> outer_scalar;   // variables of the row odometer, outermost first
+  std::vector<int> reduce_scalar;  // variables of the step odometer, outermost first
+  std::vector<Where> where;        // per instruction
+  std::vector<bool> uniform;       // per instruction
+  std::vector<int> loop;           // per instruction: inner loop (body), num_loops (post)
+  std::vector<Range> range;        // per I64 instruction: proven range
+  std::vector<int> access;         // per instruction: index into accesses, or -1
+  std::vector<Access> accesses;
+
+  bool varying(Where w) const;
+  int num_loops() const { return k.num_loops(); }
+};
+
+// Fills `out` and returns "" when the code generator can compile `validated` for `isa`,
+// else a short reason ("op Sin", "varying I64 value %12 of unknown range", ...).
+std::string analyze_kernel(const Kernel& validated, Isa isa, Layout* out);
+
+}  // namespace jit
+}  // namespace ferrite

@@ -1,0 +1,139 @@
+// The x86 emitter behind generate_kernel (kernel_codegen.h). Split by concern:
+//   emitter_loops.cc   frame, odometers, vector loops, regions and register allocation
+//   emitter_values.cc  value instructions on vectors (f32 / bool masks / int32 lanes)
+//   emitter_memory.cc  addresses, loads and stores (contiguous, broadcast, strided, tails)
+//   emitter_scalar.cc  uniform instructions: int64 in general registers, the rest in lane 0
+//   emitter_reduce.cc  accumulators: init, accumulate, horizontal reduce
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include <xbyak/xbyak.h>
+
+#include "jit/const_pool.h"
+#include "jit/kernel_analysis.h"
+#include "jit/vec_context.h"
+
+namespace ferrite {
+namespace jit {
+
+class KernelEmitter : public Xbyak::CodeGenerator {
+ public:
+  KernelEmitter(const Layout& layout, size_t max_code);
+  void generate();
+
+ private:
+  using Xmm = Xbyak::Xmm;
+  using Reg64 = Xbyak::Reg64;
+
+  // ---- frame (emitter_loops.cc)
+  Xbyak::Address home(int id) { return ptr[rsp + home_off_ + id * vbytes_]; }
+  Xbyak::Address home32(int id) { return dword[rsp + home_off_ + id * vbytes_]; }
+  Xbyak::Address home64(int id) { return qword[rsp + home_off_ + id * vbytes_]; }
+  Xbyak::Address row_ptr(int a) { return qword[rsp + ptr_off_ + a * 16]; }
+  Xbyak::Address cur_ptr(int a) { return qword[rsp + ptr_off_ + a * 16 + 8]; }
+  Xbyak::Address var_slot(int v) { return qword[rsp + var_off_ + v * 8]; }
+  Xbyak::Address misc(int i) { return qword[rsp + misc_off_ + i * 8]; }
+  Xbyak::Address buf(int byte) { return ptr[rsp + buf_off_ + byte]; }
+  enum Misc { kSavedRsp = 0, kCall, kRowsLeft, kVecBegin, kVecEnd, kStepLin, kExpr, kMiscCount };
+  static constexpr int kExprSlots = 16;
+
+  // ---- structure (emitter_loops.cc)
+  void layout_frame();
+  void prologue();
+  void epilogue();
+  void run_rows();
+  void pointwise_row();
+  void lanes_inner_row();
+  void lanes_outer_row();
+  void lanes_outer_chunk(bool tail);
+  void step_odometer(int loop, bool lanes_outer, bool tail);
+  void vector_loop(int loop);
+  void vec_body(int loop, bool tail);
+  void set_tail_mask();  // n = r12 - rbx in (0, lanes)
+  void advance(const std::vector<int>& vars, bool cur, const Xbyak::Label& again);
+  std::vector<int> region(Where w, int loop) const;
+
+  // ---- registers (emitter_loops.cc)
+  void reset_regs();
+  void emit_uniform_region(const std::vector<int>& ids);
+  void emit_varying_region(const std::vector<int>& ids, bool tail);
+  void pin(const std::vector<int>& ids, int budget);
+  void unpin();
+  int alloc(int id, const std::vector<int>& ids, size_t pos);
+  Xmm fetch(int id, int temp);
+  void free_dead(const std::vector<int>& ids, size_t pos);
+  void load_bases(const std::vector<int>& ids);
+  void release_bases();
+  bool uses_outside(int id) const { return outside_[id]; }
+
+  // ---- values (emitter_values.cc)
+  void vector_instr(int id, const Xmm& d, const Xmm* ops, bool tail);
+  void vec_unary(const Instr& in, const Xmm& d, const Xmm& a);
+  void vec_binary(const Instr& in, const Xmm& d, const Xmm& a, const Xmm& b);
+  void vec_compare(Op op, ScalarType t, const Xmm& d, const Xmm& a, const Xmm& b);
+  void vec_cast(ScalarType from, ScalarType to, const Xmm& d, const Xmm& a);
+  void vec_where(const Xmm& d, const Xmm& c, const Xmm& b, const Xmm& e);
+  void mask_to_k(const Xbyak::Opmask& k, const Xmm& m);
+  void k_to_mask(const Xmm& d, const Xbyak::Opmask& k);
+  void vec_pow_const(const Xmm& d, const Xmm& a, double e);
+  VecContext math_ctx();
+
+  // ---- memory (emitter_memory.cc)
+  void base_of(int access, const Reg64& r);  // r = row/cur pointer + terms
+  void eval_form(const LinearForm& f, const Reg64& r);
+  Reg64 base_reg(int access);  // cached in the innermost loop, else computed into rax
+  void vector_load(int id, const Xmm& d, const Xmm* mask, bool tail);
+  void vector_store(int id, const Xmm& v, const Xmm* mask, bool tail);
+  void scalar_load(int id);
+  void scalar_store(int id);
+  Xbyak::RegExp lane0(int access, const Reg64& base);
+  void stage_in(const Reg64& from, int bytes_per_lane);
+  void stage_out(const Reg64& to, int bytes_per_lane);
+
+  // ---- uniform instructions (emitter_scalar.cc)
+  void uniform_instr(int id);
+  void uniform_i64(int id);
+  void check_index(int id);
+  void fail_exit(int id, const Reg64& value);
+
+  // ---- reductions (emitter_reduce.cc)
+  void init_accumulators(int loop);
+  void accumulate(int id, const Xmm& x, bool tail);
+  void finish_accumulators(int loop);
+  void horizontal(ReduceKind kind, int acc, int idx);
+  int acc_reg(int id) const { return acc_[id]; }
+  int acc_idx_reg(int id) const { return acc_idx_[id]; }
+
+  Xmm vec(int i) const {
+    if (isa_ == Isa::Avx512) return Xbyak::Zmm(i);
+    return Xbyak::Ymm(i);
+  }
+  bool avx512() const { return isa_ == Isa::Avx512; }
+
+  const Layout& L_;
+  const Kernel& k_;
+  Isa isa_;
+  int lanes_, vbytes_;
+  ConstPool consts_;
+  std::vector<int> pool_, temps_, math_;
+  int tail_vreg_ = -1;  // AVX2: the tail lane mask while a tail body runs
+  std::vector<Reg64> ptr_regs_;
+
+  int home_off_ = 0, ptr_off_ = 0, var_off_ = 0, misc_off_ = 0, buf_off_ = 0, frame_ = 0;
+
+  std::vector<bool> outside_;       // value used by another region (or by general-register code)
+  std::vector<int> reg_of_;         // value -> vector register, or -1
+  std::vector<int> owner_;          // register -> value, or -1
+  std::vector<bool> fixed_;         // register pinned or an accumulator (not for allocation)
+  std::vector<int> pinned_;         // values pinned for the current innermost loop
+  std::vector<int> base_reg_;       // access -> index into ptr_regs_, or -1
+  std::vector<int> acc_, acc_idx_;  // Reduce value -> accumulator registers
+  std::vector<int> cur_uses_;       // values the current instruction reads (never spilled)
+  Xbyak::Label exit_;
+  bool in_tail_ = false;
+};
+
+}  // namespace jit
+}  // namespace ferrite
