@@ -6,6 +6,7 @@
 #include <cmath>
 #include <random>
 
+#include "compiler/plan/error.h"
 #include "jit/cpu_isa.h"
 #include "jit/jit_backend.h"
 #include "tests/unit/runtime/kernel_builder.h"
@@ -99,6 +100,169 @@ TEST(JitKernel, ArgMaxRowsThenCompare) {
   b.post();
   expect_jit_matches(b.build(), testing::tensors(random_tensor(DType::F32, 16, 4),
                                                  testing::zeros(DType::F32, 16)));
+}
+
+TEST(JitKernel, ReductionsBothLaneArrangements) {
+  // Sum/max/min/prod/argmin over the last dim: [r, n] rows (lanes on the reduction for long
+  // rows, on the rows for short ones), with a prologue and an epilogue.
+  for (auto [r, n] : std::vector<std::pair<int64_t, int64_t>>{{3, 100}, {40, 5}, {17, 33}}) {
+    for (ReduceKind kind : {ReduceKind::Sum, ReduceKind::Max, ReduceKind::Min, ReduceKind::Prod,
+                            ReduceKind::ArgMin}) {
+      KernelBuilder b({r, n}, 1);
+      const int x = b.arg(DType::F32, r * n);
+      const bool arg = kind == ReduceKind::ArgMin;
+      const int y = b.arg(arg ? DType::I64 : DType::F32, r, true);
+      const int v = b.load(x, Affine({{0, n}, {1, 1}}));
+      const int sc = b.constant(ScalarType::F32, kind == ReduceKind::Prod ? 0.25 : 1.5);
+      const int red = b.reduce(kind, b.binary(Op::Mul, v, sc));
+      b.post();
+      b.store(y, V(0), arg ? red : b.unary(Op::Neg, red));
+      const double lo = kind == ReduceKind::Prod ? 1 : -4, hi = kind == ReduceKind::Prod ? 6 : 4;
+      expect_jit_matches(
+          b.build(),
+          testing::tensors(random_tensor(DType::F32, r * n, 7, lo, hi),
+                           testing::zeros(y == 1 && arg ? DType::I64 : DType::F32, r)),
+          64);
+    }
+  }
+}
+
+TEST(JitKernel, ReductionOverTwoDimsAndOuterDim) {
+  // Sum over dims 0 and 2 of [5, 6, 7] (a scalar loop inside the reduction), and a column sum
+  // of [9, 37] (a reduction over an outer-looking dim: lanes on the columns).
+  {
+    KernelBuilder b({6, 5, 7}, 2);
+    const int x = b.arg(DType::F32, 210), y = b.arg(DType::F32, 6, true);
+    const int red = b.reduce(ReduceKind::Sum, b.load(x, Affine({{1, 42}, {0, 7}, {2, 1}})));
+    b.post();
+    b.store(y, V(0), red);
+    expect_jit_matches(
+        b.build(),
+        testing::tensors(random_tensor(DType::F32, 210, 8), testing::zeros(DType::F32, 6)), 64);
+  }
+  {
+    KernelBuilder b({37, 9}, 1);
+    const int x = b.arg(DType::F32, 333), y = b.arg(DType::F32, 37, true);
+    const int red = b.reduce(ReduceKind::Max, b.load(x, Affine({{1, 37}, {0, 1}})));
+    b.post();
+    b.store(y, V(0), red);
+    expect_jit_matches(b.build(), testing::tensors(random_tensor(DType::F32, 333, 9),
+                                                   testing::zeros(DType::F32, 37)));
+  }
+}
+
+TEST(JitKernel, TransposedAndStridedAccesses) {
+  // y[j, i] = x[i, j] * 2 over [13, 19]: strided loads (gather) or strided stores.
+  KernelBuilder b({13, 19});
+  const int x = b.arg(DType::F32, 247), y = b.arg(DType::F32, 247, true);
+  const int v = b.load(x, Affine({{0, 19}, {1, 1}}));
+  b.store(y, Affine({{1, 13}, {0, 1}}), b.binary(Op::Mul, v, b.constant(ScalarType::F32, 2)));
+  expect_jit_matches(b.build(), testing::tensors(random_tensor(DType::F32, 247, 10),
+                                                 testing::zeros(DType::F32, 247)));
+  KernelBuilder c({13, 19});
+  const int x2 = c.arg(DType::F32, 247), y2 = c.arg(DType::F32, 247, true);
+  const int v2 = c.load(x2, Affine({{1, 13}, {0, 1}}));
+  c.store(y2, Affine({{0, 19}, {1, 1}}), c.unary(Op::Abs, v2));
+  expect_jit_matches(c.build(), testing::tensors(random_tensor(DType::F32, 247, 11),
+                                                 testing::zeros(DType::F32, 247)));
+}
+
+TEST(JitKernel, RowGatherWithCheckedIndex) {
+  // Embedding lookup: out[t, h] = table[ids[t], h]; ids may be negative (from the end).
+  KernelBuilder b({5, 21});
+  const int ids = b.arg(DType::I64, 5), table = b.arg(DType::F32, 7 * 21),
+            out = b.arg(DType::F32, 5 * 21, true);
+  const int id = b.check_index(b.load(ids, V(0)), 7, "Gather 'g' indices");
+  const int v = b.load(table, testing::Add(testing::Mul(ix_value(id), C(21)), V(1)));
+  b.store(out, Affine({{0, 21}, {1, 1}}), v);
+  const Kernel k = b.build();
+  expect_jit_matches(
+      k, testing::tensors(testing::make_tensor<int64_t>(DType::I64, {0, 6, -1, 3, -7}),
+                          random_tensor(DType::F32, 147, 12), testing::zeros(DType::F32, 105)));
+  // An index out of range fails with the reference's message.
+  for (const std::string& isa : isas()) {
+    BackendOptions options;
+    options.isa = isa;
+    auto bufs =
+        testing::tensors(testing::make_tensor<int64_t>(DType::I64, {0, 1, 7, 0, 0}),
+                         random_tensor(DType::F32, 147, 12), testing::zeros(DType::F32, 105));
+    std::vector<void*> args = {bufs[0].data(), bufs[1].data(), bufs[2].data()};
+    try {
+      jit::make_jit_backend(options)->prepare(k)->run(args.data());
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      EXPECT_STREQ(e.what(), "Gather 'g' indices: index 7 out of range [-7, 7)");
+    }
+  }
+}
+
+TEST(JitKernel, MixedStorageTypes) {
+  // Bool, f16, i32 and u8 loads; bool, f16, i32 and i64 stores; a LoopVar iota.
+  const int64_t n = 45;
+  KernelBuilder b({n});
+  const int m = b.arg(DType::Bool, n), h = b.arg(DType::F16, n), q = b.arg(DType::I32, n),
+            u = b.arg(DType::U8, n), ob = b.arg(DType::Bool, n, true),
+            oh = b.arg(DType::F16, n, true), oq = b.arg(DType::I32, n, true),
+            ol = b.arg(DType::I64, n, true);
+  const int mv = b.load(m, V(0)), hv = b.load(h, V(0)), qv = b.load(q, V(0)), uv = b.load(u, V(0));
+  const int iota = b.loop_var(0);
+  const int sum = b.binary(Op::Add, b.binary(Op::Mul, uv, iota), uv);  // fits in int32
+  b.store(ob, V(0), b.binary(Op::And, mv, b.binary(Op::Gt, hv, b.constant(ScalarType::F32, 0))));
+  b.store(oh, V(0), b.where(mv, hv, b.cast(ScalarType::F32, sum)));
+  b.store(oq, V(0), b.binary(Op::Max, qv, sum));
+  b.store(ol, V(0), b.binary(Op::Sub, iota, uv));
+  expect_jit_matches(
+      b.build(),
+      testing::tensors(random_tensor(DType::Bool, n, 13), random_tensor(DType::F16, n, 14),
+                       random_tensor(DType::I32, n, 15, -100, 100),
+                       random_tensor(DType::U8, n, 16, 0, 255), testing::zeros(DType::Bool, n),
+                       testing::zeros(DType::F16, n), testing::zeros(DType::I32, n),
+                       testing::zeros(DType::I64, n)));
+}
+
+TEST(JitKernel, SoftmaxThreeInnerLoops) {
+  for (int64_t n : {10, 128}) {
+    const int64_t r = 6;
+    KernelBuilder b({r, n}, 1);
+    const int x = b.arg(DType::F32, r * n), y = b.arg(DType::F32, r * n, true);
+    const Index at = Affine({{0, n}, {1, 1}});
+    const int mx = b.reduce(ReduceKind::Max, b.load(x, at));
+    b.end_loop();
+    const int d = b.binary(Op::Sub, b.load(x, at), mx);
+    const int sq = b.binary(Op::Mul, d, d);
+    const int s = b.reduce(ReduceKind::Sum, sq);
+    b.end_loop();
+    b.store(y, at,
+            b.binary(Op::Div,
+                     b.binary(Op::Mul, b.binary(Op::Sub, b.load(x, at), mx),
+                              b.binary(Op::Sub, b.load(x, at), mx)),
+                     s));
+    b.post();
+    expect_jit_matches(
+        b.build(),
+        testing::tensors(random_tensor(DType::F32, r * n, 17), testing::zeros(DType::F32, r * n)),
+        64);
+  }
+}
+
+TEST(JitKernel, LargeKernelsSplitAcrossThreads) {
+  // Big enough for two threads: a 1-D pointwise kernel (split along the vector dim) and a
+  // row reduction (split by rows); expect_jit_matches runs 1 and 2 threads.
+  const int64_t n = 100003;
+  KernelBuilder b({n});
+  const int x = b.arg(DType::F32, n), y = b.arg(DType::F32, n, true);
+  b.store(y, V(0), b.binary(Op::Mul, b.load(x, V(0)), b.load(x, V(0))));
+  expect_jit_matches(
+      b.build(), testing::tensors(random_tensor(DType::F32, n, 18), testing::zeros(DType::F32, n)));
+  KernelBuilder c({64, 1031}, 1);
+  const int x2 = c.arg(DType::F32, 64 * 1031), y2 = c.arg(DType::F32, 64, true);
+  const int s = c.reduce(ReduceKind::Sum, c.load(x2, Affine({{0, 1031}, {1, 1}})));
+  c.post();
+  c.store(y2, V(0), s);
+  expect_jit_matches(
+      c.build(),
+      testing::tensors(random_tensor(DType::F32, 64 * 1031, 19), testing::zeros(DType::F32, 64)),
+      256);
 }
 
 }  // namespace
