@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <functional>
 
 #include "compiler/plan/error.h"
 #include "jit/kernel_codegen.h"
@@ -13,24 +14,6 @@ namespace jit {
 using namespace Xbyak;
 
 namespace {
-
-// The values an instruction reads as vectors or scalars (index Value leaves excluded:
-// those are uniform and read from their home by general-register code).
-template <class F>
-void for_each_operand(const Instr& in, F f) {
-  const int arity = op_arity(in.op);
-  if (arity >= 1) f(in.a);
-  if (arity >= 2) f(in.b);
-  if (arity >= 3) f(in.c);
-  if (in.mask >= 0) f(in.mask);
-}
-
-template <class F>
-void for_each_index_value(const IndexNode& e, F f) {
-  if (e.kind == IndexKind::Value) f(e.id);
-  if (e.a) for_each_index_value(*e.a, f);
-  if (e.b) for_each_index_value(*e.b, f);
-}
 
 int region_key(const Layout& L, int id) {
   const Where w = L.where[id];
@@ -73,11 +56,24 @@ KernelEmitter::KernelEmitter(const Layout& layout, size_t max_code)
   for (size_t i = 0; i < n; ++i) {
     const Instr& in = k_.code[i];
     if (L_.uniform[i] || in.op == Op::Reduce) outside_[i] = true;
-    for_each_operand(in, [&](int id) {
+    for_each_value_operand(in, [&](int id) {
       if (region_key(L_, id) != region_key(L_, static_cast<int>(i))) outside_[id] = true;
     });
-    if (in.index) for_each_index_value(*in.index, [&](int id) { outside_[id] = true; });
+    if (in.index) {
+      std::vector<int> leaves;
+      index_values(*in.index, &leaves);
+      for (int id : leaves) outside_[id] = true;
+    }
   }
+}
+
+Xbyak::Address KernelEmitter::lane_ints(int64_t step) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(vbytes_));
+  for (int l = 0; l < lanes_; ++l) {
+    const int32_t v = static_cast<int32_t>(l * step);
+    std::memcpy(bytes.data() + 4 * l, &v, 4);
+  }
+  return consts_.raw(bytes);
 }
 
 VecContext KernelEmitter::math_ctx() {
@@ -235,20 +231,7 @@ void KernelEmitter::vector_loop(int loop) {
     mov(rbx, misc(kVecBegin));
     mov(r12, misc(kVecEnd));
   }
-  Label top, tail, done;
-  L(top);
-  lea(rax, ptr[rbx + lanes_]);
-  cmp(rax, r12);
-  jg(tail, T_NEAR);
-  vec_body(loop, false);
-  add(rbx, lanes_);
-  jmp(top, T_NEAR);
-  L(tail);
-  cmp(rbx, r12);
-  jge(done, T_NEAR);
-  set_tail_mask();
-  vec_body(loop, true);
-  L(done);
+  chunks([&](bool tail) { vec_body(loop, tail); });
   release_bases();
   unpin();
 }
@@ -269,9 +252,7 @@ void KernelEmitter::set_tail_mask() {
     const Xbyak::Ymm t(tail_vreg_);
     vmovd(Xbyak::Xmm(tail_vreg_), ecx);
     vpbroadcastd(t, Xbyak::Xmm(tail_vreg_));
-    std::vector<uint8_t> iota(32);
-    for (int l = 0; l < 8; ++l) std::memcpy(iota.data() + 4 * l, &l, 4);
-    vpcmpgtd(t, t, consts_.raw(iota));
+    vpcmpgtd(t, t, lane_ints(1));
   }
 }
 
@@ -320,19 +301,25 @@ void KernelEmitter::lanes_inner_row() {
 void KernelEmitter::lanes_outer_row() {
   mov(rbx, misc(kVecBegin));
   mov(r12, misc(kVecEnd));
+  chunks([&](bool tail) { lanes_outer_chunk(tail); });
+}
+
+// Walks rbx over [rbx, r12) in whole vectors (body(false)), then the masked rest
+// (body(true)).
+void KernelEmitter::chunks(const std::function<void(bool tail)>& body) {
   Label top, tail, done;
   L(top);
   lea(rax, ptr[rbx + lanes_]);
   cmp(rax, r12);
   jg(tail, T_NEAR);
-  lanes_outer_chunk(false);
+  body(false);
   add(rbx, lanes_);
   jmp(top, T_NEAR);
   L(tail);
   cmp(rbx, r12);
   jge(done, T_NEAR);
   set_tail_mask();
-  lanes_outer_chunk(true);
+  body(true);
   L(done);
 }
 
@@ -396,7 +383,7 @@ int KernelEmitter::alloc(int id, const std::vector<int>& ids, size_t pos) {
     size_t next = ids.size() + 1;
     for (size_t p = pos + 1; p < ids.size() && next > ids.size(); ++p) {
       const Instr& in = k_.code[ids[p]];
-      for_each_operand(in, [&](int u) {
+      for_each_value_operand(in, [&](int u) {
         if (u == v) next = std::min(next, p);
       });
     }
@@ -422,7 +409,7 @@ void KernelEmitter::pin(const std::vector<int>& ids, int budget) {
   std::vector<int> defined(k_.code.size(), 0), uses(k_.code.size(), 0);
   for (int id : ids) defined[id] = 1;
   for (int id : ids)
-    for_each_operand(k_.code[id], [&](int u) {
+    for_each_value_operand(k_.code[id], [&](int u) {
       if (!defined[u] && reg_of_[u] < 0 && acc_[u] < 0) ++uses[u];
     });
   std::vector<int> live_in;
@@ -460,12 +447,12 @@ void KernelEmitter::unpin() {
 
 void KernelEmitter::free_dead(const std::vector<int>& ids, size_t pos) {
   const Instr& in = k_.code[ids[pos]];
-  for_each_operand(in, [&](int u) {
+  for_each_value_operand(in, [&](int u) {
     const int r = reg_of_[u];
     if (r < 0 || fixed_[r]) return;
     for (size_t p = pos + 1; p < ids.size(); ++p) {
       bool used = false;
-      for_each_operand(k_.code[ids[p]], [&](int w) { used = used || w == u; });
+      for_each_value_operand(k_.code[ids[p]], [&](int w) { used = used || w == u; });
       if (used) return;
     }
     owner_[r] = -1;
@@ -481,10 +468,10 @@ void KernelEmitter::emit_varying_region(const std::vector<int>& ids, bool tail) 
     const int id = ids[pos];
     const Instr& in = k_.code[id];
     cur_uses_.clear();
-    for_each_operand(in, [&](int u) { cur_uses_.push_back(u); });
+    for_each_value_operand(in, [&](int u) { cur_uses_.push_back(u); });
     Xmm ops[4] = {Xmm(0), Xmm(0), Xmm(0), Xmm(0)};
     int n = 0;
-    for_each_operand(in, [&](int u) {
+    for_each_value_operand(in, [&](int u) {
       ops[n] = fetch(u, n);
       ++n;
     });
@@ -509,7 +496,7 @@ void KernelEmitter::emit_varying_region(const std::vector<int>& ids, bool tail) 
     if (outside_[id]) vmovups(home(id), d);
     bool used_later = false;
     for (size_t p = pos + 1; p < ids.size() && !used_later; ++p)
-      for_each_operand(k_.code[ids[p]], [&](int w) { used_later = used_later || w == id; });
+      for_each_value_operand(k_.code[ids[p]], [&](int w) { used_later = used_later || w == id; });
     if (!used_later) {
       owner_[r] = -1;
       reg_of_[id] = -1;

@@ -168,14 +168,9 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
   if (acc.vec_coeff != 1) {
     // Strided 32-bit elements: a gather with lane offsets lane * stride bytes.
     const int64_t stride = acc.vec_coeff * acc.esize;
-    std::vector<uint8_t> offs(static_cast<size_t>(vbytes_));
-    for (int l = 0; l < lanes_; ++l) {
-      const int32_t o = static_cast<int32_t>(l * stride);
-      std::memcpy(offs.data() + 4 * l, &o, 4);
-    }
     imul(rdx, rbx, static_cast<int>(stride));
     add(rdx, b);
-    vmovups(s0, consts_.raw(offs));
+    vmovups(s0, lane_ints(stride));
     vxorps(d, d, d);
     if (avx512()) {
       if (tail) {
@@ -278,12 +273,7 @@ void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool
     imul(rdx, rbx, static_cast<int>(stride));
     add(rdx, b);
     if (avx512()) {
-      std::vector<uint8_t> offs(static_cast<size_t>(vbytes_));
-      for (int l = 0; l < lanes_; ++l) {
-        const int32_t o = static_cast<int32_t>(l * stride);
-        std::memcpy(offs.data() + 4 * l, &o, 4);
-      }
-      vmovups(s0, consts_.raw(offs));
+      vmovups(s0, lane_ints(stride));
       if (tail) {
         kmovw(k2, k1);
       } else {

@@ -110,9 +110,7 @@ void KernelEmitter::accumulate(int id, const Xmm& x_in, bool tail) {
     vpbroadcastd(s2, Xbyak::Xmm(s2.getIdx()));
   }
   if (L_.mode == Mode::LanesInner) {
-    std::vector<uint8_t> iota(static_cast<size_t>(vbytes_));
-    for (int l = 0; l < lanes_; ++l) std::memcpy(iota.data() + 4 * l, &l, 4);
-    vpaddd(s2, s2, consts_.raw(iota));
+    vpaddd(s2, s2, lane_ints(1));
   }
   const uint8_t pred = in.reduce == ReduceKind::ArgMax ? kNleUS : kNgeUS;
   if (avx512()) {

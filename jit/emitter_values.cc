@@ -51,15 +51,13 @@ void KernelEmitter::vector_instr(int id, const Xmm& d, const Xmm* ops, bool /*ta
         vpbroadcastd(d, dword[rsp + var_off_ + in.arg * 8]);
         return;
       }
-      std::vector<uint8_t> iota(static_cast<size_t>(vbytes_));
-      for (int l = 0; l < lanes_; ++l) std::memcpy(iota.data() + 4 * l, &l, 4);
       if (avx512()) {
         vpbroadcastd(d, ebx);
       } else {
         vmovd(Xbyak::Xmm(d.getIdx()), ebx);
         vpbroadcastd(d, Xbyak::Xmm(d.getIdx()));
       }
-      vpaddd(d, d, consts_.raw(iota));
+      vpaddd(d, d, lane_ints(1));
       return;
     }
     case Op::Cast:

@@ -13,15 +13,6 @@ namespace {
 constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
 constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
 
-template <class F>
-void for_each_operand(const Instr& in, F f) {
-  const int arity = op_arity(in.op);
-  if (arity >= 1) f(in.a);
-  if (arity >= 2) f(in.b);
-  if (arity >= 3) f(in.c);
-  if (in.mask >= 0) f(in.mask);
-}
-
 Range known(int64_t lo, int64_t hi) {
   Range r;
   r.known = true;
@@ -259,7 +250,7 @@ class Analyzer {
     } else if (post) {
       w = Where::Post;
     } else {
-      for_each_operand(in, [&](int id) { w = std::max(w, value_where(id)); });
+      for_each_value_operand(in, [&](int id) { w = std::max(w, value_where(id)); });
       if (in.op == Op::LoopVar) w = std::max(w, var_where(in.arg));
       if (in.index) w = index_where(*in.index, w);
       if (in.op == Op::Reduce) w = L_.mode == Mode::LanesOuter ? Where::Step : Where::Vec;

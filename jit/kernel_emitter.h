@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include <xbyak/xbyak.h>
@@ -51,6 +52,7 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void step_odometer(int loop, bool lanes_outer, bool tail);
   void vector_loop(int loop);
   void vec_body(int loop, bool tail);
+  void chunks(const std::function<void(bool tail)>& body);
   void set_tail_mask();  // n = r12 - rbx in (0, lanes)
   void advance(const std::vector<int>& vars, bool cur, const Xbyak::Label& again);
   std::vector<int> region(Where w, int loop) const;
@@ -105,6 +107,9 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void horizontal(ReduceKind kind, int acc, int idx);
   int acc_reg(int id) const { return acc_[id]; }
   int acc_idx_reg(int id) const { return acc_idx_[id]; }
+
+  // The int32 vector {0, step, 2*step, ...} (lane offsets, iota) from the constant pool.
+  Xbyak::Address lane_ints(int64_t step);
 
   Xmm vec(int i) const {
     if (isa_ == Isa::Avx512) return Xbyak::Zmm(i);

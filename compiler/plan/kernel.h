@@ -62,6 +62,17 @@ struct Instr {
 // yield the i64 linear index (row-major over the reduction dims) of the first extremum.
 // Cast(a): converts to `type`. LoopVar: the i64 value of loop variable `arg`.
 
+// Calls f(id) on each value operand of `in`: a, b, c (as many as its arity), then the mask.
+// Index Value leaves are not included (index_values collects those).
+template <class F>
+void for_each_value_operand(const Instr& in, F&& f) {
+  const int arity = op_arity(in.op);
+  if (arity >= 1) f(in.a);
+  if (arity >= 2) f(in.b);
+  if (arity >= 3) f(in.c);
+  if (in.mask >= 0) f(in.mask);
+}
+
 struct KernelArg {
   DType dtype = DType::F32;
   int64_t elements = 0;  // size of the buffer in elements

@@ -69,11 +69,7 @@ Index remap_index(const Index& e, const std::vector<Index>& vars, const ValueMap
 // Calls f on each SSA operand of `in`: a, b, c (as many as its arity), mask, index values.
 template <class F>
 void for_each_operand(const Instr& in, F f) {
-  const int arity = op_arity(in.op);
-  if (arity >= 1) f(in.a);
-  if (arity >= 2) f(in.b);
-  if (arity >= 3) f(in.c);
-  if (in.mask >= 0) f(in.mask);
+  for_each_value_operand(in, f);
   if (in.index) {
     std::vector<int> vals;
     index_values(*in.index, &vals);

@@ -8,16 +8,6 @@ namespace ferrite {
 namespace portable {
 namespace {
 
-// Operands that are read from block slots: a, b, c (by arity) and the mask.
-template <class F>
-void for_each_operand(const Instr& in, F f) {
-  const int arity = op_arity(in.op);
-  if (arity >= 1) f(in.a);
-  if (arity >= 2) f(in.b);
-  if (arity >= 3) f(in.c);
-  if (in.mask >= 0) f(in.mask);
-}
-
 class Builder {
  public:
   explicit Builder(const Kernel& k) {
@@ -101,7 +91,7 @@ class Builder {
     for (size_t i = 0; i < k().code.size(); ++i) {
       const Instr& in = k().code[i];
       Level lv = Level::Const;
-      for_each_operand(in, [&](int id) { lv = std::max(lv, level(id)); });
+      for_each_value_operand(in, [&](int id) { lv = std::max(lv, level(id)); });
       switch (in.op) {
         case Op::LoopVar:
           lv = in.arg == p_.lane_var ? Level::Lane : Level::Row;
@@ -162,7 +152,7 @@ class Builder {
 
   void mark_broadcasts() {
     for (int i : lane_sequence()) {
-      for_each_operand(k().code[i], [&](int id) {
+      for_each_value_operand(k().code[i], [&](int id) {
         if (level(id) != Level::Lane) p_.info[id].broadcast = true;
       });
     }
@@ -174,7 +164,7 @@ class Builder {
   std::vector<int> lane_reads(int i) const {
     const Instr& in = k().code[i];
     std::vector<int> ids;
-    for_each_operand(in, [&](int id) { ids.push_back(id); });
+    for_each_value_operand(in, [&](int id) { ids.push_back(id); });
     if (in.index) index_values(*in.index, &ids);
     return ids;
   }
