@@ -13,6 +13,10 @@ namespace ferrite {
 namespace jit {
 namespace {
 
+using vmath::Emit;
+using vmath::k2;
+using vmath::Xmm;
+
 // Minimax coefficients (Remez on the stated interval, relative error), highest degree first.
 // exp(r) = 1 + r + ... (degree 6), |r| <= ln2/2: 2^-28.4.
 const float kExp[] = {0.00140648964f, 0.00837997347f, 0.0416646972f, 0.166663527f,

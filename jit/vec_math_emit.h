@@ -10,10 +10,11 @@
 
 namespace ferrite {
 namespace jit {
+namespace vmath {
 
 using Xbyak::Xmm;
 
-inline const Xbyak::Opmask k2(2), k3(3), k4(4), k5(5), k6(6);
+inline const Xbyak::Opmask k2(2), k3(3), k4(4), k5(5);
 
 struct Emit {
   explicit Emit(VecContext& c) : ctx(c), g(c.g), avx512(c.isa == Isa::Avx512) {}
@@ -78,5 +79,6 @@ struct Emit {
   }
 };
 
+}  // namespace vmath
 }  // namespace jit
 }  // namespace ferrite

@@ -13,6 +13,13 @@ namespace ferrite {
 namespace jit {
 namespace {
 
+using vmath::Emit;
+using vmath::k2;
+using vmath::k3;
+using vmath::k4;
+using vmath::k5;
+using vmath::Xmm;
+
 // Minimax (Remez), highest degree first. log2(1+f) = f P(f), f in [-1/4, 1/2]: 2^-33.2
 // relative. 2^r = 1 + r Q(r), |r| <= 1/2: 2^-28.5 relative.
 const double kLog2P[] = {-0.04495411796270884, 0.11550309308074368,  -0.15287028844755532,
@@ -84,8 +91,8 @@ void load_half(Emit& e, const Xmm& dst, const Xmm& src, int h) {
   }
 }
 
-// pow for half `h` of the lanes, log2(1+f) already in fd as doubles; p and q are scratch.
-// The float results end in the low half of fd.
+// pow for half `h` of the lanes, with that half of f already in fd as doubles; p and q are
+// scratch. The float results end in the low half of fd.
 void pow_half(Emit& e, const Xmm& fd, const Xmm& p, const Xmm& q, const Xmm& ex, const Xmm& b,
               int h) {
   auto& g = e.g;
