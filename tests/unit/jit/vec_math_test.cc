@@ -2,7 +2,7 @@
 // ISA this CPU runs: a sweep over the whole f32 range, special values, pow's operand grid and
 // random pairs, dst == src, and the registers a routine must leave alone. The error bounds
 // asserted here are the ones documented in vec_math.h. The disabled tests measure them over
-// all 2^32 inputs (several minutes) and the speed:
+// all 2^32 inputs (about 8 minutes), 64M pow pairs and the speed:
 //   unit_tests --gtest_also_run_disabled_tests --gtest_filter='VecMath.DISABLED_*'
 #include "jit/vec_math.h"
 
@@ -500,6 +500,65 @@ TEST(VecMath, TouchesOnlyDstAndScratch) {
       }
     }
   }
+}
+
+// The length of the VEX-encoded instruction at p, or 0 for anything else (EVEX starts with
+// 0x62) and for opmask instructions. Enough for the instructions the routines emit: all have a
+// ModRM byte; an immediate follows in map 0F3A and after the 0F opcodes 70-73 and C2-C6.
+size_t vex_length(const uint8_t* p) {
+  size_t i;
+  int map;
+  if (p[0] == 0xC5) {
+    map = 1;
+    i = 2;
+  } else if (p[0] == 0xC4) {
+    map = p[1] & 0x1F;
+    i = 3;
+  } else {
+    return 0;
+  }
+  const uint8_t op = p[i++], modrm = p[i++];
+  const bool opmask = (map == 1 && ((op >= 0x41 && op <= 0x4B) || (op >= 0x90 && op <= 0x99))) ||
+                      (map == 3 && op >= 0x30 && op <= 0x33);
+  if (opmask) return 0;
+  const int mod = modrm >> 6, rm = modrm & 7;
+  if (mod != 3 && rm == 4) {  // SIB; base 101 under mod 00 means a disp32
+    const uint8_t sib = p[i++];
+    if (mod == 0 && (sib & 7) == 5) i += 4;
+  }
+  if (mod == 0 && rm == 5) i += 4;  // RIP-relative
+  if (mod == 1) i += 1;
+  if (mod == 2) i += 4;
+  const bool imm8 =
+      map == 3 || (map == 1 && ((op >= 0x70 && op <= 0x73) || (op >= 0xC2 && op <= 0xC6)));
+  return i + (imm8 ? 1 : 0);
+}
+
+// Whether code[0, size) is a sequence of whole VEX instructions.
+bool vex_only(const uint8_t* code, size_t size) {
+  size_t at = 0;
+  while (at < size) {
+    const size_t len = vex_length(code + at);
+    if (len == 0) return false;
+    at += len;
+  }
+  return at == size;
+}
+
+// The AVX2 routines must run on CPUs without AVX-512, which the machines running these tests
+// may not be: no EVEX encoding (zmm, ymm16+, AVX-512-only instructions), no opmask register.
+// (The AVX-512 routines fail the same check, which keeps the check honest.)
+TEST(VecMath, Avx2CodeIsVexOnly) {
+  for (const OpInfo& op : kOps)
+    for (Isa isa : {Isa::Avx2, Isa::Avx512}) {
+      Xbyak::CodeGenerator code(16384);
+      jit::ConstPool pool(&code, isa == Isa::Avx512 ? 64 : 32);
+      jit::VecContext ctx{code, isa, pool, {3, 4, 5, 6}};
+      emit_op(ctx, op.op, 2, 0, 1);
+      EXPECT_EQ(vex_only(code.getCode(), code.getSize()), isa == Isa::Avx2)
+          << op.name << " " << jit::isa_name(isa);
+      pool.emit();
+    }
 }
 
 // ns per element over 1M elements (4 MB in, 4 MB out: memory traffic included) and over 4K
