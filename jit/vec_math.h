@@ -58,13 +58,14 @@ void emit_sigmoid(VecContext& ctx, int dst, int src);
 void emit_erf(VecContext& ctx, int dst, int src);
 
 // dst = pow(a, b) as std::pow(float, float); dst differs from a and b. Computed in double
-// (log2 with 2^-33 relative error, exp2 with 2^-28.5) and rounded once to f32: error <= 1 ulp
-// (max 0.73 over 10^8 random pairs spanning the normal and subnormal results, and a grid of
-// special pairs), subnormal results included. Special operands as C99 Annex F: pow(x, +-0) = 1
-// and pow(1, y) = 1 (NaN included), pow(-1, +-inf) = 1; a negative base with an odd integral
-// exponent gives a negative result, with a non-integral finite exponent NaN; pow(+-0, b) and
-// pow(+-inf, b) are 0 or inf, negative for a negative base and odd integral b; otherwise NaN
-// propagates. 83 / 109 instructions.
+// (log2 with 2^-33 relative error, exp2 with 2^-28.5) and rounded once to f32: error <= 1 ulp,
+// subnormal results included (max 0.73 over 6.7e7 random pairs spanning the normal and
+// subnormal results, VecMath.DISABLED_PowManyRandomPairs, and a grid of special pairs).
+// Special operands as C99 Annex F: pow(x, +-0) = 1 and pow(1, y) = 1 (NaN included),
+// pow(-1, +-inf) = 1; a negative base with an odd integral exponent gives a negative result,
+// with a non-integral finite exponent NaN; pow(+-0, b) and pow(+-inf, b) are 0 or inf,
+// negative for a negative base and odd integral b; otherwise NaN propagates.
+// 83 / 109 instructions.
 void emit_pow(VecContext& ctx, int dst, int a, int b);
 
 }  // namespace jit
