@@ -246,5 +246,25 @@ TEST(RandomOpsKernels, CheckElement) {
   EXPECT_NE(check_element(DType::I64, exact, i.data(), j.data(), 0), "");
 }
 
+// run_backend sees a backend write past the end of an arg (as a full-vector tail store would).
+TEST(RandomOpsKernels, GuardsCatchWritesPastAnArg) {
+  class PastTheEnd : public KernelBackend, public PreparedKernel {
+   public:
+    const char* name() const override { return "past-the-end"; }
+    std::unique_ptr<PreparedKernel> prepare(const Kernel&) const override {
+      return std::make_unique<PastTheEnd>();
+    }
+    ExternFn find_extern(const std::string&) const override { return nullptr; }
+    void run(void* const* args) override { static_cast<float*>(args[1])[4] = 1; }
+  };
+  Kernel k;
+  k.args = {KernelArg{DType::F32, 4, false}, KernelArg{DType::F32, 4, true}};
+  const Bytes in(2, std::vector<uint8_t>(16, 0));
+  std::string error, overrun;
+  random_ops::run_backend(PastTheEnd(), k, in, &error, &overrun);
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(overrun, "arg 1");
+}
+
 }  // namespace
 }  // namespace ferrite

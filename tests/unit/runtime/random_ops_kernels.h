@@ -14,9 +14,11 @@
 //     outer dims, with prologues, post-phase epilogues and body stores; inner loops
 //     (Kernel::loop_ends): softmax, layer norm, and random chains of reductions where a loop
 //     reads the results (and the stores) of earlier ones;
-//   - stores to f32, f16, i64, i32, u8 and bool.
+//   - stores to f32, f16, i64, i32, u8 and bool; loads of f32, f16, i64, i32, u8 and bool
+//     (true as any nonzero byte).
 // Values stay well conditioned, and their tolerance comes with them (random_ops_bounds.h
-// states the rule). run_and_compare runs one Case on a backend and checks it.
+// states the rule). run_and_compare runs one Case on a backend, with guard bytes around
+// every arg, and checks it.
 #pragma once
 
 #include <algorithm>
@@ -82,6 +84,9 @@ class RandomOpsKernels : public ValueGen {
       b[a].assign(static_cast<size_t>(arg.elements) * dtype_size(arg.dtype), 0x7F);
       if (f.kind == ArgFill::Output) continue;
       for (int64_t i = 0; i < arg.elements; ++i) fill_element(arg.dtype, f, b[a].data(), i);
+      if (arg.dtype == DType::Bool && rng_.chance(0.3))  // a true byte is any nonzero byte
+        for (uint8_t& byte : b[a])
+          if (byte) byte = static_cast<uint8_t>(rng_.pick(1, 255));
       if (f.has_bad && arg.elements > 0)
         store_element(arg.dtype, b[a].data(), rng_.pick(0, static_cast<int>(arg.elements) - 1),
                       ScalarType::I64, scalar_i64(f.bad));
@@ -435,13 +440,33 @@ inline Bytes run_reference(const Kernel& k, const Bytes& in, std::string* error)
   return out;
 }
 
+// Runs k on a backend over a copy of `in` whose args sit between guard bytes: the args
+// after the run, or the error; *overrun names an arg whose guards the run overwrote (a
+// vector store past a tail, say).
 inline Bytes run_backend(const KernelBackend& backend, const Kernel& k, const Bytes& in,
-                         std::string* error) {
-  Bytes out = in;
+                         std::string* error, std::string* overrun = nullptr) {
+  constexpr size_t kGuard = 64;
+  constexpr uint8_t kPattern = 0xA5;
+  Bytes guarded(in.size());
+  std::vector<void*> args;
+  for (size_t a = 0; a < in.size(); ++a) {
+    guarded[a].assign(kGuard + in[a].size() + kGuard, kPattern);
+    std::copy(in[a].begin(), in[a].end(), guarded[a].begin() + kGuard);
+    args.push_back(guarded[a].data() + kGuard);
+  }
   try {
-    backend.prepare(k)->run(pointers(out).data());
+    backend.prepare(k)->run(args.data());
   } catch (const std::exception& e) {
     *error = e.what();
+  }
+  Bytes out(in.size());
+  for (size_t a = 0; a < in.size(); ++a) {
+    const std::vector<uint8_t>& g = guarded[a];
+    out[a].assign(g.begin() + kGuard, g.end() - kGuard);
+    const bool intact =
+        std::all_of(g.begin(), g.begin() + kGuard, [](uint8_t b) { return b == kPattern; }) &&
+        std::all_of(g.end() - kGuard, g.end(), [](uint8_t b) { return b == kPattern; });
+    if (!intact && overrun && overrun->empty()) *overrun = "arg " + std::to_string(a);
   }
   return out;
 }
@@ -455,7 +480,9 @@ inline std::string run_and_compare(const KernelBackend& backend, const Case& c, 
   const Bytes want = run_reference(c.k, in, ref_error);
   if (!ref_error->empty() && !(c.error_planned && ref_error->rfind("gather ", 0) == 0))
     return "generator bug: the reference failed: " + *ref_error;
-  const Bytes got = run_backend(backend, c.k, in, &got_error);
+  std::string overrun;
+  const Bytes got = run_backend(backend, c.k, in, &got_error, &overrun);
+  if (!overrun.empty()) return "the run wrote outside " + overrun;
   if (got_error != *ref_error)
     return "errors differ: reference \"" + *ref_error + "\", " + backend.name() + " \"" +
            got_error + "\"";
