@@ -15,9 +15,10 @@
 //          values are the only ones that feed a discontinuous op (Floor, Ceil, Round, Sign,
 //          a comparison, a cast to an integer or Bool, ArgMax/ArgMin).
 //   1 ulp  Add, Sub, Mul, Sqrt (correctly rounded, but a backend may fuse a*b + c into one
-//          FMA: an Add/Sub of a product also gets half an ulp of the product, absolute).
-//   2 ulp  Div, Reciprocal;   3 ulp Rsqrt;   8 ulp Exp, Log, Tanh, Sigmoid;   16 ulp Erf;
-//          16 * (1 + |y log x|) ulp Pow (a vector pow is exp(y log x)).
+//          FMA: an Add/Sub of a product also gets an ulp of the product, absolute).
+//   2 ulp  Div, Reciprocal;   3 ulp Rsqrt;   8 ulp Exp, Log (and 8 ulp of 1, absolute),
+//          Tanh, Sigmoid;   16 ulp Erf;   16 (1 + |y log x|) ulp Pow (a vector pow is
+//          exp(y log x));   1 ulp a cast of an inexact f64 to f32.
 // Operand errors propagate through the op on the operands' intervals: absolute errors add
 // through Add/Sub (relative ones when the operands cannot cancel), relative errors through
 // Mul/Div/Sqrt/Rsqrt/Reciprocal; Exp turns an absolute error e into the relative e^e - 1, Log
@@ -25,9 +26,9 @@
 // their Lipschitz constant times the absolute error.
 // Reductions over n points: Sum may be reassociated, and any two summation orders differ by
 // at most (n-1) u sum|x| <= (n-1) u n max|x| (relative (n-1) u when the terms have one sign),
-// plus n times the input error; Prod: n times the relative input error and (n-1) ulp; Max
+// plus n times the input error; Prod: n times the relative input error and n ulp; Max
 // and Min pass the input error on; ArgMax/ArgMin take exact inputs, so the index (first
-// extremum) must match exactly, ties included.
+// extremum) must match exactly, ties included. A sum of one point is exact.
 // A float output element passes when
 //     |got - want| <= 2 * (A + R * |want|) + FLT_MIN
 // (2: slack for the second-order terms the bounds drop; FLT_MIN: a backend may flush a
