@@ -28,7 +28,7 @@ using random_ops::Case;
 using random_ops::Coverage;
 using random_ops::RandomOpsKernels;
 
-constexpr int kKernels = 4000;       // per backend
+constexpr int kKernels = 3000;       // per backend
 constexpr int kThreadKernels = 300;  // threads=1 against threads=2
 constexpr int kGeneratorKernels = 1000;
 constexpr uint32_t kSeed = 0x5eed0000;
