@@ -158,6 +158,7 @@ class RandomOpsKernels : public ValueGen {
       k().loop_ends = ends_;
     }
     begin_phase(k().num_outer());
+    post_ = true;
   }
 
   // ---- stores -----------------------------------------------------------------------------

@@ -88,6 +88,7 @@ class ValueGen {
     pool_.clear();
     carried_.clear();
     pending_.clear();
+    post_ = false;
   }
 
   // ---- phases -----------------------------------------------------------------------------
@@ -306,14 +307,17 @@ class ValueGen {
     int64_t g = rng_.one_of(kSizes);
     const bool lanes = rng_.chance(0.5);
     int idx = -1, mask = -1, idx_arg = -1;
+    bool varies = false;  // the index varies along the phase's innermost loop variable
     const int src = rng_.pick(0, 9);
     const int carried = pick_value(carried_, ScalarType::I64, true);
     const int d = lanes ? lane_var() : rng_.pick(0, lane_var());  // of a computed index
     if (src == 9 && carried >= 0 && val(carried).lo >= 0 && val(carried).hi < 4096) {
       idx = carried;
       g = static_cast<int64_t>(val(carried).hi) + 1;
+      varies = post_;  // a result per outer point
     } else if (src >= 7 && k().ranges[d] > 0) {
       g = k().ranges[d];
+      varies = d == lane_var();
       const int var = loop_var(d);
       if (rng_.chance(0.5)) {  // reversed
         idx = op2(Op::Sub, konst(ScalarType::I64, static_cast<double>(g - 1)), var);
@@ -341,6 +345,7 @@ class ValueGen {
       }
       idx = load(idx_arg, test_support::dense_index(iv, 0), mask,
                  exact_val(ScalarType::I64, fill.lo, fill.hi));
+      varies = index_uses_var(*k().code[idx].index, lane_var());
     }
     // an index known to be in [0, g) may go unchecked (the backends bound-check it)
     const bool in_range = idx_arg < 0 && val(idx).lo >= 0;
@@ -353,8 +358,7 @@ class ValueGen {
     ArgFill fill;
     fill.kind = rng_.chance(0.7) ? ArgFill::Real : ArgFill::Quarter;
     const int data = add_arg(DType::F32, g * w + rng_.pick(0, 2), fill);
-    const bool lane_varying = index_uses_var(*simplify(e), lane_var()) || lanes;
-    ++(lane_varying ? c_.lane_gathers : c_.row_gathers);
+    ++(varies ? c_.lane_gathers : c_.row_gathers);
     return load(data, e, mask, exact_val(ScalarType::F32, fill.lo, fill.hi));
   }
 
@@ -648,6 +652,7 @@ class ValueGen {
   std::vector<int> carried_;  // Consts, and Reduce results of finished loops
   std::vector<int> pending_;  // Reduce results of the current loop
   bool error_planned_ = false;
+  bool post_ = false;  // emitting the post phase
 };
 
 }  // namespace random_ops
