@@ -18,7 +18,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/kernels/portable/simd_f32.h"
-#include "tests/unit/runtime/random_ops_kernels.h"
+#include "tests/unit/runtime/random_ops_check.h"
 
 namespace ferrite {
 namespace {
