@@ -1,15 +1,14 @@
 // Random kernels for the loop normalisation tests: loads and stores through random chains
-// of views (permute, slice, broadcast, reshape) over random shapes with size-1 dims, simplified
-// as the kernel builder does, with pointwise bodies, reductions (one or two inner loops, body
-// stores), gathers, masked loads, LoopVars, and stores that may hit one element twice or
-// read what another point writes. run_reference runs a kernel on the reference interpreter.
+// of views (permute, slice, broadcast, reshape: tests/unit/support/random_views.h) over
+// random shapes with size-1 dims, simplified as the kernel builder does, with pointwise
+// bodies, reductions (one or two inner loops, body stores), gathers, masked loads, LoopVars,
+// and stores that may hit one element twice or read what another point writes.
+// run_reference runs a kernel on the reference interpreter.
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -17,17 +16,15 @@
 #include "compiler/plan/interpret.h"
 #include "compiler/plan/kernel.h"
 #include "compiler/plan/scalar_ops.h"
+#include "tests/unit/support/random_views.h"
 
 namespace ferrite {
 namespace loopnorm_test {
 
 using Bytes = std::vector<std::vector<uint8_t>>;
-
-// A view of a tensor as the kernel sees it: one index expression per dim of `shape`.
-struct View {
-  std::vector<int64_t> shape;
-  std::vector<Index> expr;
-};
+using test_support::dense_index;
+using test_support::elements;
+using test_support::View;
 
 class RandomKernels {
  public:
@@ -71,11 +68,11 @@ class RandomKernels {
     return b;
   }
 
-  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
-  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool chance(double p) { return rng_.chance(p); }
+  int pick(int lo, int hi) { return rng_.pick(lo, hi); }
 
  private:
-  double unit() { return std::uniform_real_distribution<double>(-1, 1)(rng_); }
+  double unit() { return 2 * rng_.unit() - 1; }
   int64_t pick_range() {
     static const int64_t kRanges[] = {1, 1, 2, 3, 4, 4, 6, 8, 12, 16};
     return kRanges[pick(0, 9)];
@@ -124,101 +121,14 @@ class RandomKernels {
   }
 
   // The identity view over dims [0, n).
-  View dims_view(int n) const {
-    View v;
-    for (int d = 0; d < n; ++d) {
-      v.shape.push_back(k_.ranges[d]);
-      v.expr.push_back(ix_var(d));
-    }
-    return v;
-  }
+  View dims_view(int n) const { return test_support::dims_view(k_.ranges, n); }
 
-  // A random shape with the same number of elements (and some size-1 dims).
-  std::vector<int64_t> reshape_target(int64_t n) {
-    std::vector<int64_t> factors;
-    for (int64_t p = 2; n > 1; ++p)
-      while (n % p == 0) {
-        factors.push_back(p);
-        n /= p;
-      }
-    std::shuffle(factors.begin(), factors.end(), rng_);
-    std::vector<int64_t> shape;
-    for (int64_t f : factors) {
-      if (shape.empty() || chance(0.5)) shape.push_back(1);
-      shape.back() *= f;
-      if (chance(0.2)) shape.push_back(1);
-    }
-    if (shape.empty()) shape.push_back(1);
-    return shape;
-  }
-
-  // One step from the view to the tensor it is a view of (of kind `kind`, or at random).
   void step(View* v, bool allow_broadcast, int kind = -1) {
-    const int n = static_cast<int>(v->shape.size());
-    if (kind < 0) kind = pick(0, allow_broadcast ? 3 : 2);
-    if (n == 0) return;
-    if (kind == 0) {  // the tensor is the view permuted
-      std::vector<int> p(n);
-      for (int i = 0; i < n; ++i) p[i] = i;
-      std::shuffle(p.begin(), p.end(), rng_);
-      View w;
-      for (int i : p) {
-        w.shape.push_back(v->shape[i]);
-        w.expr.push_back(v->expr[i]);
-      }
-      *v = w;
-    } else if (kind == 1) {  // the view is a slice of it
-      const int d = pick(0, n - 1), start = pick(0, 2), stride = pick(1, 2);
-      v->expr[d] = ix_add(ix_mul(v->expr[d], stride), ix_const(start));
-      v->shape[d] = start + (v->shape[d] - 1) * stride + 1 + pick(0, 1);
-    } else if (kind == 2) {  // the view is a reshape of it
-      std::vector<int64_t> shape = reshape_target(elements(v->shape));
-      Index flat = ix_const(0);
-      int64_t stride = 1;
-      for (int d = n - 1; d >= 0; --d) {
-        flat = ix_add(flat, ix_mul(v->expr[d], stride));
-        stride *= v->shape[d];
-      }
-      View w;
-      w.shape = shape;
-      w.expr.resize(shape.size());
-      stride = 1;
-      for (int j = static_cast<int>(shape.size()) - 1; j >= 0; --j) {
-        w.expr[j] = ix_mod(ix_floordiv(flat, stride), shape[j]);
-        stride *= shape[j];
-      }
-      *v = w;
-    } else {  // the view broadcasts a size-1 dim of it
-      const int d = pick(0, n - 1);
-      v->expr[d] = ix_const(0);
-      v->shape[d] = 1;
-    }
+    test_support::view_step(rng_, v, allow_broadcast, kind);
   }
 
-  static int64_t elements(const std::vector<int64_t>& shape) {
-    int64_t n = 1;
-    for (int64_t s : shape) n *= s;
-    return n;
-  }
-
-  // The element index of a view after a few random steps, into a dense buffer with an
-  // offset; *size gets the buffer's elements.
-  Index random_index(View v, bool allow_broadcast, int64_t* size) {
-    for (int s = pick(0, 3); s > 0; --s) step(&v, allow_broadcast);
-    const int64_t offset = pick(0, 1) * pick(1, 5);
-    *size = offset + elements(v.shape) + pick(0, 2);
-    return dense_index(v, offset);
-  }
-
-  // The element of a view's point in a dense row-major tensor at `offset`.
-  static Index dense_index(const View& v, int64_t offset) {
-    Index e = ix_const(offset);
-    int64_t stride = 1;
-    for (int d = static_cast<int>(v.shape.size()) - 1; d >= 0; --d) {
-      e = ix_add(e, ix_mul(v.expr[d], stride));
-      stride *= v.shape[d];
-    }
-    return e;
+  Index random_index(const View& v, bool allow_broadcast, int64_t* size) {
+    return test_support::random_view_index(rng_, v, allow_broadcast, size);
   }
 
   // A value loaded through a random view of all dims (gathered, masked, or a LoopVar).
@@ -322,7 +232,7 @@ class RandomKernels {
     random_store(outer, r);
   }
 
-  std::mt19937 rng_;
+  test_support::Rng rng_;
   Kernel k_;
   const int gather_n_ = 5;
 };
