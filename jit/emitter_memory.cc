@@ -137,8 +137,13 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
   const int a = L_.access[id];
   const Access& acc = L_.accesses[a];
   const DType dt = k_.args[in.arg].dtype;
-  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
   const Reg64 b = base_reg(a);
+  if (mask && mask->getIdx() == d.getIdx()) {
+    // The mask dies here and d took its register: keep it where the load leaves it alone.
+    vmovaps(s2, *mask);
+    mask = &s2;
+  }
   if (acc.vec_coeff == 0) {
     // One element for every lane (the load varies only through its mask).
     if (dt == DType::F32 || dt == DType::I32) {

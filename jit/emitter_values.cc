@@ -5,7 +5,9 @@
 #include <cstring>
 
 #include "compiler/plan/error.h"
+#include "jit/kernel_analysis.h"
 #include "jit/kernel_emitter.h"
+#include "jit/vec_math.h"
 
 namespace ferrite {
 namespace jit {
@@ -259,6 +261,26 @@ void KernelEmitter::vec_unary(const Instr& in, const Xmm& d, const Xmm& a) {
       vblendvps(s1, a, consts_.f32(1.0f), s1);
       vmovups(s0, consts_.f32(-1.0f));
       return vblendvps(d, s1, s0, s2);
+    case Op::Exp: {
+      VecContext ctx = math_ctx();
+      return emit_exp(ctx, d.getIdx(), a.getIdx());
+    }
+    case Op::Log: {
+      VecContext ctx = math_ctx();
+      return emit_log(ctx, d.getIdx(), a.getIdx());
+    }
+    case Op::Tanh: {
+      VecContext ctx = math_ctx();
+      return emit_tanh(ctx, d.getIdx(), a.getIdx());
+    }
+    case Op::Sigmoid: {
+      VecContext ctx = math_ctx();
+      return emit_sigmoid(ctx, d.getIdx(), a.getIdx());
+    }
+    case Op::Erf: {
+      VecContext ctx = math_ctx();
+      return emit_erf(ctx, d.getIdx(), a.getIdx());
+    }
     case Op::IsNaN:
       if (avx512()) {
         vcmpps(k2, a, a, kUnordQ);
@@ -336,8 +358,15 @@ void KernelEmitter::vec_binary(const Instr& in, const Xmm& d, const Xmm& a, cons
       vcmpps(s2, a, b, kUnordQ);
       return vblendvps(d, s0, s1, s2);
     case Op::Pow: {
-      // The analysis admits only small integral constant exponents.
-      return vec_pow_const(d, a, k_.code[in.b].fimm);
+      if (small_integer_exponent(k_.code[in.b])) return vec_pow_const(d, a, k_.code[in.b].fimm);
+      // emit_pow needs a destination apart from its operands; operands sit in temps 0 and 1
+      // (or in pool registers), so the last temp is free.
+      VecContext ctx = math_ctx();
+      const bool aliased = d.getIdx() == a.getIdx() || d.getIdx() == b.getIdx();
+      const int dst = aliased ? temps_.back() : d.getIdx();
+      emit_pow(ctx, dst, a.getIdx(), b.getIdx());
+      if (aliased) vmovaps(d, vec(dst));
+      return;
     }
     default:
       fail("jit: vector ", op_name(in.op), " on F32");

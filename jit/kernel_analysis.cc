@@ -123,16 +123,16 @@ bool f32_op(Op op) {
     case Op::Sign:
     case Op::IsNaN:
     case Op::IsInf:
+    case Op::Exp:  // the transcendental functions: jit/vec_math.h
+    case Op::Log:
+    case Op::Tanh:
+    case Op::Sigmoid:
+    case Op::Erf:
+    case Op::Pow:
       return true;
     default:
       return op_is_compare(op);
   }
-}
-
-// Pow(x, c) for c in {-1, 1, 2, 3} is computed by multiplications (emitter_values.cc).
-bool small_integer_exponent(const Instr& e) {
-  return e.op == Op::Const && e.type == ScalarType::F32 &&
-         (e.fimm == 1 || e.fimm == 2 || e.fimm == 3 || e.fimm == -1);
 }
 
 bool i64_vector_op(Op op) {
@@ -330,10 +330,7 @@ class Analyzer {
       default: {
         const ScalarType ot = operand_type(in.a);
         if (ot == ScalarType::F32) {
-          if (in.op == Op::Pow && !small_integer_exponent(k.code[in.b])) {
-            return "Pow with a non-constant exponent (no vector pow yet)";
-          }
-          if (!f32_op(in.op) && in.op != Op::Pow) return std::string("op on F32");
+          if (!f32_op(in.op)) return std::string("op ") + op_name(in.op) + " on F32";
         } else if (ot == ScalarType::Bool) {
           if (!op_is_logic(in.op) && in.op != Op::Not && in.op != Op::Eq)
             return std::string("op on Bool");
@@ -501,6 +498,11 @@ class Analyzer {
 };
 
 }  // namespace
+
+bool small_integer_exponent(const Instr& e) {
+  return e.op == Op::Const && e.type == ScalarType::F32 &&
+         (e.fimm == 1 || e.fimm == 2 || e.fimm == 3 || e.fimm == -1);
+}
 
 const char* where_name(Where w) {
   static const char* names[] = {"entry", "row", "chunk", "hoist", "step", "vec", "post"};

@@ -81,5 +81,9 @@ struct Layout {
 // else a short reason ("op Sin", "varying I64 value %12 of unknown range", ...).
 std::string analyze_kernel(const Kernel& validated, Isa isa, Layout* out);
 
+// Pow(x, c) for c in {-1, 1, 2, 3} is computed by multiplications (emitter_values.cc), exactly
+// as the reference's std::pow for those exponents up to one rounding per multiplication.
+bool small_integer_exponent(const Instr& exponent);
+
 }  // namespace jit
 }  // namespace ferrite

@@ -16,6 +16,9 @@
 #include <thread>
 
 #include "compiler/plan/error.h"
+#ifdef FERRITE_HAS_JIT
+#include "jit/jit_backend.h"
+#endif
 
 namespace ferrite {
 namespace bench {
@@ -206,6 +209,9 @@ int dispatch(const std::vector<std::string>& args) {
 }  // namespace ferrite
 
 int main(int argc, char** argv) {
+#ifdef FERRITE_HAS_JIT
+  ferrite::jit::register_jit_backend();
+#endif
   const std::vector<std::string> args(argv + 1, argv + argc);
   try {
     return ferrite::bench::dispatch(args);

@@ -5,18 +5,25 @@
 // integers, bools and exact floats bit for bit, NaN = NaN, infinities exactly), and a kernel
 // that fails (an out-of-range gather index) must fail on both with the same message.
 // Kernel i comes from seed kSeed + i; FERRITE_RANDOM_SEED=s runs only seed s and prints it,
-// FERRITE_RANDOM_KERNELS=n runs n kernels per test.
+// FERRITE_RANDOM_KERNELS=n runs n kernels per test; FERRITE_DUMP=dir passes dir to the backend
+// (the JIT writes each kernel's code there).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <memory>
+#include <ostream>
 #include <string>
 #include <vector>
 
 #include "runtime/backend.h"
+#ifdef FERRITE_HAS_JIT
+#include "jit/jit_backend.h"
+#endif
 #include "runtime/kernels/portable/simd_f32.h"
 #include "tests/unit/runtime/random_ops_check.h"
 
@@ -45,6 +52,11 @@ struct Variant {
   const char* simd_target = "";  // portable: the Highway target to pin ("": the best)
 };
 
+// gtest prints a parameter in failure messages and test lists: the label, not its bytes.
+void PrintTo(const Variant& v, std::ostream* os) {
+  *os << v.label;
+}
+
 const Variant kVariants[] = {
     {"portable", "portable", BackendOptions{}},
     {"portable-avx2", "portable", BackendOptions{}, "AVX2"},
@@ -68,6 +80,9 @@ class PinnedTarget {
 };
 
 std::unique_ptr<KernelBackend> make_variant(const Variant& v, int threads, std::string* skip) {
+#ifdef FERRITE_HAS_JIT
+  jit::register_jit_backend();
+#endif
   const std::vector<std::string> names = backend_names();
   if (std::find(names.begin(), names.end(), v.backend) == names.end()) {
     *skip = std::string("backend '") + v.backend + "' is not registered in this build";
@@ -80,6 +95,7 @@ std::unique_ptr<KernelBackend> make_variant(const Variant& v, int threads, std::
   }
   BackendOptions options = v.options;
   options.threads = threads;
+  if (const char* dump = std::getenv("FERRITE_DUMP")) options.dump_dir = dump;  // debugging
   try {
     return make_backend(v.backend, options);
   } catch (const std::exception& e) {  // e.g. the CPU lacks the instruction set
@@ -117,6 +133,39 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+// The JIT runs a kernel it refuses on the portable backend, which would pass this test
+// untested: count the refusals by reason (numbers in it replaced by #).
+void count_refusal(const Variant& v, const Kernel& k, std::map<std::string, int>* refusals) {
+#ifdef FERRITE_HAS_JIT
+  if (std::string(v.backend) != "jit") return;
+  std::string why = jit::jit_refusal(k, v.options.isa);
+  if (why.empty()) return;
+  // Numbers (value ids, arg numbers, sizes) and the kernel's name vary; the rest is the reason.
+  std::string reason;
+  for (char ch : why) {
+    if (std::isdigit(static_cast<unsigned char>(ch))) {
+      if (reason.empty() || reason.back() != '#') reason += '#';
+    } else {
+      reason += ch;
+    }
+  }
+  ++(*refusals)[reason];
+#else
+  (void)v, (void)k, (void)refusals;
+#endif
+}
+
+// At least kMinJitShare of the random kernels must be compiled.
+constexpr double kMinJitShare = 0.35;
+
+void check_jit_share(int kernels, const std::map<std::string, int>& refusals) {
+  int refused = 0;
+  for (const auto& r : refusals) refused += r.second;
+  std::printf("  jit: %d of %d kernels compiled\n", kernels - refused, kernels);
+  for (const auto& r : refusals) std::printf("    %5d refused: %s\n", r.second, r.first.c_str());
+  EXPECT_GE(kernels - refused, kMinJitShare * kernels) << "the JIT refuses too many kernels";
+}
+
 class RandomBackendTest : public ::testing::TestWithParam<Variant> {};
 
 TEST_P(RandomBackendTest, MatchesReference) {
@@ -126,6 +175,7 @@ TEST_P(RandomBackendTest, MatchesReference) {
   if (!backend) GTEST_SKIP() << skip;
   const PinnedTarget pinned(v.simd_target);
   Coverage coverage;
+  std::map<std::string, int> refusals;  // JIT: why kernels fell back to portable, and how often
   int failures = 0;
   const auto start = std::chrono::steady_clock::now();
   for (uint32_t seed : seeds(kKernels)) {
@@ -133,6 +183,7 @@ TEST_P(RandomBackendTest, MatchesReference) {
     Bytes in;
     if (!make_case(seed, &c, &in) && ++failures >= kMaxReported) break;
     if (c.k.code.empty()) continue;
+    count_refusal(v, c.k, &refusals);
     std::string ref_error;
     const std::string diff = run_and_compare(*backend, c, in, &ref_error, &coverage.usage);
     coverage.add(c, ref_error);
@@ -143,6 +194,7 @@ TEST_P(RandomBackendTest, MatchesReference) {
     if (++failures >= kMaxReported) break;
   }
   std::printf("[%s] %.2f s for %s", v.label, seconds_since(start), coverage.str().c_str());
+  if (std::string(v.backend) == "jit") check_jit_share(coverage.kernels, refusals);
 }
 
 // The threads a backend may use change nothing, not even the order of a sum.
