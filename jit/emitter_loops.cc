@@ -467,6 +467,11 @@ void KernelEmitter::emit_varying_region(const std::vector<int>& ids, bool tail) 
   for (size_t pos = 0; pos < ids.size(); ++pos) {
     const int id = ids[pos];
     const Instr& in = k_.code[id];
+    if (in.op == Op::Load && L_.wide[id] == Wide::Copy) continue;  // copied by its Stores
+    if (in.op == Op::Store && L_.wide[in.a] == Wide::Copy) {
+      copy_i64_store(id, tail);
+      continue;
+    }
     cur_uses_.clear();
     for_each_value_operand(in, [&](int u) { cur_uses_.push_back(u); });
     Xmm ops[4] = {Xmm(0), Xmm(0), Xmm(0), Xmm(0)};

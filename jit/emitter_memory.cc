@@ -6,6 +6,7 @@
 // tail) must not be touched: AVX-512 masks them with k1, AVX2 uses vmaskmov for 32-bit
 // elements and copies the tail through a stack buffer for narrower ones.
 #include <cstring>
+#include <limits>
 
 #include "compiler/plan/error.h"
 #include "jit/kernel_emitter.h"
@@ -78,17 +79,18 @@ void KernelEmitter::eval_form(const LinearForm& f, const Reg64& /*unused*/) {
 
 void KernelEmitter::base_of(int a, const Reg64& r) {
   const Access& acc = L_.accesses[a];
-  if (!acc.form.terms.empty()) {
-    LinearForm terms;
-    terms.coeff.assign(acc.form.coeff.size(), 0);
-    terms.terms = acc.form.terms;
+  LinearForm terms;  // the uniform terms (vector terms are per lane: vector_gather)
+  terms.coeff.assign(acc.form.coeff.size(), 0);
+  for (const LinearTerm& t : acc.form.terms)
+    if (t.kind != IndexKind::Value || L_.uniform[t.id]) terms.terms.push_back(t);
+  if (!terms.terms.empty()) {
     eval_form(terms, rax);
     mov(rax, misc(kExpr));
     imul(rax, rax, acc.esize);
     mov(misc(kExpr), rax);
   }
   mov(r, acc.uses_reduce_scalar ? cur_ptr(a) : row_ptr(a));
-  if (!acc.form.terms.empty()) add(r, misc(kExpr));
+  if (!terms.terms.empty()) add(r, misc(kExpr));
 }
 
 KernelEmitter::Reg64 KernelEmitter::base_reg(int a) {
@@ -140,10 +142,26 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
   const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
   const Reg64 b = base_reg(a);
   if (mask && mask->getIdx() == d.getIdx()) {
-    // The mask dies here and d took its register: keep it where the load leaves it alone.
+    // The mask dies here and d took its register: keep it where the load leaves it alone
+    // (the load itself uses at most s0, s1 and math_[3]).
     vmovaps(s2, *mask);
     mask = &s2;
   }
+  if (acc.vector_terms) {
+    vector_gather(a, d, tail);
+    if (mask) vandps(d, d, *mask);
+    return;
+  }
+  if (dt == DType::I64) {
+    if (L_.wide[id] == Wide::Float) {
+      float_i64_load(a, b, d, tail);
+    } else {
+      narrow_i64_load(a, b, d, tail);
+    }
+    if (mask) vandps(d, d, *mask);
+    return;
+  }
+  if (acc.masked_reads) return masked_read(a, b, d, *mask, tail);
   if (acc.vec_coeff == 0) {
     // One element for every lane (the load varies only through its mask).
     if (dt == DType::F32 || dt == DType::I32) {
@@ -263,6 +281,254 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
       fail("jit: vector load of ", dtype_name(dt));
   }
   if (mask) vandps(d, d, *mask);
+}
+
+// d = the 32-bit elements at base + (sum of factor * value over the vector terms + lane *
+// vec_coeff) * esize, per lane (a gather; the analysis proved every active lane's index
+// inside the arg and the byte offsets inside int32).
+void KernelEmitter::vector_gather(int a, const Xmm& d, bool tail) {
+  const Access& acc = L_.accesses[a];
+  const DType dt = k_.args[k_.code[acc.instr].arg].dtype;
+  const Xmm off = vec(math_[0]), t = vec(math_[1]), m = vec(math_[3]);
+  if (acc.vec_coeff != 0) {
+    vmovups(off, lane_ints(acc.vec_coeff * acc.esize));
+  } else {
+    vxorps(off, off, off);
+  }
+  for (const LinearTerm& term : acc.form.terms) {
+    if (term.kind != IndexKind::Value || L_.uniform[term.id]) continue;
+    vmovups(t, home(term.id));  // index leaves always have their home (emitter_loops.cc)
+    const int64_t f = term.factor * acc.esize;
+    if (f != 1) vpmulld(t, t, consts_.u32(static_cast<uint32_t>(static_cast<int32_t>(f))));
+    vpaddd(off, off, t);
+  }
+  const Reg64 b = base_reg(a);
+  imul(rdx, rbx, static_cast<int>(acc.vec_coeff * acc.esize));
+  add(rdx, b);
+  vxorps(d, d, d);
+  if (avx512()) {
+    if (tail) {
+      kmovw(k2, k1);
+    } else {
+      kxnorw(k2, k2, k2);
+    }
+    if (dt == DType::F32) {
+      vgatherdps(d | k2, ptr[rdx + off]);
+    } else {
+      vpgatherdd(d | k2, ptr[rdx + off]);
+    }
+    return;
+  }
+  if (tail) {
+    vmovaps(m, Xbyak::Ymm(tail_vreg_));
+  } else {
+    vpcmpeqd(m, m, m);
+  }
+  if (dt == DType::F32) {
+    vgatherdps(d, ptr[rdx + off], m);
+  } else {
+    vpgatherdd(d, ptr[rdx + off], m);
+  }
+}
+
+// d = int64 elements (contiguous or one for all lanes) saturated to int32 lanes
+// (Wide::Narrow: only vector index checks read them, and saturation keeps their verdict).
+void KernelEmitter::narrow_i64_load(int a, const Reg64& b, const Xmm& d, bool tail) {
+  const Access& acc = L_.accesses[a];
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s3 = vec(math_[3]);
+  if (acc.vec_coeff == 0) {
+    mov(rax, qword[b]);
+    mov(rcx, std::numeric_limits<int32_t>::max());
+    cmp(rax, rcx);
+    cmovg(rax, rcx);
+    mov(rcx, std::numeric_limits<int32_t>::min());
+    cmp(rax, rcx);
+    cmovl(rax, rcx);
+    vmovd(Xbyak::Xmm(d.getIdx()), eax);
+    vpbroadcastd(d, Xbyak::Xmm(d.getIdx()));
+    return;
+  }
+  const int half = vbytes_;  // bytes of lanes/2 int64 values
+  lea(rdx, ptr[lane0(a, b)]);
+  if (avx512()) {
+    if (tail) {
+      kshiftrw(k3, k1, 8);
+      vmovdqu64(s0 | k1 | T_z, ptr[rdx]);
+      vmovdqu64(s1 | k3 | T_z, ptr[rdx + half]);
+    } else {
+      vmovdqu64(s0, ptr[rdx]);
+      vmovdqu64(s1, ptr[rdx + half]);
+    }
+    vpmovsqd(Xbyak::Ymm(s0.getIdx()), Xbyak::Zmm(s0.getIdx()));
+    vpmovsqd(Xbyak::Ymm(s1.getIdx()), Xbyak::Zmm(s1.getIdx()));
+    vinserti32x8(Xbyak::Zmm(d.getIdx()), Xbyak::Zmm(s0.getIdx()), Xbyak::Ymm(s1.getIdx()), 1);
+    return;
+  }
+  if (tail) {
+    stage_in(rdx, 8);
+    lea(rdx, ptr[rsp + buf_off_]);
+  }
+  vmovdqu(s0, ptr[rdx]);
+  vmovdqu(s1, ptr[rdx + half]);
+  const int64_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+  for (const Xmm& q : {s0, s1}) {  // clamp the four int64 lanes, then keep their low halves
+    vpcmpgtq(s3, q, consts_.u64(static_cast<uint64_t>(hi)));
+    vblendvpd(q, q, consts_.u64(static_cast<uint64_t>(hi)), s3);
+    vmovdqu(s3, consts_.u64(static_cast<uint64_t>(lo)));
+    vpcmpgtq(s3, s3, q);
+    vblendvpd(q, q, consts_.u64(static_cast<uint64_t>(lo)), s3);
+  }
+  vmovdqu(s3, consts_.raw({0, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0,  //
+                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  const Xbyak::Ymm y0(s0.getIdx()), y1(s1.getIdx()), y3(s3.getIdx());
+  vpermd(y0, y3, y0);
+  vpermd(y1, y3, y1);
+  vinserti128(Xbyak::Ymm(d.getIdx()), Xbyak::Ymm(s0.getIdx()), Xbyak::Xmm(s1.getIdx()), 1);
+}
+
+// d = the f32 values of int64 elements (contiguous or one for all lanes), each rounded once
+// as the reference's cast: AVX-512DQ converts 8 at a time, AVX2 one at a time in
+// general-purpose registers.
+void KernelEmitter::float_i64_load(int a, const Reg64& b, const Xmm& d, bool tail) {
+  const Access& acc = L_.accesses[a];
+  const Xbyak::Xmm x(d.getIdx());
+  if (acc.vec_coeff == 0) {
+    vcvtsi2ss(x, x, qword[b]);
+    vbroadcastss(d, x);
+    return;
+  }
+  lea(rdx, ptr[lane0(a, b)]);
+  if (avx512()) {
+    const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
+    if (tail) {
+      kshiftrw(k3, k1, 8);
+      vcvtqq2ps(Xbyak::Ymm(s0.getIdx()) | k1 | T_z, ptr[rdx]);
+      vcvtqq2ps(Xbyak::Ymm(s1.getIdx()) | k3 | T_z, ptr[rdx + vbytes_]);
+    } else {
+      vcvtqq2ps(Xbyak::Ymm(s0.getIdx()), ptr[rdx]);
+      vcvtqq2ps(Xbyak::Ymm(s1.getIdx()), ptr[rdx + vbytes_]);
+    }
+    vinsertf32x8(Xbyak::Zmm(d.getIdx()), Xbyak::Zmm(s0.getIdx()), Xbyak::Ymm(s1.getIdx()), 1);
+    return;
+  }
+  Label next;
+  vxorps(Xbyak::Xmm(math_[0]), Xbyak::Xmm(math_[0]), Xbyak::Xmm(math_[0]));
+  vmovups(ptr[rsp + buf_off_], Xbyak::Ymm(math_[0]));  // lanes past the tail read 0
+  if (tail) {
+    mov(rcx, r12);
+    sub(rcx, rbx);
+  } else {
+    mov(rcx, lanes_);
+  }
+  xor_(eax, eax);
+  L(next);
+  vcvtsi2ss(Xbyak::Xmm(math_[0]), Xbyak::Xmm(math_[0]), qword[rdx + rax * 8]);
+  vmovss(dword[rsp + buf_off_ + rax * 4], Xbyak::Xmm(math_[0]));
+  inc(rax);
+  cmp(rax, rcx);
+  jb(next);
+  vmovups(d, ptr[rsp + buf_off_]);
+}
+
+// A masked 32-bit load whose masked-off lanes may be outside the arg: only lanes that are
+// active (before the tail) and true in `mask` are read (masked moves and gathers suppress
+// faults of the others), the rest are 0.
+void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& mask, bool tail) {
+  const Access& acc = L_.accesses[a];
+  const DType dt = k_.args[k_.code[acc.instr].arg].dtype;
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
+  const Xbyak::Ymm y1(s1.getIdx());
+  // The lanes to read: k2 (AVX-512) or s1 (AVX2).
+  if (avx512()) {
+    mask_to_k(k2, mask);
+    if (tail) kandw(k2, k2, k1);
+  } else if (tail) {
+    vpand(y1, Xbyak::Ymm(mask.getIdx()), Xbyak::Ymm(tail_vreg_));
+  } else {
+    vmovaps(y1, Xbyak::Ymm(mask.getIdx()));
+  }
+  if (acc.vec_coeff == 0) {  // one element, read when some lane needs it
+    Label none, done;
+    if (avx512()) {
+      kortestw(k2, k2);
+    } else {
+      vtestps(y1, y1);
+    }
+    jz(none, T_NEAR);
+    vbroadcastss(d, dword[b]);
+    vandps(d, d, mask);
+    jmp(done, T_NEAR);
+    L(none);
+    vxorps(d, d, d);
+    L(done);
+    return;
+  }
+  if (acc.vec_coeff == 1) {
+    const Xbyak::RegExp at = lane0(a, b);
+    if (avx512()) {
+      vmovups(d | k2 | T_z, ptr[at]);
+    } else {
+      vmaskmovps(d, y1, ptr[at]);
+    }
+    return;
+  }
+  const int64_t stride = acc.vec_coeff * acc.esize;
+  imul(rdx, rbx, static_cast<int>(stride));
+  add(rdx, b);
+  vmovups(s0, lane_ints(stride));
+  vxorps(d, d, d);
+  if (avx512()) {
+    dt == DType::F32 ? vgatherdps(d | k2, ptr[rdx + s0]) : vpgatherdd(d | k2, ptr[rdx + s0]);
+  } else {
+    dt == DType::F32 ? vgatherdps(d, ptr[rdx + s0], y1) : vpgatherdd(d, ptr[rdx + s0], y1);
+  }
+}
+
+// Store `id` of a Wide::Copy value: its int64 elements go from the Load's address (lane 0,
+// contiguous, or one element for every lane) to the Store's (contiguous).
+void KernelEmitter::copy_i64_store(int id, bool tail) {
+  const Instr& in = k_.code[id];
+  const int src = L_.access[in.a], dst = L_.access[id];
+  const bool bcast = L_.accesses[src].vec_coeff == 0;
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
+  lea(rcx, ptr[lane0(src, base_reg(src))]);
+  mov(misc(kCopySrc), rcx);  // base_reg may evaluate terms (rax, rcx, rdx)
+  lea(rdx, ptr[lane0(dst, base_reg(dst))]);
+  mov(rcx, misc(kCopySrc));
+  const int half = vbytes_;
+  if (avx512() || !tail) {
+    if (bcast) {
+      vpbroadcastq(s0, qword[rcx]);
+      vmovaps(s1, s0);
+    } else if (avx512() && tail) {
+      kshiftrw(k3, k1, 8);
+      vmovdqu64(s0 | k1 | T_z, ptr[rcx]);
+      vmovdqu64(s1 | k3 | T_z, ptr[rcx + half]);
+    } else {
+      vmovups(s0, ptr[rcx]);
+      vmovups(s1, ptr[rcx + half]);
+    }
+    if (avx512() && tail) {
+      kshiftrw(k3, k1, 8);
+      vmovdqu64(ptr[rdx] | k1, s0);
+      vmovdqu64(ptr[rdx + half] | k3, s1);
+    } else {
+      vmovups(ptr[rdx], s0);
+      vmovups(ptr[rdx + half], s1);
+    }
+    return;
+  }
+  // AVX2 tail: one element at a time.
+  Label next;
+  mov(rax, r12);
+  sub(rax, rbx);
+  L(next);
+  vmovq(Xbyak::Xmm(s0.getIdx()), qword[rcx]);
+  vmovq(qword[rdx], Xbyak::Xmm(s0.getIdx()));
+  if (!bcast) add(rcx, 8);
+  add(rdx, 8);
+  dec(rax);
+  jnz(next);
 }
 
 void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool tail) {

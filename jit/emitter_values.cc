@@ -45,7 +45,7 @@ void KernelEmitter::k_to_mask(const Xmm& d, const Opmask& k) {
   vpmovm2d(d, k);
 }
 
-void KernelEmitter::vector_instr(int id, const Xmm& d, const Xmm* ops, bool /*tail*/) {
+void KernelEmitter::vector_instr(int id, const Xmm& d, const Xmm* ops, bool tail) {
   const Instr& in = k_.code[id];
   switch (in.op) {
     case Op::LoopVar: {
@@ -63,10 +63,17 @@ void KernelEmitter::vector_instr(int id, const Xmm& d, const Xmm* ops, bool /*ta
       return;
     }
     case Op::Cast:
+      if (k_.code[in.a].op == Op::Load && L_.wide[in.a] == Wide::Float) {  // loaded as f32
+        if (d.getIdx() != ops[0].getIdx()) vmovaps(d, ops[0]);
+        return;
+      }
       vec_cast(k_.code[in.a].type, in.type, d, ops[0]);
       return;
     case Op::Where:
       vec_where(d, ops[0], ops[1], ops[2]);
+      return;
+    case Op::CheckIndex:
+      vec_check_index(id, d, ops[0], in.mask >= 0 ? &ops[1] : nullptr, tail);
       return;
     case Op::And:
       vandps(d, ops[0], ops[1]);
@@ -87,6 +94,64 @@ void KernelEmitter::vector_instr(int id, const Xmm& d, const Xmm* ops, bool /*ta
   if (op_arity(in.op) == 1) return vec_unary(in, d, ops[0]);
   if (op_arity(in.op) == 2) return vec_binary(in, d, ops[0], ops[1]);
   fail("jit: kernel '", k_.name, "': no vector form of ", op_name(in.op));
+}
+
+// d = a + n where a < 0, else a, for an index a checked against [-n, n) in every active
+// lane (not past the tail, mask true); a lane that fails ends the kernel with the error of
+// check `id` (the backend re-runs a failed kernel on the portable backend for the message of
+// the reference's first failing point). Masked-off lanes give 0, as the reference.
+void KernelEmitter::vec_check_index(int id, const Xmm& d, const Xmm& a, const Xmm* mask,
+                                    bool tail) {
+  const int64_t n = k_.code[id].iimm;
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
+  Label ok;
+  vpsrad(s0, a, 31);
+  vpandd_or_vpand(s0, s0, consts_.u32(static_cast<uint32_t>(n)));
+  vpaddd(s0, s0, a);
+  if (avx512()) {
+    if (tail) {
+      kmovw(k2, k1);
+    } else {
+      kxnorw(k2, k2, k2);
+    }
+    if (mask) {
+      vptestmd(k3, *mask, *mask);
+      kandw(k2, k2, k3);
+    }
+    vpcmpud(k3 | k2, s0, consts_.u32(static_cast<uint32_t>(n)), 5);  // t >= n, unsigned
+    kortestw(k3, k3);
+    jz(ok, T_NEAR);
+    kmovw(eax, k3);
+  } else {
+    vpxor(s1, s1, s1);
+    vpcmpgtd(s1, s1, s0);                                         // t < 0
+    vpcmpgtd(s2, s0, consts_.u32(static_cast<uint32_t>(n - 1)));  // t > n - 1
+    vpor(s1, s1, s2);
+    if (tail) vpand(s1, s1, Xbyak::Ymm(tail_vreg_));
+    if (mask) vpand(s1, s1, *mask);
+    vmovmskps(eax, s1);
+    test(eax, eax);
+    jz(ok, T_NEAR);
+  }
+  // The first failing lane's index, for the error.
+  bsf(eax, eax);
+  vmovups(ptr[rsp + buf_off_], a);
+  movsxd(rcx, dword[rsp + buf_off_ + rax * 4]);
+  fail_exit(id, rcx);
+  L(ok);
+  if (mask) {
+    vpandd_or_vpand(d, s0, *mask);
+  } else {
+    vmovaps(d, s0);
+  }
+}
+
+void KernelEmitter::vpandd_or_vpand(const Xmm& d, const Xmm& a, const Xbyak::Operand& b) {
+  if (avx512()) {
+    vpandd(d, a, b);
+  } else {
+    vpand(d, a, b);
+  }
 }
 
 void KernelEmitter::vec_cast(ScalarType from, ScalarType to, const Xmm& d, const Xmm& a) {

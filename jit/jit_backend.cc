@@ -27,8 +27,12 @@ constexpr int64_t kMinPointsPerThread = 1 << 15;
 
 class JitKernel : public PreparedKernel {
  public:
-  JitKernel(Layout layout, std::shared_ptr<const CompiledCode> code, int threads)
-      : L_(std::move(layout)), code_(std::move(code)), threads_(std::max(threads, 1)) {
+  JitKernel(Layout layout, std::shared_ptr<const CompiledCode> code, int threads,
+            std::shared_ptr<const KernelBackend> portable)
+      : L_(std::move(layout)),
+        code_(std::move(code)),
+        threads_(std::max(threads, 1)),
+        portable_(std::move(portable)) {
     const Kernel& k = L_.k;
     rows_ = 1;
     for (int v : L_.outer_scalar) rows_ *= k.ranges[v];
@@ -45,7 +49,22 @@ class JitKernel : public PreparedKernel {
     parts_ = std::max(parts, 1);
   }
 
+  // A failed index check ends the generated code at the first failure it meets, which is not
+  // always the reference's first failing point (vector lanes, several checks, threads): the
+  // kernel then runs on the portable backend, which fails with the reference's message.
+  // Reads see the same inputs: an arg the kernel both reads and writes is written before it
+  // is read at every point (kernel_analysis.cc), so the partial first run changes nothing.
   void run(void* const* args) override {
+    try {
+      run_parts(args);
+    } catch (const Error&) {
+      portable_->prepare(L_.k)->run(args);
+      throw;  // the portable run did not fail: keep the JIT's own message
+    }
+  }
+
+ private:
+  void run_parts(void* const* args) {
     if (parts_ == 1) return run_part(args, 0, rows_, 0, L_.mode == Mode::LanesInner ? 0 : vec_);
     std::vector<JitCall> calls(static_cast<size_t>(parts_));
     std::vector<std::string> errors(static_cast<size_t>(parts_));
@@ -70,7 +89,6 @@ class JitKernel : public PreparedKernel {
       if (!e.empty()) throw Error(e);
   }
 
- private:
   void run_part(void* const* args, int64_t r0, int64_t r1, int64_t v0, int64_t v1) {
     if (r1 <= r0) return;
     const Kernel& k = L_.k;
@@ -111,6 +129,7 @@ class JitKernel : public PreparedKernel {
   int64_t rows_ = 1, vec_ = 1;
   int parts_ = 1;
   bool split_vec_ = false;
+  std::shared_ptr<const KernelBackend> portable_;
 };
 
 std::string safe_name(const std::string& name) {
@@ -146,7 +165,7 @@ class JitBackend : public KernelBackend {
     }
     dump(k, layout, code.get(), why);
     if (!why.empty()) return portable_->prepare(k);
-    return std::make_unique<JitKernel>(std::move(layout), std::move(code), threads_);
+    return std::make_unique<JitKernel>(std::move(layout), std::move(code), threads_, portable_);
   }
 
   ExternFn find_extern(const std::string& op) const override { return portable_->find_extern(op); }
@@ -182,7 +201,7 @@ class JitBackend : public KernelBackend {
   Isa isa_;
   int threads_;
   std::string dump_dir_;
-  std::unique_ptr<KernelBackend> portable_;
+  std::shared_ptr<const KernelBackend> portable_;
   mutable std::mutex dump_mu_;
   mutable int dumped_ = 0;
 };

@@ -202,6 +202,20 @@ class Analyzer {
     L_.loop.assign(n, 0);
     L_.range.assign(n, Range());
     L_.access.assign(n, -1);
+    L_.wide.assign(n, Wide::None);
+    users_.assign(n, {});
+    stored_.assign(k.args.size(), false);
+    for (size_t i = 0; i < n; ++i) {
+      const Instr& in = k.code[i];
+      if (in.op == Op::Store) stored_[static_cast<size_t>(in.arg)] = true;
+      for (int id : {in.a, in.b, in.c, in.mask})
+        if (id >= 0) users_[id].push_back(static_cast<int>(i));
+      if (in.index) {
+        std::vector<int> ids;
+        index_values(*in.index, &ids);
+        for (int id : ids) users_[id].push_back(static_cast<int>(i));
+      }
+    }
     for (size_t i = 0; i < n; ++i) {
       std::string why = place(static_cast<int>(i));
       if (why.empty()) why = check(static_cast<int>(i));
@@ -254,6 +268,9 @@ class Analyzer {
       if (in.op == Op::LoopVar) w = std::max(w, var_where(in.arg));
       if (in.index) w = index_where(*in.index, w);
       if (in.op == Op::Reduce) w = L_.mode == Mode::LanesOuter ? Where::Step : Where::Vec;
+      // An arg the kernel also writes is read in its own loop, after the earlier loops
+      // stored it (check_read_write), never hoisted above them.
+      if (in.op == Op::Load && stored_[static_cast<size_t>(in.arg)]) w = std::max(w, Where::Hoist);
       // Pointwise kernels have no Hoist/Step: those ranks collapse into Row.
       if (L_.mode == Mode::Pointwise && (w == Where::Hoist || w == Where::Step)) w = Where::Row;
       // LanesOuter has no Vec: the reduce odometer is the innermost loop.
@@ -289,6 +306,11 @@ class Analyzer {
         if (uni) {
           if (dt != DType::F32 && dt != DType::F16 && dt != DType::Bool && !uniform_int_storage(dt))
             return std::string("a uniform load of ") + dtype_name(dt);
+        } else if (dt == DType::I64) {
+          L_.wide[i] = wide_load(i);
+          if (L_.wide[i] == Wide::None) return "a vector load of int64 used other than by checks";
+          r = known(kI32Min, kI32Max);  // Narrow; Copy values are never computed with
+          break;
         } else if (!varying_storage(dt, true)) {
           return std::string("a vector load of ") + dtype_name(dt);
         }
@@ -307,9 +329,8 @@ class Analyzer {
         break;
       }
       case Op::CheckIndex:
-        if (!uni) return "a vector index check";
-        r = known(0, std::max<int64_t>(in.iimm - 1, 0));
-        if (in.mask >= 0) r = hull(r, range_of(in.a));  // unchecked lanes keep their value
+        if (!uni && in.iimm > kI32Max) return "a vector index check against a bound over 2^31";
+        r = known(0, std::max<int64_t>(in.iimm - 1, 0));  // unchecked (masked) points give 0
         break;
       case Op::Reduce:
         if (operand_type(in.a) != ScalarType::F32) return "a reduction of a non-F32 value";
@@ -352,6 +373,27 @@ class Analyzer {
     }
     if (in.op == Op::Load || in.op == Op::Store) return check_access(i);
     return "";
+  }
+
+  // How lane-varying int64 storage loaded by `i` can be kept (Wide), from its uses.
+  Wide wide_load(int i) const {
+    const Kernel& k = L_.k;
+    if (users_[i].empty()) return Wide::Narrow;
+    bool checks = true, copies = k.code[i].mask < 0, floats = true;
+    for (int u : users_[i]) {
+      const Instr& use = k.code[u];
+      const bool as_a = use.a == i && use.b != i && use.c != i && use.mask != i;
+      std::vector<int> leaves;
+      if (use.index) index_values(*use.index, &leaves);
+      const bool in_index = std::find(leaves.begin(), leaves.end(), i) != leaves.end();
+      checks = checks && use.op == Op::CheckIndex && as_a && !in_index;
+      copies = copies && use.op == Op::Store && as_a && !in_index && use.mask < 0 &&
+               k.args[use.arg].dtype == DType::I64;
+      floats = floats && use.op == Op::Cast && use.type == ScalarType::F32 && !in_index;
+    }
+    if (checks) return Wide::Narrow;
+    if (floats) return Wide::Float;
+    return copies ? Wide::Copy : Wide::None;
   }
 
   Range int_range(const Instr& in) const {
@@ -427,15 +469,52 @@ class Analyzer {
         for (const LinearTerm& u : f.terms)
           if (u.kind == IndexKind::Value) ids.push_back(u.id);
       });
-      for (int id : ids)
-        if (!L_.uniform[id]) return "an index through a vector value (gather)";
+      for (int id : ids) {
+        if (L_.uniform[id]) continue;
+        // A gather: the value must be a direct term, and the access a 32-bit load.
+        if (t.kind != IndexKind::Value)
+          return "an index through a product or quotient of a vector value";
+        if (in.op != Op::Load) return "a store through a vector value (scatter)";
+        if (a.esize != 4) return "a gather of a non-32-bit type";
+        a.vector_terms = true;
+      }
     }
-    if (!r.known || r.lo < 0 || r.hi >= k.args[in.arg].elements)
-      return "an index not provably inside arg " + std::to_string(in.arg);
+    if (!r.known || r.lo < 0 || r.hi >= k.args[in.arg].elements) {
+      // Masked loads may reach outside where the mask is off: read under the mask (uniform
+      // loads branch on it; vector ones use masked moves and gathers, which do not fault).
+      if (in.op != Op::Load || in.mask < 0 || a.vector_terms ||
+          (!L_.uniform[i] && (a.esize != 4 || L_.wide[i] != Wide::None)))
+        return "an index not provably inside arg " + std::to_string(in.arg);
+      a.masked_reads = !L_.uniform[i];
+    }
+    if (a.vector_terms) {
+      // Lane byte offsets (vector terms and the vector variable) are int32.
+      Range lanes = known(0, 0);
+      for (const LinearTerm& t : a.form.terms)
+        if (t.kind == IndexKind::Value && !L_.uniform[t.id])
+          lanes = add(lanes, scale(range_of(t.id), t.factor));
+      if (L_.vec_var >= 0)
+        lanes = add(lanes, scale(known(0, k.ranges[L_.vec_var] - 1), a.form.coeff[L_.vec_var]));
+      if (!fits_i32(scale(lanes, a.esize))) return "a gather whose lane offsets exceed int32";
+    }
     if (L_.vec_var >= 0) a.vec_coeff = a.form.coeff[L_.vec_var];
     for (int v : L_.reduce_scalar)
       if (a.form.coeff[v] != 0) a.uses_reduce_scalar = true;
-    if (!L_.uniform[i]) {
+    if (in.op == Op::Store && L_.wide[in.a] == Wide::Copy &&
+        (L_.where[i] != L_.where[in.a] || L_.loop[i] != L_.loop[in.a]))
+      return "an int64 copy stored in another loop than its load";
+    if (L_.wide[i] == Wide::Copy || (in.op == Op::Store && L_.wide[in.a] == Wide::Copy)) {
+      if (a.vec_coeff != 1 && (in.op == Op::Store || a.vec_coeff != 0))
+        return "an int64 copy that is not contiguous";
+      if (a.vector_terms) return "an int64 copy through a gather";
+    } else if (L_.wide[i] != Wide::None && a.vec_coeff != 0 && a.vec_coeff != 1) {
+      return "a strided vector load of int64";
+    } else if (L_.wide[i] != Wide::None && a.vector_terms) {
+      return "a gather of int64";
+    }
+    if (in.op == Op::Store && !L_.uniform[i] && a.vec_coeff == 0)
+      return "a store of lane-varying values to one element";
+    if (!L_.uniform[i] && !a.vector_terms) {
       const int64_t stride = a.vec_coeff * a.esize;
       const bool unit = a.vec_coeff == 1;
       if (!unit) {
@@ -495,6 +574,8 @@ class Analyzer {
   }
 
   Layout& L_;
+  std::vector<std::vector<int>> users_;  // per instruction: the instructions reading it
+  std::vector<bool> stored_;             // per arg: some Store writes it
 };
 
 }  // namespace

@@ -19,8 +19,9 @@
 //
 // Value representation: F32 in 32-bit lanes; Bool as 32-bit lane masks (all ones / zero);
 // I64 values that vary along the lanes must have a proven range inside int32 (loop
-// variables, ArgMax results, checked indices...) and are kept as int32 lanes; uniform I64
-// values are int64 scalars computed in general-purpose registers.
+// variables, ArgMax results, checked indices...) and are kept as int32 lanes (int64 storage
+// read along the lanes: see Wide); uniform I64 values are int64 scalars computed in
+// general-purpose registers.
 #pragma once
 
 #include <cstdint>
@@ -56,7 +57,23 @@ struct Access {
   LinearForm form;                  // over the kernel's variables
   int64_t vec_coeff = 0;            // form.coeff[vec_var] (0 when the access is uniform)
   bool uses_reduce_scalar = false;  // some reduce scalar variable has a nonzero coefficient
+  // A gather through lane-varying values: some terms are Values that vary along the lanes
+  // (int32 lanes, each a direct term of the form); their part of the offset is computed per
+  // lane, the rest of the form gives the base pointer.
+  bool vector_terms = false;
+  // A masked Load whose index is proven inside the arg only where its mask is true (the
+  // contract: masked-off points do not touch memory): the reads themselves are masked.
+  bool masked_reads = false;
 };
+
+// How a lane-varying Load of int64 storage is kept (Layout::wide).
+//   Narrow: saturated to int32 lanes. Admitted when every use is the operand of a vector
+//           CheckIndex, whose verdict saturation cannot change (its bound fits int32).
+//   Copy:   never in registers; each Store of it copies the 64-bit elements from the
+//           Load's address (every use is such a Store).
+//   Float:  converted to f32 lanes as it is loaded (every use is a Cast to F32, which then
+//           only moves it).
+enum class Wide : uint8_t { None, Narrow, Copy, Float };
 
 struct Layout {
   Kernel k;  // after merge_loop_dims
@@ -71,6 +88,7 @@ struct Layout {
   std::vector<int> loop;           // per instruction: inner loop (body), num_loops (post)
   std::vector<Range> range;        // per I64 instruction: proven range
   std::vector<int> access;         // per instruction: index into accesses, or -1
+  std::vector<Wide> wide;          // per instruction: lane-varying int64 loads
   std::vector<Access> accesses;
 
   bool varying(Where w) const;

@@ -37,7 +37,17 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   Xbyak::Address var_slot(int v) { return qword[rsp + var_off_ + v * 8]; }
   Xbyak::Address misc(int i) { return qword[rsp + misc_off_ + i * 8]; }
   Xbyak::Address buf(int byte) { return ptr[rsp + buf_off_ + byte]; }
-  enum Misc { kSavedRsp = 0, kCall, kRowsLeft, kVecBegin, kVecEnd, kStepLin, kExpr, kMiscCount };
+  enum Misc {
+    kSavedRsp = 0,
+    kCall,
+    kRowsLeft,
+    kVecBegin,
+    kVecEnd,
+    kStepLin,
+    kCopySrc,
+    kExpr,
+    kMiscCount
+  };
   static constexpr int kExprSlots = 16;
 
   // ---- structure (emitter_loops.cc)
@@ -77,6 +87,8 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void vec_compare(Op op, ScalarType t, const Xmm& d, const Xmm& a, const Xmm& b);
   void vec_cast(ScalarType from, ScalarType to, const Xmm& d, const Xmm& a);
   void vec_where(const Xmm& d, const Xmm& c, const Xmm& b, const Xmm& e);
+  void vec_check_index(int id, const Xmm& d, const Xmm& a, const Xmm* mask, bool tail);
+  void vpandd_or_vpand(const Xmm& d, const Xmm& a, const Xbyak::Operand& b);
   void mask_to_k(const Xbyak::Opmask& k, const Xmm& m);
   void k_to_mask(const Xmm& d, const Xbyak::Opmask& k);
   void vec_pow_const(const Xmm& d, const Xmm& a, double e);
@@ -88,6 +100,11 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   Reg64 base_reg(int access);  // cached in the innermost loop, else computed into rax
   void vector_load(int id, const Xmm& d, const Xmm* mask, bool tail);
   void vector_store(int id, const Xmm& v, const Xmm* mask, bool tail);
+  void vector_gather(int access, const Xmm& d, bool tail);
+  void narrow_i64_load(int access, const Reg64& base, const Xmm& d, bool tail);
+  void copy_i64_store(int id, bool tail);
+  void float_i64_load(int access, const Reg64& base, const Xmm& d, bool tail);
+  void masked_read(int access, const Reg64& base, const Xmm& d, const Xmm& mask, bool tail);
   void scalar_load(int id);
   void scalar_store(int id);
   Xbyak::RegExp lane0(int access, const Reg64& base);

@@ -196,6 +196,98 @@ TEST(JitKernel, RowGatherWithCheckedIndex) {
   }
 }
 
+// The error of a failing kernel, or "" (buffers are copied first).
+std::string run_error(const std::string& backend, const std::string& isa, const Kernel& k,
+                      const std::vector<Tensor>& buffers) {
+  std::vector<Tensor> got;
+  std::vector<void*> args;
+  for (const Tensor& t : buffers) got.push_back(testing::copy_of(t));
+  for (Tensor& t : got) args.push_back(t.data());
+  try {
+    if (backend == "jit") {
+      BackendOptions options;
+      options.isa = isa;
+      jit::make_jit_backend(options)->prepare(k)->run(args.data());
+    } else {
+      testing::run_kernel(backend, k, buffers);
+    }
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(JitKernel, LaneGatherThroughCheckedInt64Indices) {
+  // GatherElements on the last axis: out[r, j] = x[r, ids[r, j]], the index per lane, read
+  // from int64 storage (saturated to int32 lanes for the check), negative from the end.
+  const int64_t rows = 3, n = 37, w = 11;
+  KernelBuilder b({rows, n});
+  const int ids = b.arg(DType::I64, rows * n), x = b.arg(DType::F32, rows * w),
+            out = b.arg(DType::F32, rows * n, true);
+  const int id = b.check_index(b.load(ids, Affine({{0, n}, {1, 1}})), w, "GatherElements 'g'");
+  b.store(out, Affine({{0, n}, {1, 1}}), b.load(x, testing::Add(Affine({{0, w}}), ix_value(id))));
+  const Kernel k = b.build();
+  std::vector<int64_t> good(rows * n);
+  for (int64_t i = 0; i < rows * n; ++i) good[i] = (i * 7) % (2 * w) - w;  // [-w, w)
+  const Tensor x_data = random_tensor(DType::F32, rows * w, 21);
+  expect_jit_matches(
+      k, testing::tensors(testing::make_tensor<int64_t>(DType::I64, good), testing::copy_of(x_data),
+                          testing::zeros(DType::F32, rows * n)));
+  // Out of range (past int32 too) in lanes of the body and of the tail: the reference's
+  // first failing point and message.
+  for (int64_t bad_at : {int64_t{5}, int64_t{2 * n + 36}}) {
+    for (int64_t bad : {int64_t{w}, int64_t{-w - 1}, int64_t{5000000000}}) {
+      std::vector<int64_t> v = good;
+      v[bad_at] = bad;
+      v[rows * n - 1] = w + 3;  // a later failure too
+      const auto bufs =
+          testing::tensors(testing::make_tensor<int64_t>(DType::I64, v), testing::copy_of(x_data),
+                           testing::zeros(DType::F32, rows * n));
+      const std::string want = run_error("reference", "", k, bufs);
+      ASSERT_NE(want, "");
+      for (const std::string& isa : isas()) EXPECT_EQ(run_error("jit", isa, k, bufs), want) << isa;
+    }
+  }
+}
+
+TEST(JitKernel, Int64CopiesAndCastsAlongLanes) {
+  // Position ids as floats and a copy of int64 data (BERT's and GCN's first kernels).
+  const int64_t n = 45;
+  KernelBuilder b({n});
+  const int p = b.arg(DType::I64, n), q = b.arg(DType::I64, 1), f = b.arg(DType::F32, n, true),
+            c = b.arg(DType::I64, n, true), d = b.arg(DType::I64, n, true);
+  b.store(f, V(0),
+          b.binary(Op::Mul, b.cast(ScalarType::F32, b.load(p, V(0))),
+                   b.constant(ScalarType::F32, 0.5)));
+  b.store(c, V(0), b.load(p, V(0)));
+  b.store(d, V(0), b.load(q, C(0)));
+  std::vector<int64_t> vals(n);
+  for (int64_t i = 0; i < n; ++i) vals[i] = (i % 2 ? -1 : 1) * ((int64_t{1} << (i % 62)) + i);
+  expect_jit_matches(b.build(),
+                     testing::tensors(testing::make_tensor<int64_t>(DType::I64, vals),
+                                      testing::make_tensor<int64_t>(DType::I64, {int64_t{1} << 40}),
+                                      testing::zeros(DType::F32, n), testing::zeros(DType::I64, n),
+                                      testing::zeros(DType::I64, n)));
+}
+
+TEST(JitKernel, MaskedReadsOutsideTheArg) {
+  // Max pooling with padding: reads at -1 and past the end happen only under the mask.
+  const int64_t n = 50;
+  KernelBuilder b({n, 3}, 1);
+  const int x = b.arg(DType::F32, n), y = b.arg(DType::F32, n, true);
+  const int pos = b.binary(Op::Add, b.binary(Op::Add, b.loop_var(0), b.loop_var(1)),
+                           b.constant(ScalarType::I64, -1));
+  const int inside = b.binary(Op::And, b.binary(Op::Ge, pos, b.constant(ScalarType::I64, 0)),
+                              b.binary(Op::Lt, pos, b.constant(ScalarType::I64, n)));
+  const int v = b.load(x, Affine({{0, 1}, {1, 1}}, -1), inside);
+  const int r =
+      b.reduce(ReduceKind::Max, b.where(inside, v, b.constant(ScalarType::F32, -INFINITY)));
+  b.post();
+  b.store(y, V(0), r);
+  expect_jit_matches(
+      b.build(), testing::tensors(random_tensor(DType::F32, n, 31), testing::zeros(DType::F32, n)));
+}
+
 TEST(JitKernel, MixedStorageTypes) {
   // Bool, f16, i32 and u8 loads; bool, f16, i32 and i64 stores; a LoopVar iota.
   const int64_t n = 45;

@@ -156,14 +156,16 @@ void count_refusal(const Variant& v, const Kernel& k, std::map<std::string, int>
 }
 
 // At least kMinJitShare of the random kernels must be compiled.
-constexpr double kMinJitShare = 0.35;
+constexpr double kMinJitShare = 0.45;
 
 void check_jit_share(int kernels, const std::map<std::string, int>& refusals) {
   int refused = 0;
   for (const auto& r : refusals) refused += r.second;
   std::printf("  jit: %d of %d kernels compiled\n", kernels - refused, kernels);
   for (const auto& r : refusals) std::printf("    %5d refused: %s\n", r.second, r.first.c_str());
-  EXPECT_GE(kernels - refused, kMinJitShare * kernels) << "the JIT refuses too many kernels";
+  if (kernels >= 1000) {  // not for one seed (FERRITE_RANDOM_SEED)
+    EXPECT_GE(kernels - refused, kMinJitShare * kernels) << "the JIT refuses too many kernels";
+  }
 }
 
 class RandomBackendTest : public ::testing::TestWithParam<Variant> {};
