@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake g++ make                                   # native build
   libxbyak-dev libhwy-dev libdnnl-dev ocl-icd-opencl-dev  # JIT, portable SIMD, oneDNN (+ its CMake dep)
-  libcapstone-dev pkg-config                       # disassembly in JIT dumps (optional; found by pkg-config)
+  libzydis-dev                                     # disassembly in JIT dumps (optional)
   libgtest-dev                                     # unit tests (native, and sources for wasm)
   emscripten wabt binaryen                         # wasm build
   libonnx-testdata                                 # ONNX node conformance cases
