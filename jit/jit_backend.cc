@@ -11,6 +11,7 @@
 #include "compiler/plan/error.h"
 #include "jit/code_cache.h"
 #include "jit/cpu_isa.h"
+#include "jit/disasm.h"
 #include "jit/kernel_analysis.h"
 #include "jit/kernel_codegen.h"
 #include "runtime/kernels/portable/portable_backend.h"
@@ -193,6 +194,8 @@ class JitBackend : public KernelBackend {
       out << "  %" << i << " " << op_name(layout.k.code[i].op) << " @"
           << where_name(layout.where[i]) << (layout.uniform[i] ? " uniform" : "") << "\n";
     out << kernel_to_string(layout.k);
+    // Offsets from the start of the code, so listings of two runs compare line by line.
+    out << "code:\n" << disassemble_x86(code->code(), code->size());
     std::ofstream bin(dump_dir_ + "/50_jit_" + std::to_string(n) + ".bin", std::ios::binary);
     bin.write(reinterpret_cast<const char*>(code->code()),
               static_cast<std::streamsize>(code->size()));

@@ -2,12 +2,17 @@
 // of loop nest and kind of access the code generator has, for every ISA this CPU runs.
 // Each kernel must be compiled (not left to the portable backend).
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <random>
+#include <sstream>
 
 #include "compiler/plan/error.h"
 #include "jit/cpu_isa.h"
+#include "jit/disasm.h"
 #include "jit/jit_backend.h"
 #include "tests/unit/runtime/kernel_builder.h"
 
@@ -355,6 +360,44 @@ TEST(JitKernel, LargeKernelsSplitAcrossThreads) {
                      testing::tensors(random_tensor(DType::F32, 64 * 1031, 19, 0, 1),
                                       testing::zeros(DType::F32, 64)),
                      256);
+}
+
+TEST(JitKernel, DumpListsTheMachineCode) {
+  // With a dump dir each compiled kernel writes 50_jit_<n>_<name>.txt (plan, kernel, then
+  // "code:" and the listing of its machine code) and 50_jit_<n>.bin (the code itself).
+  namespace fs = std::filesystem;
+  if (isas().empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
+  for (const std::string& isa : isas()) {
+    SCOPED_TRACE("isa " + isa);
+    const fs::path dir =
+        fs::temp_directory_path() / ("ferrite_jit_dump_" + isa + "_" + std::to_string(::getpid()));
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    KernelBuilder b({64});
+    const int x = b.arg(DType::F32, 64), y = b.arg(DType::F32, 64, true);
+    b.store(y, V(0), b.binary(Op::Add, b.load(x, V(0)), b.load(x, V(0))));
+    jit::make_jit_backend(BackendOptions{isa, 1, dir.string()})->prepare(b.build());
+    std::ifstream txt(dir / "50_jit_0_test.txt");
+    ASSERT_TRUE(txt) << "no 50_jit_0_test.txt in " << dir;
+    std::stringstream ss;
+    ss << txt.rdbuf();
+    const std::string text = ss.str();
+    const size_t code = text.find("\ncode:\n");
+    ASSERT_NE(code, std::string::npos) << text;
+    const std::string listing = text.substr(code + 7);
+    const uintmax_t bytes = fs::file_size(dir / "50_jit_0.bin");
+    EXPECT_NE(text.find(", " + std::to_string(bytes) + " bytes of code\n"), std::string::npos)
+        << text;
+    if (jit::disassembler_available()) {
+      EXPECT_EQ(listing.rfind("     0:  ", 0), 0u) << listing;  // offsets from the start
+      EXPECT_NE(listing.find("vaddps"), std::string::npos) << listing;
+      EXPECT_NE(listing.find("vmovups"), std::string::npos) << listing;
+      EXPECT_NE(listing.find("ret\n"), std::string::npos) << listing;
+    } else {
+      EXPECT_NE(listing.find("hex dump only"), std::string::npos) << listing;
+    }
+    fs::remove_all(dir);
+  }
 }
 
 }  // namespace
