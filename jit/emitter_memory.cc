@@ -6,7 +6,6 @@
 // tail) must not be touched: AVX-512 masks them with k1, AVX2 uses vmaskmov for 32-bit
 // elements and copies the tail through a stack buffer for narrower ones.
 #include <cstring>
-#include <limits>
 
 #include "compiler/plan/error.h"
 #include "jit/kernel_emitter.h"
@@ -194,30 +193,8 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
     imul(rdx, rbx, static_cast<int>(stride));
     add(rdx, b);
     vmovups(s0, lane_ints(stride));
-    vxorps(d, d, d);
-    if (avx512()) {
-      if (tail) {
-        kmovw(k2, k1);
-      } else {
-        kxnorw(k2, k2, k2);
-      }
-      if (dt == DType::F32) {
-        vgatherdps(d | k2, ptr[rdx + s0]);
-      } else {
-        vpgatherdd(d | k2, ptr[rdx + s0]);
-      }
-    } else {
-      if (tail) {
-        vmovaps(s1, Xbyak::Ymm(tail_vreg_));
-      } else {
-        vpcmpeqd(s1, s1, s1);
-      }
-      if (dt == DType::F32) {
-        vgatherdps(d, ptr[rdx + s0], s1);
-      } else {
-        vpgatherdd(d, ptr[rdx + s0], s1);
-      }
-    }
+    active_lanes(tail, s1);
+    gather32(dt, d, s0, s1);
     if (mask) vandps(d, d, *mask);
     return;
   }
@@ -305,129 +282,33 @@ void KernelEmitter::vector_gather(int a, const Xmm& d, bool tail) {
   const Reg64 b = base_reg(a);
   imul(rdx, rbx, static_cast<int>(acc.vec_coeff * acc.esize));
   add(rdx, b);
-  vxorps(d, d, d);
+  active_lanes(tail, m);
+  gather32(dt, d, off, m);
+}
+
+void KernelEmitter::active_lanes(bool tail, const Xmm& avx2_mask) {
   if (avx512()) {
     if (tail) {
       kmovw(k2, k1);
     } else {
       kxnorw(k2, k2, k2);
     }
-    if (dt == DType::F32) {
-      vgatherdps(d | k2, ptr[rdx + off]);
-    } else {
-      vpgatherdd(d | k2, ptr[rdx + off]);
-    }
-    return;
-  }
-  if (tail) {
-    vmovaps(m, Xbyak::Ymm(tail_vreg_));
+  } else if (tail) {
+    vmovaps(avx2_mask, Xbyak::Ymm(tail_vreg_));
   } else {
-    vpcmpeqd(m, m, m);
-  }
-  if (dt == DType::F32) {
-    vgatherdps(d, ptr[rdx + off], m);
-  } else {
-    vpgatherdd(d, ptr[rdx + off], m);
+    vpcmpeqd(avx2_mask, avx2_mask, avx2_mask);
   }
 }
 
-// d = int64 elements (contiguous or one for all lanes) saturated to int32 lanes
-// (Wide::Narrow: only vector index checks read them, and saturation keeps their verdict).
-void KernelEmitter::narrow_i64_load(int a, const Reg64& b, const Xmm& d, bool tail) {
-  const Access& acc = L_.accesses[a];
-  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s3 = vec(math_[3]);
-  if (acc.vec_coeff == 0) {
-    mov(rax, qword[b]);
-    mov(rcx, std::numeric_limits<int32_t>::max());
-    cmp(rax, rcx);
-    cmovg(rax, rcx);
-    mov(rcx, std::numeric_limits<int32_t>::min());
-    cmp(rax, rcx);
-    cmovl(rax, rcx);
-    vmovd(Xbyak::Xmm(d.getIdx()), eax);
-    vpbroadcastd(d, Xbyak::Xmm(d.getIdx()));
-    return;
-  }
-  const int half = vbytes_;  // bytes of lanes/2 int64 values
-  lea(rdx, ptr[lane0(a, b)]);
+void KernelEmitter::gather32(DType dt, const Xmm& d, const Xmm& offsets, const Xmm& avx2_mask) {
+  vxorps(d, d, d);
+  const bool f32 = dt == DType::F32;
   if (avx512()) {
-    if (tail) {
-      kshiftrw(k3, k1, 8);
-      vmovdqu64(s0 | k1 | T_z, ptr[rdx]);
-      vmovdqu64(s1 | k3 | T_z, ptr[rdx + half]);
-    } else {
-      vmovdqu64(s0, ptr[rdx]);
-      vmovdqu64(s1, ptr[rdx + half]);
-    }
-    vpmovsqd(Xbyak::Ymm(s0.getIdx()), Xbyak::Zmm(s0.getIdx()));
-    vpmovsqd(Xbyak::Ymm(s1.getIdx()), Xbyak::Zmm(s1.getIdx()));
-    vinserti32x8(Xbyak::Zmm(d.getIdx()), Xbyak::Zmm(s0.getIdx()), Xbyak::Ymm(s1.getIdx()), 1);
-    return;
-  }
-  if (tail) {
-    stage_in(rdx, 8);
-    lea(rdx, ptr[rsp + buf_off_]);
-  }
-  vmovdqu(s0, ptr[rdx]);
-  vmovdqu(s1, ptr[rdx + half]);
-  const int64_t lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
-  for (const Xmm& q : {s0, s1}) {  // clamp the four int64 lanes, then keep their low halves
-    vpcmpgtq(s3, q, consts_.u64(static_cast<uint64_t>(hi)));
-    vblendvpd(q, q, consts_.u64(static_cast<uint64_t>(hi)), s3);
-    vmovdqu(s3, consts_.u64(static_cast<uint64_t>(lo)));
-    vpcmpgtq(s3, s3, q);
-    vblendvpd(q, q, consts_.u64(static_cast<uint64_t>(lo)), s3);
-  }
-  vmovdqu(s3, consts_.raw({0, 0, 0, 0, 2, 0, 0, 0, 4, 0, 0, 0, 6, 0, 0, 0,  //
-                           0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
-  const Xbyak::Ymm y0(s0.getIdx()), y1(s1.getIdx()), y3(s3.getIdx());
-  vpermd(y0, y3, y0);
-  vpermd(y1, y3, y1);
-  vinserti128(Xbyak::Ymm(d.getIdx()), Xbyak::Ymm(s0.getIdx()), Xbyak::Xmm(s1.getIdx()), 1);
-}
-
-// d = the f32 values of int64 elements (contiguous or one for all lanes), each rounded once
-// as the reference's cast: AVX-512DQ converts 8 at a time, AVX2 one at a time in
-// general-purpose registers.
-void KernelEmitter::float_i64_load(int a, const Reg64& b, const Xmm& d, bool tail) {
-  const Access& acc = L_.accesses[a];
-  const Xbyak::Xmm x(d.getIdx());
-  if (acc.vec_coeff == 0) {
-    vcvtsi2ss(x, x, qword[b]);
-    vbroadcastss(d, x);
-    return;
-  }
-  lea(rdx, ptr[lane0(a, b)]);
-  if (avx512()) {
-    const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
-    if (tail) {
-      kshiftrw(k3, k1, 8);
-      vcvtqq2ps(Xbyak::Ymm(s0.getIdx()) | k1 | T_z, ptr[rdx]);
-      vcvtqq2ps(Xbyak::Ymm(s1.getIdx()) | k3 | T_z, ptr[rdx + vbytes_]);
-    } else {
-      vcvtqq2ps(Xbyak::Ymm(s0.getIdx()), ptr[rdx]);
-      vcvtqq2ps(Xbyak::Ymm(s1.getIdx()), ptr[rdx + vbytes_]);
-    }
-    vinsertf32x8(Xbyak::Zmm(d.getIdx()), Xbyak::Zmm(s0.getIdx()), Xbyak::Ymm(s1.getIdx()), 1);
-    return;
-  }
-  Label next;
-  vxorps(Xbyak::Xmm(math_[0]), Xbyak::Xmm(math_[0]), Xbyak::Xmm(math_[0]));
-  vmovups(ptr[rsp + buf_off_], Xbyak::Ymm(math_[0]));  // lanes past the tail read 0
-  if (tail) {
-    mov(rcx, r12);
-    sub(rcx, rbx);
+    f32 ? vgatherdps(d | k2, ptr[rdx + offsets]) : vpgatherdd(d | k2, ptr[rdx + offsets]);
   } else {
-    mov(rcx, lanes_);
+    f32 ? vgatherdps(d, ptr[rdx + offsets], avx2_mask)
+        : vpgatherdd(d, ptr[rdx + offsets], avx2_mask);
   }
-  xor_(eax, eax);
-  L(next);
-  vcvtsi2ss(Xbyak::Xmm(math_[0]), Xbyak::Xmm(math_[0]), qword[rdx + rax * 8]);
-  vmovss(dword[rsp + buf_off_ + rax * 4], Xbyak::Xmm(math_[0]));
-  inc(rax);
-  cmp(rax, rcx);
-  jb(next);
-  vmovups(d, ptr[rsp + buf_off_]);
 }
 
 // A masked 32-bit load whose masked-off lanes may be outside the arg: only lanes that are
@@ -476,59 +357,7 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
   imul(rdx, rbx, static_cast<int>(stride));
   add(rdx, b);
   vmovups(s0, lane_ints(stride));
-  vxorps(d, d, d);
-  if (avx512()) {
-    dt == DType::F32 ? vgatherdps(d | k2, ptr[rdx + s0]) : vpgatherdd(d | k2, ptr[rdx + s0]);
-  } else {
-    dt == DType::F32 ? vgatherdps(d, ptr[rdx + s0], y1) : vpgatherdd(d, ptr[rdx + s0], y1);
-  }
-}
-
-// Store `id` of a Wide::Copy value: its int64 elements go from the Load's address (lane 0,
-// contiguous, or one element for every lane) to the Store's (contiguous).
-void KernelEmitter::copy_i64_store(int id, bool tail) {
-  const Instr& in = k_.code[id];
-  const int src = L_.access[in.a], dst = L_.access[id];
-  const bool bcast = L_.accesses[src].vec_coeff == 0;
-  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
-  lea(rcx, ptr[lane0(src, base_reg(src))]);
-  mov(misc(kCopySrc), rcx);  // base_reg may evaluate terms (rax, rcx, rdx)
-  lea(rdx, ptr[lane0(dst, base_reg(dst))]);
-  mov(rcx, misc(kCopySrc));
-  const int half = vbytes_;
-  if (avx512() || !tail) {
-    if (bcast) {
-      vpbroadcastq(s0, qword[rcx]);
-      vmovaps(s1, s0);
-    } else if (avx512() && tail) {
-      kshiftrw(k3, k1, 8);
-      vmovdqu64(s0 | k1 | T_z, ptr[rcx]);
-      vmovdqu64(s1 | k3 | T_z, ptr[rcx + half]);
-    } else {
-      vmovups(s0, ptr[rcx]);
-      vmovups(s1, ptr[rcx + half]);
-    }
-    if (avx512() && tail) {
-      kshiftrw(k3, k1, 8);
-      vmovdqu64(ptr[rdx] | k1, s0);
-      vmovdqu64(ptr[rdx + half] | k3, s1);
-    } else {
-      vmovups(ptr[rdx], s0);
-      vmovups(ptr[rdx + half], s1);
-    }
-    return;
-  }
-  // AVX2 tail: one element at a time.
-  Label next;
-  mov(rax, r12);
-  sub(rax, rbx);
-  L(next);
-  vmovq(Xbyak::Xmm(s0.getIdx()), qword[rcx]);
-  vmovq(qword[rdx], Xbyak::Xmm(s0.getIdx()));
-  if (!bcast) add(rcx, 8);
-  add(rdx, 8);
-  dec(rax);
-  jnz(next);
+  gather32(dt, d, s0, s1);
 }
 
 void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool tail) {
@@ -545,11 +374,7 @@ void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool
     add(rdx, b);
     if (avx512()) {
       vmovups(s0, lane_ints(stride));
-      if (tail) {
-        kmovw(k2, k1);
-      } else {
-        kxnorw(k2, k2, k2);
-      }
+      active_lanes(tail, s1);
       if (dt == DType::F32) {
         vscatterdps(ptr[rdx + s0] | k2, v);
       } else {

@@ -106,14 +106,10 @@ void KernelEmitter::vec_check_index(int id, const Xmm& d, const Xmm& a, const Xm
   const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
   Label ok;
   vpsrad(s0, a, 31);
-  vpandd_or_vpand(s0, s0, consts_.u32(static_cast<uint32_t>(n)));
+  vandps(s0, s0, consts_.u32(static_cast<uint32_t>(n)));
   vpaddd(s0, s0, a);
   if (avx512()) {
-    if (tail) {
-      kmovw(k2, k1);
-    } else {
-      kxnorw(k2, k2, k2);
-    }
+    active_lanes(tail, s1);
     if (mask) {
       vptestmd(k3, *mask, *mask);
       kandw(k2, k2, k3);
@@ -140,17 +136,9 @@ void KernelEmitter::vec_check_index(int id, const Xmm& d, const Xmm& a, const Xm
   fail_exit(id, rcx);
   L(ok);
   if (mask) {
-    vpandd_or_vpand(d, s0, *mask);
+    vandps(d, s0, *mask);
   } else {
     vmovaps(d, s0);
-  }
-}
-
-void KernelEmitter::vpandd_or_vpand(const Xmm& d, const Xmm& a, const Xbyak::Operand& b) {
-  if (avx512()) {
-    vpandd(d, a, b);
-  } else {
-    vpand(d, a, b);
   }
 }
 

@@ -1,7 +1,9 @@
 // The x86 emitter behind generate_kernel (kernel_codegen.h). Split by concern:
 //   emitter_loops.cc   frame, odometers, vector loops, regions and register allocation
 //   emitter_values.cc  value instructions on vectors (f32 / bool masks / int32 lanes)
-//   emitter_memory.cc  addresses, loads and stores (contiguous, broadcast, strided, tails)
+//   emitter_memory.cc  addresses, loads and stores (contiguous, broadcast, strided, gathers,
+//                      masked reads, tails)
+//   emitter_int64.cc   int64 storage along the lanes (saturated, converted to f32, copied)
 //   emitter_scalar.cc  uniform instructions: int64 in general registers, the rest in lane 0
 //   emitter_reduce.cc  accumulators: init, accumulate, horizontal reduce
 #pragma once
@@ -88,7 +90,6 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void vec_cast(ScalarType from, ScalarType to, const Xmm& d, const Xmm& a);
   void vec_where(const Xmm& d, const Xmm& c, const Xmm& b, const Xmm& e);
   void vec_check_index(int id, const Xmm& d, const Xmm& a, const Xmm* mask, bool tail);
-  void vpandd_or_vpand(const Xmm& d, const Xmm& a, const Xbyak::Operand& b);
   void mask_to_k(const Xbyak::Opmask& k, const Xmm& m);
   void k_to_mask(const Xmm& d, const Xbyak::Opmask& k);
   void vec_pow_const(const Xmm& d, const Xmm& a, double e);
@@ -101,6 +102,11 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void vector_load(int id, const Xmm& d, const Xmm* mask, bool tail);
   void vector_store(int id, const Xmm& v, const Xmm* mask, bool tail);
   void vector_gather(int access, const Xmm& d, bool tail);
+  // The lanes a vector access touches: those before the tail, in k2 (AVX-512) or, as a lane
+  // mask, in avx2_mask (AVX2).
+  void active_lanes(bool tail, const Xmm& avx2_mask);
+  // d = the 32-bit elements at rdx + offsets (bytes) in the lanes of k2 / avx2_mask, else 0.
+  void gather32(DType dt, const Xmm& d, const Xmm& offsets, const Xmm& avx2_mask);
   void narrow_i64_load(int access, const Reg64& base, const Xmm& d, bool tail);
   void copy_i64_store(int id, bool tail);
   void float_i64_load(int access, const Reg64& base, const Xmm& d, bool tail);
