@@ -9,6 +9,12 @@ namespace jit {
 
 using namespace Xbyak;
 
+namespace {
+
+constexpr uint8_t kUnordQ = 0x03, kGeOQ = 0x1D;  // vcmpps predicates
+
+}  // namespace
+
 // d = int64 elements (contiguous or one for all lanes) saturated to int32 lanes
 // (Wide::Narrow: only vector index checks read them, and saturation keeps their verdict).
 void KernelEmitter::narrow_i64_load(int a, const Reg64& b, const Xmm& d, bool tail) {
@@ -106,6 +112,68 @@ void KernelEmitter::float_i64_load(int a, const Reg64& b, const Xmm& d, bool tai
   cmp(rax, rcx);
   jb(next);
   vmovups(d, ptr[rsp + buf_off_]);
+}
+
+// Stores f32 lanes `v` at `at` (lane 0, contiguous int64) converted as the reference's cast
+// F32 -> I64: truncation, NaN -> 0, saturation at both ends. AVX-512DQ converts 8 lanes at a
+// time (vcvttps2qq gives INT64_MIN for NaN and out-of-range lanes: NaN and x >= 2^63 are
+// patched); AVX2 converts one lane at a time in general-purpose registers.
+void KernelEmitter::convert_i64_store(const Xbyak::RegExp& at, const Xmm& v, bool tail) {
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
+  const float two63 = 9223372036854775808.0f;
+  lea(rdx, ptr[at]);
+  if (avx512()) {
+    const Xbyak::Zmm z0(s0.getIdx()), z1(s1.getIdx());
+    const Xbyak::Ymm y1(s1.getIdx());
+    vextractf32x8(y1, Xbyak::Zmm(v.getIdx()), 1);
+    vcvttps2qq(z1, y1);
+    vcvttps2qq(z0, Xbyak::Ymm(v.getIdx()));
+    for (int half = 0; half < 2; ++half) {
+      const Xbyak::Zmm& z = half ? z1 : z0;
+      vcmpps(k2, v, consts_.f32(two63), kGeOQ);  // +overflow
+      if (half) kshiftrw(k2, k2, 8);
+      vmovdqu64(z | k2, consts_.u64(static_cast<uint64_t>(std::numeric_limits<int64_t>::max())));
+      vcmpps(k2, v, v, kUnordQ);  // NaN
+      if (half) kshiftrw(k2, k2, 8);
+      vpxorq(z | k2, z, z);
+    }
+    if (tail) {
+      kshiftrw(k3, k1, 8);
+      vmovdqu64(ptr[rdx] | k1, z0);
+      vmovdqu64(ptr[rdx + vbytes_] | k3, z1);
+    } else {
+      vmovdqu64(ptr[rdx], z0);
+      vmovdqu64(ptr[rdx + vbytes_], z1);
+    }
+    return;
+  }
+  vmovups(ptr[rsp + buf_off_], v);
+  const Xbyak::Xmm x0(s0.getIdx());
+  Label done;
+  if (tail) {
+    mov(rcx, r12);
+    sub(rcx, rbx);
+  }
+  for (int l = 0; l < lanes_; ++l) {
+    Label nan, ok;
+    if (tail) {
+      cmp(rcx, l);
+      jle(done, T_NEAR);
+    }
+    vmovss(x0, dword[rsp + buf_off_ + 4 * l]);
+    vcvttss2si(rax, x0);
+    vucomiss(x0, x0);
+    jp(nan);
+    vucomiss(x0, consts_.f32(two63));
+    jb(ok);
+    mov(rax, std::numeric_limits<int64_t>::max());
+    jmp(ok);
+    L(nan);
+    xor_(eax, eax);
+    L(ok);
+    mov(qword[rdx + 8 * l], rax);
+  }
+  L(done);
 }
 
 // Store `id` of a Wide::Copy value: its int64 elements go from the Load's address (lane 0,

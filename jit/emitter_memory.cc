@@ -451,6 +451,7 @@ void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool
       }
       return;
     case DType::I64: {
+      if (L_.wide[in.a] == Wide::Convert) return convert_i64_store(at, v, tail);
       // int32 lanes, sign-extended; a uniform value is broadcast at full width.
       const bool wide = L_.uniform[in.a];
       const int half = vbytes_;  // bytes of one half: lanes/2 int64 values

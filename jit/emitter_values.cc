@@ -63,7 +63,8 @@ void KernelEmitter::vector_instr(int id, const Xmm& d, const Xmm* ops, bool tail
       return;
     }
     case Op::Cast:
-      if (k_.code[in.a].op == Op::Load && L_.wide[in.a] == Wide::Float) {  // loaded as f32
+      if ((k_.code[in.a].op == Op::Load && L_.wide[in.a] == Wide::Float) ||
+          L_.wide[id] == Wide::Convert) {  // loaded as f32, or converted by its stores
         if (d.getIdx() != ops[0].getIdx()) vmovaps(d, ops[0]);
         return;
       }

@@ -341,7 +341,10 @@ class Analyzer {
         const ScalarType from = operand_type(in.a);
         if (t == ScalarType::I64) {
           if (from == ScalarType::Bool) r = known(0, 1);
-          if (from == ScalarType::F32 && !uni) return "a vector cast F32 -> I64";
+          if (from == ScalarType::F32 && !uni) {
+            if (!only_stored_as_i64(i)) return "a vector cast F32 -> I64 not only stored";
+            L_.wide[i] = Wide::Convert;
+          }
         }
         break;
       }
@@ -365,7 +368,7 @@ class Analyzer {
     if (t == ScalarType::I64) L_.range[i] = r;
     if (!uni && in.op != Op::Store) {
       // Vector I64 values are int32 lanes: the value and its I64 operands must fit.
-      if (t == ScalarType::I64 && !fits_i32(r))
+      if (t == ScalarType::I64 && !fits_i32(r) && L_.wide[i] != Wide::Convert)
         return "a vector I64 value without a proven int32 range";
       for (int id : {in.a, in.b, in.c})
         if (id >= 0 && operand_type(id) == ScalarType::I64 && !fits_i32(range_of(id)))
@@ -379,7 +382,7 @@ class Analyzer {
   Wide wide_load(int i) const {
     const Kernel& k = L_.k;
     if (users_[i].empty()) return Wide::Narrow;
-    bool checks = true, copies = k.code[i].mask < 0, floats = true;
+    bool checks = true, floats = true;
     for (int u : users_[i]) {
       const Instr& use = k.code[u];
       const bool as_a = use.a == i && use.b != i && use.c != i && use.mask != i;
@@ -387,13 +390,25 @@ class Analyzer {
       if (use.index) index_values(*use.index, &leaves);
       const bool in_index = std::find(leaves.begin(), leaves.end(), i) != leaves.end();
       checks = checks && use.op == Op::CheckIndex && as_a && !in_index;
-      copies = copies && use.op == Op::Store && as_a && !in_index && use.mask < 0 &&
-               k.args[use.arg].dtype == DType::I64;
       floats = floats && use.op == Op::Cast && use.type == ScalarType::F32 && !in_index;
     }
     if (checks) return Wide::Narrow;
     if (floats) return Wide::Float;
-    return copies ? Wide::Copy : Wide::None;
+    return k.code[i].mask < 0 && only_stored_as_i64(i) ? Wide::Copy : Wide::None;
+  }
+
+  // Whether every use of `i` stores it (as the value) into int64 storage.
+  bool only_stored_as_i64(int i) const {
+    const Kernel& k = L_.k;
+    for (int u : users_[i]) {
+      const Instr& use = k.code[u];
+      std::vector<int> leaves;
+      if (use.index) index_values(*use.index, &leaves);
+      if (use.op != Op::Store || use.a != i || k.args[use.arg].dtype != DType::I64 ||
+          std::find(leaves.begin(), leaves.end(), i) != leaves.end())
+        return false;
+    }
+    return true;
   }
 
   Range int_range(const Instr& in) const {
@@ -507,6 +522,8 @@ class Analyzer {
       if (a.vec_coeff != 1 && (in.op == Op::Store || a.vec_coeff != 0))
         return "an int64 copy that is not contiguous";
       if (a.vector_terms) return "an int64 copy through a gather";
+    } else if (in.op == Op::Store && L_.wide[in.a] == Wide::Convert && a.vec_coeff != 1) {
+      return "a converted int64 store that is not contiguous";
     } else if (L_.wide[i] != Wide::None && a.vec_coeff != 0 && a.vec_coeff != 1) {
       return "a strided vector load of int64";
     } else if (L_.wide[i] != Wide::None && a.vector_terms) {

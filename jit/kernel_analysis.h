@@ -73,7 +73,10 @@ struct Access {
 //           Load's address (every use is such a Store).
 //   Float:  converted to f32 lanes as it is loaded (every use is a Cast to F32, which then
 //           only moves it).
-enum class Wide : uint8_t { None, Narrow, Copy, Float };
+// and for a lane-varying Cast F32 -> I64:
+//   Convert: the value keeps the f32 lanes; each of its uses, a Store to int64 storage,
+//            converts them to int64 as the reference (truncation, NaN -> 0, saturation).
+enum class Wide : uint8_t { None, Narrow, Copy, Float, Convert };
 
 struct Layout {
   Kernel k;  // after merge_loop_dims

@@ -109,6 +109,7 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void gather32(DType dt, const Xmm& d, const Xmm& offsets, const Xmm& avx2_mask);
   void narrow_i64_load(int access, const Reg64& base, const Xmm& d, bool tail);
   void copy_i64_store(int id, bool tail);
+  void convert_i64_store(const Xbyak::RegExp& at, const Xmm& v, bool tail);
   void float_i64_load(int access, const Reg64& base, const Xmm& d, bool tail);
   void masked_read(int access, const Reg64& base, const Xmm& d, const Xmm& mask, bool tail);
   void scalar_load(int id);

@@ -275,6 +275,24 @@ TEST(JitKernel, Int64CopiesAndCastsAlongLanes) {
                                       testing::zeros(DType::I64, n)));
 }
 
+TEST(JitKernel, CastsF32ToInt64AlongLanes) {
+  // Truncation, NaN -> 0, saturation at both ends, values past int32; tails of both ISAs.
+  for (int64_t n : {5, 16, 37}) {
+    KernelBuilder b({n});
+    const int x = b.arg(DType::F32, n), y = b.arg(DType::I64, n, true);
+    b.store(y, V(0),
+            b.cast(ScalarType::I64,
+                   b.binary(Op::Mul, b.load(x, V(0)), b.constant(ScalarType::F32, 3))));
+    const float specials[] = {NAN,   INFINITY, -INFINITY,     3e18f,         -3e18f,
+                              5e9f,  -5e9f,    -2.9f,         2.9f,          0.0f,
+                              -0.0f, 1e-30f,   2147483520.0f, -2147483648.0f};
+    Tensor in(DType::F32, {n});
+    for (int64_t i = 0; i < n; ++i)
+      reinterpret_cast<float*>(in.data())[i] = specials[i % 14] * (i < 14 ? 1.0f : 0.37f);
+    expect_jit_matches(b.build(), testing::tensors(std::move(in), testing::zeros(DType::I64, n)));
+  }
+}
+
 TEST(JitKernel, MaskedReadsOutsideTheArg) {
   // Max pooling with padding: reads at -1 and past the end happen only under the mask.
   const int64_t n = 50;
