@@ -28,6 +28,8 @@ class ConstPool {
   // Any vector: `lanes` (vector_bytes bytes, e.g. an iota index) exactly as given.
   Xbyak::Address raw(const std::vector<uint8_t>& bytes);
 
+  bool empty() const { return order_.empty(); }
+
   // Places the data; call once, after the function's last instruction.
   void emit();
 

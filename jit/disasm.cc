@@ -2,6 +2,7 @@
 
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <utility>
 
 #if FERRITE_HAS_ZYDIS
@@ -148,6 +149,41 @@ std::string disassemble_x86(const void* code, size_t bytes, uint64_t address) {
   append_hex_dump(&out, p, bytes, address);
   return out;
 #endif
+}
+
+std::string data_listing(const void* data, size_t bytes, uint64_t address) {
+  const uint8_t* p = static_cast<const uint8_t*>(data);
+  std::string out;
+  bool elided = false;
+  for (size_t i = 0; i < bytes; i += 16) {
+    const size_t n = bytes - i < 16 ? bytes - i : 16;
+    if (i > 0 && n == 16 && std::memcmp(p + i, p + i - 16, 16) == 0) {
+      if (!elided) out += "     *\n";
+      elided = true;
+      continue;
+    }
+    elided = false;
+    append_address(&out, address + i);
+    std::string floats;
+    for (size_t w = 0; w + 4 <= n; w += 4) {
+      uint32_t bits;
+      float f;
+      std::memcpy(&bits, p + i + w, 4);
+      std::memcpy(&f, p + i + w, 4);
+      char buf[48];
+      std::snprintf(buf, sizeof buf, "%08" PRIx32 " ", bits);
+      out += buf;
+      std::snprintf(buf, sizeof buf, " %.9g", static_cast<double>(f));
+      floats += buf;
+    }
+    for (size_t b = n - n % 4; b < n; ++b) {  // a last partial word, byte by byte
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "%02x ", p[i + b]);
+      out += buf;
+    }
+    out += floats.empty() ? "\n" : " ;" + floats + "\n";
+  }
+  return out;
 }
 
 }  // namespace jit

@@ -16,9 +16,14 @@ namespace jit {
 // also makes branch targets and RIP-relative operands offsets, and listings comparable
 // across runs). A byte sequence that does not decode (an invalid encoding, or an instruction
 // cut off by the end of the code) is listed as its first byte in hex with a note saying why,
-// and decoding resumes at the next byte. Data in the code (the JIT's constant pool after the
-// last instruction) is listed as whatever instructions its bytes happen to encode.
+// and decoding resumes at the next byte. Pass only the instructions: data decodes as
+// whatever instructions its bytes happen to encode (list it with data_listing).
 std::string disassemble_x86(const void* code, size_t bytes, uint64_t address = 0);
+
+// A listing of data (the constant pool after a kernel's instructions): per 16 bytes, the
+// address, four little-endian 32-bit words in hex and, after ';', the same words read as
+// floats; a line equal to the previous one is elided into one "*" line (as hexdump does).
+std::string data_listing(const void* data, size_t bytes, uint64_t address);
 
 // True when disassemble_x86 decodes instructions (Zydis was found at build time).
 bool disassembler_available();

@@ -158,6 +158,8 @@ void KernelEmitter::generate() {
   emit_uniform_region(region(Where::Entry, 0));
   run_rows();
   epilogue();
+  if (!consts_.empty()) align(64);  // the pool's alignment: padding listed as nops
+  instruction_bytes_ = getSize();
   consts_.emit();
 }
 

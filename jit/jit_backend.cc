@@ -195,7 +195,10 @@ class JitBackend : public KernelBackend {
           << where_name(layout.where[i]) << (layout.uniform[i] ? " uniform" : "") << "\n";
     out << kernel_to_string(layout.k);
     // Offsets from the start of the code, so listings of two runs compare line by line.
-    out << "code:\n" << disassemble_x86(code->code(), code->size());
+    const size_t n_code = code->instruction_bytes();
+    out << "code:\n" << disassemble_x86(code->code(), n_code);
+    if (n_code < code->size())
+      out << "constants:\n" << data_listing(code->code() + n_code, code->size() - n_code, n_code);
     std::ofstream bin(dump_dir_ + "/50_jit_" + std::to_string(n) + ".bin", std::ios::binary);
     bin.write(reinterpret_cast<const char*>(code->code()),
               static_cast<std::streamsize>(code->size()));

@@ -18,13 +18,16 @@ using namespace Xbyak;
 
 class Sealed : public CompiledCode {
  public:
-  explicit Sealed(std::unique_ptr<CodeGenerator> g) : g_(std::move(g)) {}
+  Sealed(std::unique_ptr<CodeGenerator> g, size_t instruction_bytes)
+      : g_(std::move(g)), instruction_bytes_(instruction_bytes) {}
   JitFn fn() const override { return reinterpret_cast<JitFn>(const_cast<uint8_t*>(g_->getCode())); }
   const uint8_t* code() const override { return g_->getCode(); }
   size_t size() const override { return g_->getSize(); }
+  size_t instruction_bytes() const override { return instruction_bytes_; }
 
  private:
   std::unique_ptr<CodeGenerator> g_;
+  size_t instruction_bytes_;
 };
 
 }  // namespace
@@ -39,7 +42,8 @@ std::unique_ptr<CompiledCode> generate_kernel(const Layout& layout) {
   }
   if (gen->hasUndefinedLabel()) fail("jit: kernel '", layout.k.name, "': undefined label");
   gen->setProtectModeRE();  // W^X: writable while generating, now read+execute only
-  return std::make_unique<Sealed>(std::move(gen));
+  const size_t instruction_bytes = gen->instruction_bytes();
+  return std::make_unique<Sealed>(std::move(gen), instruction_bytes);
 }
 
 }  // namespace jit

@@ -39,6 +39,9 @@ class CompiledCode {
   virtual JitFn fn() const = 0;
   virtual const uint8_t* code() const = 0;
   virtual size_t size() const = 0;
+  // The first instruction_bytes() bytes are instructions; the constant pool (vectors
+  // read RIP-relative, 64-byte aligned) fills the rest.
+  virtual size_t instruction_bytes() const = 0;
 };
 
 // Generates and seals (W^X: written, then made read+execute) the function for `layout`.

@@ -25,8 +25,11 @@ class KernelEmitter : public Xbyak::CodeGenerator {
  public:
   KernelEmitter(const Layout& layout, size_t max_code);
   void generate();
+  // Bytes of instructions; the constant pool follows them (the rest of getSize()).
+  size_t instruction_bytes() const { return instruction_bytes_; }
 
  private:
+  size_t instruction_bytes_ = 0;
   using Xmm = Xbyak::Xmm;
   using Reg64 = Xbyak::Reg64;
 

@@ -141,6 +141,28 @@ TEST(Disasm, EmptyCodeGivesAnEmptyListing) {
   EXPECT_EQ(lines_of(text).size(), disassembler_available() ? 0u : 1u) << text;
 }
 
+TEST(Disasm, ListsDataAsWordsAndFloatsElidingRepeats) {
+  // Two 64-byte vectors (1.0 and -2.5 in every lane) and 6 trailing bytes, at offset 0x40.
+  std::vector<uint8_t> data;
+  auto push = [&](uint32_t bits, int n) {
+    for (int i = 0; i < n; ++i)
+      for (int b = 0; b < 4; ++b) data.push_back(static_cast<uint8_t>(bits >> (8 * b)));
+  };
+  push(0x3f800000u, 16);
+  push(0xc0200000u, 16);
+  push(0x00000007u, 1);
+  data.push_back(0xab);
+  data.push_back(0xcd);
+  const std::vector<std::string> lines = lines_of(data_listing(data.data(), data.size(), 0x40));
+  ASSERT_EQ(lines.size(), 5u);
+  EXPECT_EQ(lines[0], "    40:  3f800000 3f800000 3f800000 3f800000  ; 1 1 1 1");
+  EXPECT_EQ(lines[1], "     *");
+  EXPECT_EQ(lines[2], "    80:  c0200000 c0200000 c0200000 c0200000  ; -2.5 -2.5 -2.5 -2.5");
+  EXPECT_EQ(lines[3], "     *");
+  EXPECT_EQ(lines[4].rfind("    c0:  00000007 ab cd ", 0), 0u) << lines[4];
+  EXPECT_NE(lines[4].find("; 9.80908925e-45"), std::string::npos) << lines[4];
+}
+
 }  // namespace
 }  // namespace jit
 }  // namespace ferrite

@@ -382,7 +382,8 @@ TEST(JitKernel, LargeKernelsSplitAcrossThreads) {
 
 TEST(JitKernel, DumpListsTheMachineCode) {
   // With a dump dir each compiled kernel writes 50_jit_<n>_<name>.txt (plan, kernel, then
-  // "code:" and the listing of its machine code) and 50_jit_<n>.bin (the code itself).
+  // "code:" and the listing of its machine code, "constants:" and its constant pool) and
+  // 50_jit_<n>.bin (the code itself).
   namespace fs = std::filesystem;
   if (isas().empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
   for (const std::string& isa : isas()) {
@@ -393,7 +394,8 @@ TEST(JitKernel, DumpListsTheMachineCode) {
     fs::create_directories(dir);
     KernelBuilder b({64});
     const int x = b.arg(DType::F32, 64), y = b.arg(DType::F32, 64, true);
-    b.store(y, V(0), b.binary(Op::Add, b.load(x, V(0)), b.load(x, V(0))));
+    const int x0 = b.load(x, V(0));
+    b.store(y, V(0), b.binary(Op::Mul, b.binary(Op::Add, x0, x0), b.unary(Op::Abs, x0)));
     jit::make_jit_backend(BackendOptions{isa, 1, dir.string()})->prepare(b.build());
     std::ifstream txt(dir / "50_jit_0_test.txt");
     ASSERT_TRUE(txt) << "no 50_jit_0_test.txt in " << dir;
@@ -410,7 +412,19 @@ TEST(JitKernel, DumpListsTheMachineCode) {
       EXPECT_EQ(listing.rfind("     0:  ", 0), 0u) << listing;  // offsets from the start
       EXPECT_NE(listing.find("vaddps"), std::string::npos) << listing;
       EXPECT_NE(listing.find("vmovups"), std::string::npos) << listing;
-      EXPECT_NE(listing.find("ret\n"), std::string::npos) << listing;
+      // The instructions end with the return (and nops up to the pool's 64-byte alignment);
+      // the constant pool after them is listed as data (Abs's mask 0x7fffffff in every
+      // lane), not decoded as instructions.
+      const size_t pool = listing.find("\nconstants:\n");
+      ASSERT_NE(pool, std::string::npos) << listing;
+      const size_t ret = listing.rfind("ret\n", pool);
+      ASSERT_NE(ret, std::string::npos) << listing;
+      std::istringstream padding(listing.substr(ret + 4, pool + 1 - (ret + 4)));
+      for (std::string line; std::getline(padding, line);)  // up to the pool's alignment
+        EXPECT_NE(line.find(" nop"), std::string::npos) << line;
+      EXPECT_NE(listing.find("7fffffff 7fffffff 7fffffff 7fffffff  ; nan nan nan nan\n", pool),
+                std::string::npos)
+          << listing;
     } else {
       EXPECT_NE(listing.find("hex dump only"), std::string::npos) << listing;
     }
