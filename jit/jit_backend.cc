@@ -170,8 +170,9 @@ class JitBackend : public KernelBackend {
   }
 
   ExternFn find_extern(const std::string& op) const override { return portable_->find_extern(op); }
-  std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const override {
-    return portable_->prepare_extern(call);
+  std::unique_ptr<PreparedExtern> prepare_extern(
+      const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
+    return portable_->prepare_extern(call, constants);
   }
 
  private:

@@ -39,7 +39,8 @@ class FunctionExtern : public PreparedExtern {
 
 }  // namespace
 
-std::unique_ptr<PreparedExtern> KernelBackend::prepare_extern(const ExternCall& call) const {
+std::unique_ptr<PreparedExtern> KernelBackend::prepare_extern(
+    const ExternCall& call, const std::vector<ExternBuffer>& /*constants*/) const {
   ExternFn fn = find_extern(call.op);
   if (!fn) fail("extern '", call.op, "': not implemented by backend '", name(), "'");
   return std::make_unique<FunctionExtern>(call, fn);

@@ -51,9 +51,16 @@ class KernelBackend {
   virtual std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const = 0;
   // The implementation of extern `op` in this backend, or nullptr.
   virtual ExternFn find_extern(const std::string& op) const = 0;
-  // Prepares one extern call; `call` must outlive the result. The default wraps
-  // find_extern and throws "extern '<op>': not implemented by backend '<name>'".
-  virtual std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const;
+  // Prepares one extern call; `call` must outlive the result. `constants` has one entry per
+  // call.inputs[i]: its buffer when that is a plan constant (fixed for the session's life:
+  // weights a backend may prepack here), else {nullptr, ...}; it may also be empty (nothing
+  // known to be constant). The default wraps find_extern and throws
+  // "extern '<op>': not implemented by backend '<name>'".
+  virtual std::unique_ptr<PreparedExtern> prepare_extern(
+      const ExternCall& call, const std::vector<ExternBuffer>& constants) const;
+  std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const {
+    return prepare_extern(call, {});
+  }
 };
 
 // What a Session tells the backend it creates. Backends ignore what does not apply to them.

@@ -65,7 +65,13 @@ void Session::Impl::load() {
     if (b.kind == BufferKind::Constant) bases[i] = constants[b.constant].get();
   }
   for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
-  for (const ExternCall& e : plan.externs) externs.push_back(backend->prepare_extern(e));
+  for (const ExternCall& e : plan.externs) {
+    std::vector<ExternBuffer> known;
+    for (const TensorRef& r : e.inputs)
+      known.push_back(plan.buffers[r.buffer].kind == BufferKind::Constant ? extern_buffer(r.buffer)
+                                                                          : ExternBuffer{});
+    externs.push_back(backend->prepare_extern(e, known));
+  }
   for (int32_t id : plan.inputs) inputs.push_back(io_info(plan.buffers[id]));
   for (int32_t id : plan.outputs) outputs.push_back(io_info(plan.buffers[id]));
 }

@@ -12,6 +12,7 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/loopir/ir.h"
+#include "compiler/plan/post_ops.h"
 
 namespace ferrite {
 
@@ -29,6 +30,7 @@ struct ExternNode {
   std::vector<ExternOperand> inputs;
   std::vector<Buffer*> outputs;
   std::string origin;
+  std::vector<PostOp> post_ops;  // MatMul/Conv/ConvTranspose epilogue (plan/post_ops.h)
 };
 
 // One step of the program. A computed buffer's kernel is traced when the buffer is

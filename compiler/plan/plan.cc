@@ -3,6 +3,7 @@
 // arg can make (by their declared sizes) lies inside the buffer bound to it.
 #include "compiler/plan/plan.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -135,6 +136,17 @@ void check_ref(const Plan& p, const std::string& where, const TensorRef& r, bool
          buffer_label(p, r.buffer), " of ", n, " elements");
 }
 
+}  // namespace
+
+size_t op_input_count(const ExternCall& x) {
+  size_t n = x.inputs.size();
+  for (const PostOp& po : x.post_ops)
+    if (post_op_is_binary(po.kind) && po.input >= 0) n = std::min(n, static_cast<size_t>(po.input));
+  return n;
+}
+
+namespace {
+
 void check_extern(const Plan& p, size_t e) {
   const ExternCall& x = p.externs[e];
   if (x.op.empty()) fail("plan: extern ", e, " has no op name");
@@ -142,6 +154,24 @@ void check_extern(const Plan& p, size_t e) {
     check_ref(p, str_cat("extern ", e, " (", x.op, ") input ", i), x.inputs[i], false);
   for (size_t i = 0; i < x.outputs.size(); ++i)
     check_ref(p, str_cat("extern ", e, " (", x.op, ") output ", i), x.outputs[i], true);
+  if (x.post_ops.empty()) return;
+  const std::string where = str_cat("extern ", e, " (", x.op, ")");
+  if (!extern_takes_post_ops(x.op)) fail("plan: ", where, " takes no post-ops");
+  if (x.outputs.empty()) fail("plan: ", where, " has post-ops but no output");
+  for (size_t i = 0; i < x.post_ops.size(); ++i) {
+    const PostOp& po = x.post_ops[i];
+    if (static_cast<int>(po.kind) >= kPostOpKinds)
+      fail("plan: ", where, " post-op ", i, " has invalid kind ", static_cast<int>(po.kind));
+    if (!post_op_is_binary(po.kind)) {
+      if (po.input != -1) fail("plan: ", where, " unary post-op ", i, " names an input");
+      continue;
+    }
+    if (po.input < 0 || po.input >= static_cast<int32_t>(x.inputs.size()))
+      fail("plan: ", where, " post-op ", i, " reads input ", po.input, " of ", x.inputs.size());
+    if (x.inputs[po.input].shape != x.outputs[0].shape)
+      fail("plan: ", where, " post-op ", i, " reads input ", po.input,
+           ", whose view does not have the output's shape");
+  }
 }
 
 void check_guards(const Plan& p, size_t s, const Step& st) {
@@ -190,6 +220,7 @@ void print_extern(const ExternCall& x, std::ostringstream& os) {
   }
   for (const TensorRef& r : x.inputs) os << " in " << ref_text(r);
   for (const TensorRef& r : x.outputs) os << " out " << ref_text(r);
+  for (const PostOp& po : x.post_ops) os << " then " << post_op_text(po);
 }
 
 void print_step(const Plan& p, size_t s, std::ostringstream& os) {

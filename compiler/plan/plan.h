@@ -11,6 +11,7 @@
 
 #include "compiler/plan/dtype.h"
 #include "compiler/plan/kernel.h"
+#include "compiler/plan/post_ops.h"
 
 namespace ferrite {
 
@@ -45,7 +46,13 @@ struct ExternCall {
   std::map<std::string, double> floats;
   std::vector<TensorRef> inputs;
   std::vector<TensorRef> outputs;
+  // MatMul, Conv, ConvTranspose: the fused epilogue applied to outputs[0] (post_ops.h).
+  std::vector<PostOp> post_ops;
 };
+
+// The inputs of the op proper: those before the first one a post-op reads (post-op operands
+// come last).
+size_t op_input_count(const ExternCall& x);
 
 enum class StepKind : uint8_t { Kernel = 0, Extern = 1 };
 

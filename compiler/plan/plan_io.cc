@@ -21,8 +21,8 @@ constexpr int kMaxIndexNodes = 1 << 16;  // per tree; real ones have tens of nod
 
 // Lower bounds of the encoded size of one item, to bound counts before allocating.
 constexpr size_t kMinString = 4, kMinBuffer = 22, kMinBlob = 8, kMinKernel = 28, kMinArg = 10,
-                 kMinInstr = 40, kMinExtern = 24, kMinMapEntry = 12, kMinRef = 20, kMinStep = 13,
-                 kMinGuard = 5;
+                 kMinInstr = 40, kMinExtern = 28, kMinMapEntry = 12, kMinRef = 20, kMinStep = 13,
+                 kMinGuard = 5, kMinPostOp = 21;
 
 class Writer {
  public:
@@ -209,6 +209,13 @@ void write_extern(Writer& w, const ExternCall& x) {
   for (const TensorRef& r : x.inputs) write_ref(w, r);
   w.count(x.outputs.size());
   for (const TensorRef& r : x.outputs) write_ref(w, r);
+  w.count(x.post_ops.size());
+  for (const PostOp& p : x.post_ops) {
+    w.u8(static_cast<uint8_t>(p.kind));
+    w.f64(p.alpha);
+    w.f64(p.beta);
+    w.i32(p.input);
+  }
 }
 
 void write_buffer(Writer& w, const PlanBuffer& b) {
@@ -310,6 +317,13 @@ ExternCall read_extern(Reader& r) {
   for (TensorRef& t : x.inputs) t = read_ref(r);
   x.outputs.resize(r.count(kMinRef, "extern outputs"));
   for (TensorRef& t : x.outputs) t = read_ref(r);
+  x.post_ops.resize(r.count(kMinPostOp, "extern post-ops"));
+  for (PostOp& p : x.post_ops) {
+    p.kind = r.enum8<PostOpKind>(kPostOpKinds - 1, "post-op kind");
+    p.alpha = static_cast<float>(r.f64("post-op alpha"));
+    p.beta = static_cast<float>(r.f64("post-op beta"));
+    p.input = r.i32("post-op input");
+  }
   return x;
 }
 

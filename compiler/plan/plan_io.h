@@ -10,7 +10,7 @@
 
 namespace ferrite {
 
-constexpr uint32_t kPlanFormatVersion = 3;  // 2: step guards, 3: kernel inner loops
+constexpr uint32_t kPlanFormatVersion = 4;  // 2: step guards, 3: kernel inner loops, 4: post-ops
 
 std::vector<uint8_t> serialize_plan(const Plan& plan);
 // Parses and validates; throws ferrite::Error on any problem.

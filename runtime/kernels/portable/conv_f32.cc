@@ -9,6 +9,7 @@
 #include "runtime/kernels/portable/conv_simd_f32.h"
 #include "runtime/kernels/portable/gemm_f32.h"
 #include "runtime/kernels/reference/conv.h"
+#include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {
 namespace {
@@ -190,6 +191,7 @@ class PortableConv : public PreparedExtern {
       for_each_element(y_dims(a), a.ys, a.y_offset,
                        [&](int64_t view, int64_t k) { a.y[view] = y_dense_[k]; });
     }
+    apply_post_ops(call_, inputs, outputs);
   }
 
  private:

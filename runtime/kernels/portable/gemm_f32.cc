@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/kernels/reference/matmul.h"
+#include "runtime/kernels/reference/post_ops_apply.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "runtime/kernels/portable/gemm_f32.cc"
@@ -213,6 +214,7 @@ void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,
     g.alpha = m.alpha;
     gemm_f32(g);
   }
+  apply_post_ops(call, inputs, outputs);
 }
 
 }  // namespace ferrite

@@ -18,9 +18,10 @@ class PortableBackend : public KernelBackend {
   }
   ExternFn find_extern(const std::string& op) const override { return portable_extern(op); }
   // Convolutions own scratch memory (im2col columns), allocated here once.
-  std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const override {
+  std::unique_ptr<PreparedExtern> prepare_extern(
+      const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
     if (call.op == "Conv" || call.op == "ConvTranspose") return prepare_portable_conv(call);
-    return KernelBackend::prepare_extern(call);
+    return KernelBackend::prepare_extern(call, constants);
   }
 };
 

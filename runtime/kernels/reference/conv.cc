@@ -5,6 +5,7 @@
 
 #include "compiler/plan/error.h"
 #include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {
 namespace {
@@ -98,9 +99,9 @@ void parse_spatial(ConvArgs& a, const ExternCall& call, const TensorRef& x, cons
 ConvArgs parse_conv_shapes(const ExternCall& call, bool transpose) {
   ConvArgs a;
   a.transpose = transpose;
-  if ((call.inputs.size() != 2 && call.inputs.size() != 3) || call.outputs.size() != 1)
-    fail(a.op(), ": expected 2 or 3 inputs and 1 output, got ", call.inputs.size(), " and ",
-         call.outputs.size());
+  const size_t n_in = op_input_count(call);
+  if ((n_in != 2 && n_in != 3) || call.outputs.size() != 1)
+    fail(a.op(), ": expected 2 or 3 inputs and 1 output, got ", n_in, " and ", call.outputs.size());
   const TensorRef &x = call.inputs[0], &w = call.inputs[1], &y = call.outputs[0];
   const size_t rank = x.shape.size();
   if (rank < 3 || rank > 5)
@@ -108,7 +109,7 @@ ConvArgs parse_conv_shapes(const ExternCall& call, bool transpose) {
   check_shape(a, "X", x, rank);
   check_shape(a, "W", w, rank);
   check_shape(a, "Y", y, rank);
-  a.has_bias = call.inputs.size() == 3;
+  a.has_bias = n_in == 3;
   a.group = int_attr(a, call, "group", 1, 1);
   parse_channels(a, x, w, y);
   if (a.has_bias) {
@@ -177,6 +178,7 @@ void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
             a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] + o1 * a.ys[3] +
                 o2 * a.ys[4]] = static_cast<float>(acc);
           }
+  apply_post_ops(call, inputs, outputs);
 }
 
 namespace {
@@ -218,6 +220,7 @@ void reference_conv_transpose(const ExternCall& call, const ExternBuffer* inputs
             a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] + o1 * a.ys[3] +
                 o2 * a.ys[4]] = static_cast<float>(acc);
           }
+  apply_post_ops(call, inputs, outputs);
 }
 
 }  // namespace ferrite

@@ -4,6 +4,7 @@
 
 #include "compiler/plan/error.h"
 #include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {
 namespace {
@@ -41,8 +42,8 @@ void MatMulArgs::batch_offsets(int64_t i, int64_t* oa, int64_t* ob, int64_t* oc)
 
 MatMulArgs parse_matmul(const ExternCall& call, const ExternBuffer* inputs,
                         const ExternBuffer* outputs) {
-  if (call.inputs.size() != 2 || call.outputs.size() != 1)
-    fail("MatMul: expected 2 inputs and 1 output, got ", call.inputs.size(), " and ",
+  if (op_input_count(call) != 2 || call.outputs.size() != 1)
+    fail("MatMul: expected 2 inputs and 1 output, got ", op_input_count(call), " and ",
          call.outputs.size());
   const TensorRef &ra = call.inputs[0], &rb = call.inputs[1], &rc = call.outputs[0];
   const size_t rank = ra.shape.size();
@@ -93,6 +94,7 @@ void reference_matmul(const ExternCall& call, const ExternBuffer* inputs,
       }
     }
   }
+  apply_post_ops(call, inputs, outputs);
 }
 
 }  // namespace ferrite

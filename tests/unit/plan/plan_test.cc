@@ -157,6 +157,25 @@ TEST(PlanTest, ExternViews) {
   EXPECT_PLAN_ERROR(p, "extern 0 has no op name");
 }
 
+TEST(PlanTest, ExternPostOps) {
+  Plan p = full_plan();
+  EXPECT_EQ(op_input_count(p.externs[0]), 3u);  // the Add's operand is input 3
+  p.externs[0].post_ops[0].input = 4;
+  EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) post-op 0 reads input 4 of 4");
+  p = full_plan();
+  p.externs[0].inputs[3] = ref(1, {4}, {1});
+  EXPECT_PLAN_ERROR(p, "post-op 0 reads input 3, whose view does not have the output's shape");
+  p = full_plan();
+  p.externs[0].post_ops[1].input = 0;
+  EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) unary post-op 1 names an input");
+  p = full_plan();
+  p.externs[0].post_ops[2].kind = static_cast<PostOpKind>(kPostOpKinds);
+  EXPECT_PLAN_ERROR(p, "post-op 2 has invalid kind");
+  p = full_plan();
+  p.externs[0].op = "TopK";
+  EXPECT_PLAN_ERROR(p, "extern 0 (TopK) takes no post-ops");
+}
+
 TEST(PlanTest, ToString) {
   std::string s = plan_to_string(full_plan());
   EXPECT_NE(s.find("plan pool 128 bytes\n"), std::string::npos) << s;
@@ -165,6 +184,10 @@ TEST(PlanTest, ToString) {
   EXPECT_NE(s.find("inputs: b0\noutputs: b5, b6\n"), std::string::npos) << s;
   EXPECT_NE(s.find("  0: extern MatMul huge=-9223372036854775808 trans_a=0 alpha=1 beta=-0 "
                    "tiny=9.9999999999999694e-311 in b0[2, 8] strides [8, 1] +0"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find(" out b3[2, 4] strides [4, 1] +0 then add(in 3) then clip(0, 6) then "
+                   "leaky_relu(0.125) ()\n"),
             std::string::npos)
       << s;
   EXPECT_NE(s.find("  1: kernel 0 (row_sum) (b3, b4, b6)\n"), std::string::npos) << s;

@@ -138,6 +138,10 @@ inline Plan full_plan() {
   // The second input reads x upside down (negative stride): still inside x.
   mm.inputs = {ref(0, {2, 8}, {8, 1}), ref(1, {8, 4}, {4, 1}), ref(0, {2, 8}, {-8, 1}, 8)};
   mm.outputs = {ref(3, {2, 4}, {4, 1})};
+  // Epilogue: + w[0:4] broadcast over the rows, then clip to [0, 6], then a leaky relu.
+  mm.inputs.push_back(ref(1, {2, 4}, {0, 1}));
+  mm.post_ops = {PostOp{PostOpKind::Add, 0, 0, 3}, PostOp{PostOpKind::Clip, 0, 6, -1},
+                 PostOp{PostOpKind::LeakyRelu, 0.125f, 0, -1}};
   p.externs = {mm};
   Step s0;
   s0.kind = StepKind::Extern;
