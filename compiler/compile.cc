@@ -12,7 +12,7 @@
 namespace ferrite {
 
 void prepare_graph(Graph& g, const CompileOptions& options) {
-  run_graph_passes(g, options.dump_dir);
+  run_graph_passes(g, options.dump_dir, options.fuse);
 }
 
 Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,

@@ -12,7 +12,9 @@ namespace ferrite {
 
 struct CompileOptions {
   std::string dump_dir;  // FERRITE_DUMP: write the graph after each pass, loop IR, kernels, plan
-  bool fuse = true;      // the scheduler's fusion rounds (off: one kernel per realized buffer)
+  // Fusion: the graph passes that fold into and fuse epilogues into externs, and the
+  // scheduler's rounds (off: no extern post-ops, one kernel per realized buffer).
+  bool fuse = true;
 };
 
 // Runs the shape-independent graph passes in place (passes/passes.cc): sort, clean-up, ...

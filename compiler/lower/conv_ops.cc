@@ -85,10 +85,11 @@ std::vector<TensorBoxPtr> emit(LowerCtx& c, const char* op, const ConvAttrs& a,
     if (c.has(i)) e.inputs.push_back(c.gl.extern_operand(c.input(i)));
   std::vector<int64_t> out_size{x->size[0], out_channels};
   out_size.insert(out_size.end(), a.out.begin(), a.out.end());
+  const std::vector<LoweredPostOp> rest = add_post_ops(c, node_post_ops(c), out_size, &e);
   Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
   e.outputs.push_back(out);
   c.gl.add_extern(std::move(e));
-  return {make_buffer_box(out)};
+  return {apply_post_ops_pointwise(c, make_buffer_box(out), rest)};
 }
 
 std::vector<TensorBoxPtr> lower_conv(LowerCtx& c) {

@@ -92,9 +92,29 @@ TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
                           const std::string& origin);
 TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm);
 TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
+// A post-op of an extern with its operand (binary kinds; null otherwise), before lowering
+// gives the operand its place among the extern's inputs.
+struct LoweredPostOp {
+  PostOp op;
+  TensorBoxPtr operand;
+};
+// The fused epilogue recorded on the node (graph/post_op_attrs.h); empty without one.
+std::vector<LoweredPostOp> node_post_ops(const LowerCtx& c);
+// Appends the longest prefix of `post` that the extern can take to e->post_ops (float32
+// operands that broadcast to `out_size`, the extern's output shape; each appended to
+// e->inputs as a broadcast view) and returns the rest.
+std::vector<LoweredPostOp> add_post_ops(const LowerCtx& c, const std::vector<LoweredPostOp>& post,
+                                        const std::vector<int64_t>& out_size, ExternNode* e);
+// `y` with `post` applied as pointwise ops (numpy broadcasting: an operand may make the
+// result larger), for what add_post_ops left.
+TensorBoxPtr apply_post_ops_pointwise(const LowerCtx& c, TensorBoxPtr y,
+                                      const std::vector<LoweredPostOp>& post);
 // alpha * a @ b as a "MatMul" extern call (numpy matmul semantics: 1-D operands, batch
-// broadcasting; transposes and broadcasts stay strides). float32 only; throws naming the node.
-TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha);
+// broadcasting; transposes and broadcasts stay strides), then the post-ops `post` (operands
+// broadcast to the result's shape; not with 1-D operands). float32 only; throws naming the
+// node.
+TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha,
+                           const std::vector<LoweredPostOp>& post = {});
 // Softmax (or LogSoftmax) of `x` over one axis, max-subtracted.
 TensorBoxPtr softmax_over(const LowerCtx& c, const TensorBoxPtr& x, int axis, bool log);
 TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> data,

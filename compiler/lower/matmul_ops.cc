@@ -5,7 +5,8 @@
 
 namespace ferrite {
 
-TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha) {
+TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha,
+                           const std::vector<LoweredPostOp>& post) {
   if (a->dtype != DType::F32 || b->dtype != DType::F32) {
     c.unsupported("MatMul on ", dtype_name(a->dtype), " x ", dtype_name(b->dtype),
                   " (float32 only)");
@@ -35,6 +36,9 @@ TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, do
   e.inputs.push_back(c.gl.extern_operand(expand_view(a, with({m, k}))));
   e.inputs.push_back(c.gl.extern_operand(expand_view(b, with({k, n}))));
   std::vector<int64_t> out_size = with({m, n});
+  // A squeezed result (1-D operands) is not the extern's shape: its post-ops stay pointwise.
+  const std::vector<LoweredPostOp> rest =
+      squeeze_m || squeeze_n ? post : add_post_ops(c, post, out_size, &e);
   Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
   e.outputs.push_back(out);
   c.gl.add_extern(std::move(e));
@@ -45,13 +49,13 @@ TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, do
     if (!squeeze_n) s.push_back(n);
     r = reshape_view(r, s);
   }
-  return r;
+  return apply_post_ops_pointwise(c, r, rest);
 }
 
 namespace {
 
 std::vector<TensorBoxPtr> lower_matmul(LowerCtx& c) {
-  return {matmul_extern(c, c.input(0), c.input(1), 1.0)};
+  return {matmul_extern(c, c.input(0), c.input(1), 1.0, node_post_ops(c))};
 }
 
 std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
@@ -60,13 +64,21 @@ std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
   if (c.node.attr_int("transA", 0)) a = permute_view(a, {1, 0});
   if (c.node.attr_int("transB", 0)) b = permute_view(b, {1, 0});
   double alpha = c.node.attr_float("alpha", 1.0), beta = c.node.attr_float("beta", 1.0);
-  TensorBoxPtr y = matmul_extern(c, a, b, alpha);
-  if (!c.has(2) || beta == 0.0) return {y};
-  return {make_pointwise(
-      c, {y, c.input(2)}, y->dtype, [beta](KernelBuilder& bb, const std::vector<V>& v) {
-        V cterm = beta == 1.0 ? v[1] : bb.binary(Op::Mul, v[1], bb.constant(v[1].type, beta));
-        return bb.binary(Op::Add, v[0], cterm);
-      })};
+  // beta * C is the first post-op (an Add), before any the fusion pass recorded.
+  std::vector<LoweredPostOp> post;
+  if (c.has(2) && beta != 0.0) {
+    TensorBoxPtr cterm = c.input(2);
+    if (cterm->dtype != DType::F32) c.unsupported("Gemm on ", dtype_name(cterm->dtype));
+    if (beta != 1.0) {
+      cterm = make_pointwise(c, {cterm}, cterm->dtype,
+                             [beta](KernelBuilder& bb, const std::vector<V>& v) {
+                               return bb.binary(Op::Mul, v[0], bb.constant(v[0].type, beta));
+                             });
+    }
+    post.push_back(LoweredPostOp{PostOp{PostOpKind::Add}, cterm});
+  }
+  for (LoweredPostOp& p : node_post_ops(c)) post.push_back(std::move(p));
+  return {matmul_extern(c, a, b, alpha, post)};
 }
 
 }  // namespace

@@ -6,19 +6,29 @@
 
 #include "compiler/dump.h"
 #include "compiler/passes/eliminate_dead_nodes.h"
+#include "compiler/passes/fold_conv_affine.h"
+#include "compiler/passes/fuse_extern_epilogues.h"
 #include "compiler/passes/remove_identities.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
 
-void run_graph_passes(Graph& g, const std::string& dump_dir) {
-  const std::pair<const char*, std::function<void(Graph&)>> passes[] = {
-      {"eliminate_dead_nodes", eliminate_dead_nodes},
-      {"remove_identities", remove_identities},
+void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse) {
+  struct Pass {
+    const char* name;
+    std::function<void(Graph&)> run;
+    bool fusing;
+  };
+  const Pass passes[] = {
+      {"eliminate_dead_nodes", eliminate_dead_nodes, false},
+      {"remove_identities", remove_identities, false},
+      {"fold_conv_affine", fold_conv_affine, true},
+      {"fuse_extern_epilogues", fuse_extern_epilogues, true},
   };
   dump_text(dump_dir, "00_imported.txt", graph_to_string(g));
   int step = 1;
-  for (const auto& [name, pass] : passes) {
+  for (const auto& [name, pass, fusing] : passes) {
+    if (fusing && !fuse) continue;
     pass(g);
     g.validate();
     dump_text(dump_dir, str_cat(step < 10 ? "0" : "", step, "_", name, ".txt"), graph_to_string(g));

@@ -8,6 +8,7 @@
 
 namespace ferrite {
 
-void run_graph_passes(Graph& g, const std::string& dump_dir);
+// `fuse` false skips the fusing passes (conv affine folding, extern epilogues).
+void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse = true);
 
 }  // namespace ferrite

@@ -1,5 +1,6 @@
 #include "runtime/kernels/reference/post_ops_apply.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "compiler/plan/error.h"
@@ -42,18 +43,43 @@ void apply_post_ops(const ExternCall& call, const ExternBuffer* inputs,
   for (int64_t d : y.shape)
     if (d == 0) return;
   float* out = static_cast<float*>(outputs[0].data);
-  std::vector<int64_t> idx(y.shape.size(), 0);
+  if (y.shape.empty()) {  // a scalar output
+    for (const PostOp& p : call.post_ops)
+      *out = post_op_is_binary(p.kind)
+                 ? apply_binary_post_op(
+                       p.kind, *out,
+                       static_cast<const float*>(inputs[p.input].data)[call.inputs[p.input].offset])
+                 : apply_unary_post_op(p, *out);
+    return;
+  }
+  // Row by row along the innermost dim: the offsets of a row's first elements once, then
+  // strides (one element through every post-op at a time, as the contract says).
+  const size_t inner = y.shape.size() - 1;
+  std::vector<int64_t> outer(y.shape.begin(), y.shape.end() - 1);
+  std::vector<int64_t> idx(inner, 0), full(y.shape.size(), 0);
+  std::vector<int64_t> base(call.post_ops.size()), step(call.post_ops.size());
   do {
-    float& v = out[view_offset(y, idx)];
-    for (const PostOp& p : call.post_ops) {
-      if (!post_op_is_binary(p.kind)) {
-        v = apply_unary_post_op(p, v);
-      } else {
-        const float* t = static_cast<const float*>(inputs[p.input].data);
-        v = apply_binary_post_op(p.kind, v, t[view_offset(call.inputs[p.input], idx)]);
+    std::copy(idx.begin(), idx.end(), full.begin());
+    float* row = out + view_offset(y, full);
+    for (size_t k = 0; k < call.post_ops.size(); ++k) {
+      const PostOp& p = call.post_ops[k];
+      if (!post_op_is_binary(p.kind)) continue;
+      base[k] = view_offset(call.inputs[p.input], full);
+      step[k] = call.inputs[p.input].strides[inner];
+    }
+    for (int64_t j = 0; j < y.shape[inner]; ++j) {
+      float& v = row[j * y.strides[inner]];
+      for (size_t k = 0; k < call.post_ops.size(); ++k) {
+        const PostOp& p = call.post_ops[k];
+        if (!post_op_is_binary(p.kind)) {
+          v = apply_unary_post_op(p, v);
+        } else {
+          const float* t = static_cast<const float*>(inputs[p.input].data);
+          v = apply_binary_post_op(p.kind, v, t[base[k] + j * step[k]]);
+        }
       }
     }
-  } while (next_index(&idx, y.shape));
+  } while (next_index(&idx, outer));
 }
 
 }  // namespace ferrite

@@ -1,0 +1,28 @@
+#include "compiler/passes/captured_names.h"
+
+namespace ferrite {
+namespace {
+
+void collect(const Graph& g, std::set<std::string>* out) {
+  for (const auto& n : g.nodes)
+    for (const auto& [key, a] : n->attrs) {
+      std::vector<const Graph*> subs;
+      if (a.g) subs.push_back(a.g.get());
+      for (const auto& s : a.graphs)
+        if (s) subs.push_back(s.get());
+      for (const Graph* s : subs) {
+        for (const Value* v : s->captures) out->insert(v->name);
+        collect(*s, out);
+      }
+    }
+}
+
+}  // namespace
+
+std::set<std::string> captured_names(const Graph& g) {
+  std::set<std::string> names;
+  collect(g, &names);
+  return names;
+}
+
+}  // namespace ferrite

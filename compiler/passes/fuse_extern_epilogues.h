@@ -1,0 +1,17 @@
+// Fuses what follows a Conv / ConvTranspose / MatMul / Gemm into the extern as post-ops
+// (compiler/plan/post_ops.h; oneDNN's post-ops, Inductor's mkldnn _convolution_pointwise /
+// _linear_pointwise): activations (Relu, Clip, LeakyRelu, Elu, Sigmoid, Tanh, HardSigmoid,
+// HardSwish, Gelu, and the exported patterns of silu and exact gelu) and binary ops with a
+// tensor that broadcasts to the output (a bias, a per-channel scale, a residual), in chains.
+// A value is absorbed only when nothing else reads it. The node keeps its op type and
+// records the chain in ferrite_post_* attributes (graph/post_op_attrs.h), the operands
+// appended to its inputs.
+#pragma once
+
+#include "compiler/graph/graph.h"
+
+namespace ferrite {
+
+void fuse_extern_epilogues(Graph& g);
+
+}  // namespace ferrite
