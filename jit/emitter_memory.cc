@@ -78,10 +78,10 @@ void KernelEmitter::eval_form(const LinearForm& f, const Reg64& /*unused*/) {
 
 void KernelEmitter::base_of(int a, const Reg64& r) {
   const Access& acc = L_.accesses[a];
-  LinearForm terms;  // the uniform terms (vector terms are per lane: vector_gather)
+  LinearForm terms;  // the uniform terms (lane-varying ones are per lane: lane_offsets)
   terms.coeff.assign(acc.form.coeff.size(), 0);
   for (const LinearTerm& t : acc.form.terms)
-    if (t.kind != IndexKind::Value || L_.uniform[t.id]) terms.terms.push_back(t);
+    if (!lane_varying(L_, t)) terms.terms.push_back(t);
   if (!terms.terms.empty()) {
     eval_form(terms, rax);
     mov(rax, misc(kExpr));
@@ -139,10 +139,9 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
   const Access& acc = L_.accesses[a];
   const DType dt = k_.args[in.arg].dtype;
   const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
-  const Reg64 b = base_reg(a);
   if (mask && mask->getIdx() == d.getIdx()) {
     // The mask dies here and d took its register: keep it where the load leaves it alone
-    // (the load itself uses at most s0, s1 and math_[3]).
+    // (the load itself uses at most s0, s1, math_[3], temps_[1], temps_[2] and d).
     vmovaps(s2, *mask);
     mask = &s2;
   }
@@ -151,6 +150,7 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
     if (mask) vandps(d, d, *mask);
     return;
   }
+  const Reg64 b = base_reg(a);
   if (dt == DType::I64) {
     if (L_.wide[id] == Wide::Float) {
       float_i64_load(a, b, d, tail);
@@ -260,25 +260,14 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
   if (mask) vandps(d, d, *mask);
 }
 
-// d = the 32-bit elements at base + (sum of factor * value over the vector terms + lane *
-// vec_coeff) * esize, per lane (a gather; the analysis proved every active lane's index
-// inside the arg and the byte offsets inside int32).
+// d = the 32-bit elements at base + (the lane-varying terms + lane * vec_coeff) * esize, per
+// lane (a gather; the analysis proved every active lane's index inside the arg and the byte
+// offsets inside int32).
 void KernelEmitter::vector_gather(int a, const Xmm& d, bool tail) {
   const Access& acc = L_.accesses[a];
   const DType dt = k_.args[k_.code[acc.instr].arg].dtype;
-  const Xmm off = vec(math_[0]), t = vec(math_[1]), m = vec(math_[3]);
-  if (acc.vec_coeff != 0) {
-    vmovups(off, lane_ints(acc.vec_coeff * acc.esize));
-  } else {
-    vxorps(off, off, off);
-  }
-  for (const LinearTerm& term : acc.form.terms) {
-    if (term.kind != IndexKind::Value || L_.uniform[term.id]) continue;
-    vmovups(t, home(term.id));  // index leaves always have their home (emitter_loops.cc)
-    const int64_t f = term.factor * acc.esize;
-    if (f != 1) vpmulld(t, t, consts_.u32(static_cast<uint32_t>(static_cast<int32_t>(f))));
-    vpaddd(off, off, t);
-  }
+  const Xmm off = vec(math_[0]), m = vec(math_[3]);
+  lane_offsets(a, off, d);  // first: its scalar code clobbers rax, which may hold the base
   const Reg64 b = base_reg(a);
   imul(rdx, rbx, static_cast<int>(acc.vec_coeff * acc.esize));
   add(rdx, b);

@@ -438,33 +438,73 @@ class Analyzer {
     }
   }
 
-  Range form_range(const LinearForm& f, bool* vec_in_term) const {
+  Range form_range(const LinearForm& f) const {
     Range r = known(f.offset, f.offset);
     for (size_t v = 0; v < f.coeff.size(); ++v)
       if (f.coeff[v] != 0) r = add(r, scale(known(0, L_.k.ranges[v] - 1), f.coeff[v]));
-    for (const LinearTerm& t : f.terms) {
-      Range tr;
-      if (t.kind == IndexKind::Value) {
-        tr = range_of(t.id);
-      } else {
-        for (const LinearForm& o : t.operands)
-          for (size_t v = 0; v < o.coeff.size(); ++v)
-            if (o.coeff[v] != 0 && static_cast<int>(v) == L_.vec_var) *vec_in_term = true;
-        const Range a = form_range(t.operands[0], vec_in_term);
-        const Range b = form_range(t.operands[1], vec_in_term);
-        if (t.kind == IndexKind::Mul) {
-          tr = mul(a, b);
-        } else if (b.known && b.lo == b.hi && b.lo > 0) {
-          if (t.kind == IndexKind::Mod) {
-            tr = known(0, b.lo - 1);
-          } else if (a.known) {
-            tr = known(floordiv64(a.lo, b.lo), floordiv64(a.hi, b.lo));
-          }
-        }
-      }
-      r = add(r, scale(tr, t.factor));
-    }
+    for (const LinearTerm& t : f.terms) r = add(r, scale(term_range(t), t.factor));
     return r;
+  }
+
+  // The range of a term's value (before its factor).
+  Range term_range(const LinearTerm& t) const {
+    if (t.kind == IndexKind::Value) return range_of(t.id);
+    const Range a = form_range(t.operands[0]);
+    const Range b = form_range(t.operands[1]);
+    if (t.kind == IndexKind::Mul) return mul(a, b);
+    if (!b.known || b.lo != b.hi || b.lo <= 0) return Range();
+    if (t.kind == IndexKind::Mod) return known(0, b.lo - 1);
+    if (!a.known) return Range();
+    return known(floordiv64(a.lo, b.lo), floordiv64(a.hi, b.lo));
+  }
+
+  // A term computed per lane (a lane-varying Value, or a product / quotient / remainder of
+  // forms varying along the lanes: lane_varying), for a gather (emitter_lane_index.cc):
+  // int32 lanes, so the term and every form and term inside it must have a proven int32
+  // range (then the int32 adds and multiplies, exact modulo 2^32, give exact values, and
+  // each division sees its true numerator); each divisor must be a proven positive int32
+  // constant, which replaces its form here (the emitter divides by constants only); and the
+  // evaluation must fit kLaneIndexRegs vector registers: `regs` gets how many it needs.
+  std::string lane_term(LinearTerm* t, int* regs) const {
+    const bool division = t->kind == IndexKind::FloorDiv || t->kind == IndexKind::Mod;
+    const Range d = division ? form_range(t->operands[1]) : Range();
+    if (division && (!d.known || d.lo != d.hi || d.lo <= 0 || d.lo > kI32Max))
+      return "a per-lane division by a divisor not proven a positive int32 constant";
+    if (!fits_i32(term_range(*t))) return "a per-lane index term without a proven int32 range";
+    *regs = 1;
+    if (t->kind == IndexKind::Value) return "";
+    int a = 0, b = 0;
+    std::string why = lane_form(&t->operands[0], &a);
+    if (!why.empty()) return why;
+    if (t->kind == IndexKind::Mul) {
+      why = lane_form(&t->operands[1], &b);
+      *regs = std::max(a, 1 + b);  // the second operand above the first
+      return why;
+    }
+    LinearForm divisor;
+    divisor.offset = d.lo;
+    divisor.coeff.assign(t->operands[1].coeff.size(), 0);
+    t->operands[1] = std::move(divisor);
+    *regs = std::max(a, 3);  // the numerator and two halves of it as doubles
+    return "";
+  }
+
+  // An operand form of a per-lane term, in one register: its first lane-varying term is
+  // computed there, each further one in the registers above it, then the part shared by the
+  // lanes is broadcast into the register above and added.
+  std::string lane_form(LinearForm* f, int* regs) const {
+    if (!fits_i32(form_range(*f))) return "a per-lane index operand without a proven int32 range";
+    *regs = 1;
+    bool first = true;
+    for (LinearTerm& t : f->terms) {
+      if (!lane_varying(L_, t)) continue;
+      int tr = 0;
+      const std::string why = lane_term(&t, &tr);
+      if (!why.empty()) return why;
+      *regs = std::max(*regs, first ? std::max(tr, 2) : 1 + tr);
+      first = false;
+    }
+    return "";
   }
 
   std::string check_access(int i) {
@@ -475,25 +515,25 @@ class Analyzer {
     a.arg = in.arg;
     a.esize = static_cast<int>(dtype_size(k.args[in.arg].dtype));
     a.form = linearize(*in.index, static_cast<int>(k.ranges.size()));
-    bool vec_in_term = false;
-    const Range r = form_range(a.form, &vec_in_term);
-    if (vec_in_term) return "an index that divides the vector variable";
-    for (const LinearTerm& t : a.form.terms) {
-      std::vector<int> ids;
-      for_each_form(LinearForm{0, {}, {t}}, [&](const LinearForm& f) {
-        for (const LinearTerm& u : f.terms)
-          if (u.kind == IndexKind::Value) ids.push_back(u.id);
-      });
-      for (int id : ids) {
-        if (L_.uniform[id]) continue;
-        // A gather: the value must be a direct term, and the access a 32-bit load.
-        if (t.kind != IndexKind::Value)
-          return "an index through a product or quotient of a vector value";
-        if (in.op != Op::Load) return "a store through a vector value (scatter)";
-        if (a.esize != 4) return "a gather of a non-32-bit type";
-        a.vector_terms = true;
+    for (LinearTerm& t : a.form.terms) {
+      if (!lane_varying(L_, t)) continue;
+      // A gather: the access must be a 32-bit load (a scatter's lanes could collide).
+      const bool value = t.kind == IndexKind::Value;
+      if (in.op != Op::Load) {
+        return value ? "a store through a vector value (scatter)"
+                     : "a store through a per-lane product, quotient or remainder (scatter)";
       }
+      if (a.esize != 4) {
+        return value ? "a gather of a non-32-bit type"
+                     : "a per-lane product, quotient or remainder indexing a non-32-bit type";
+      }
+      int regs = 0;
+      const std::string why = lane_term(&t, &regs);
+      if (!why.empty()) return why;
+      if (regs > kLaneIndexRegs) return "a per-lane index term nested too deep";
+      a.vector_terms = true;
     }
+    const Range r = form_range(a.form);
     if (!r.known || r.lo < 0 || r.hi >= k.args[in.arg].elements) {
       // Masked loads may reach outside where the mask is off: read under the mask (uniform
       // loads branch on it; vector ones use masked moves and gathers, which do not fault).
@@ -506,8 +546,7 @@ class Analyzer {
       // Lane byte offsets (vector terms and the vector variable) are int32.
       Range lanes = known(0, 0);
       for (const LinearTerm& t : a.form.terms)
-        if (t.kind == IndexKind::Value && !L_.uniform[t.id])
-          lanes = add(lanes, scale(range_of(t.id), t.factor));
+        if (lane_varying(L_, t)) lanes = add(lanes, scale(term_range(t), t.factor));
       if (L_.vec_var >= 0)
         lanes = add(lanes, scale(known(0, k.ranges[L_.vec_var] - 1), a.form.coeff[L_.vec_var]));
       if (!fits_i32(scale(lanes, a.esize))) return "a gather whose lane offsets exceed int32";
@@ -605,6 +644,21 @@ bool small_integer_exponent(const Instr& e) {
 const char* where_name(Where w) {
   static const char* names[] = {"entry", "row", "chunk", "hoist", "step", "vec", "post"};
   return names[static_cast<int>(w)];
+}
+
+bool lane_varying(const Layout& L, const LinearForm& f) {
+  if (L.vec_var >= 0 && static_cast<size_t>(L.vec_var) < f.coeff.size() && f.coeff[L.vec_var] != 0)
+    return true;
+  for (const LinearTerm& t : f.terms)
+    if (lane_varying(L, t)) return true;
+  return false;
+}
+
+bool lane_varying(const Layout& L, const LinearTerm& t) {
+  if (t.kind == IndexKind::Value) return !L.uniform[t.id];
+  for (const LinearForm& o : t.operands)
+    if (lane_varying(L, o)) return true;
+  return false;
 }
 
 bool Layout::varying(Where w) const {

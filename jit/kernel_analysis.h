@@ -48,8 +48,9 @@ struct Range {
 // One Load or Store. Its element index is form.offset + sum(coeff[v] * var_v) +
 // sum(factor * term); the scalar-variable part (offset and outer/reduce scalar variables)
 // is kept up to date by the loops in a pointer per access, the vector variable's part is
-// added per chunk, the terms (uniform I64 values, or div/mod/products of uniform operands)
-// where the access runs.
+// added per chunk, the uniform terms (uniform I64 values, or div/mod/products of uniform
+// operands) where the access runs, and the lane-varying terms (lane_varying: see
+// vector_terms) per lane.
 struct Access {
   int instr = -1;
   int arg = -1;
@@ -57,9 +58,15 @@ struct Access {
   LinearForm form;                  // over the kernel's variables
   int64_t vec_coeff = 0;            // form.coeff[vec_var] (0 when the access is uniform)
   bool uses_reduce_scalar = false;  // some reduce scalar variable has a nonzero coefficient
-  // A gather through lane-varying values: some terms are Values that vary along the lanes
-  // (int32 lanes, each a direct term of the form); their part of the offset is computed per
-  // lane, the rest of the form gives the base pointer.
+  // A gather (32-bit loads only): some terms vary along the lanes. Each is a Value that
+  // varies along the lanes (int32 lanes), or a product, floor division or remainder whose
+  // operands involve the vector variable or such Values, e.g. x[h / 2, w / 2] with lanes
+  // along w (nearest upsampling), DepthToSpace, reshapes of transposed views. Their part of
+  // the offset is computed per lane in int32 lanes (the lanes' vector variable is rbx +
+  // lane; emitter_lane_index.cc), the rest of the form gives the base pointer. The analysis
+  // proved every form and term inside int32, each divisor a positive int32 constant (which
+  // replaced the divisor's form), the lane offsets in bytes inside int32, and the index
+  // inside the arg (no masked reads through such terms).
   bool vector_terms = false;
   // A masked Load whose index is proven inside the arg only where its mask is true (the
   // contract: masked-off points do not touch memory): the reads themselves are masked.
@@ -101,6 +108,15 @@ struct Layout {
 // Fills `out` and returns "" when the code generator can compile `validated` for `isa`,
 // else a short reason ("op Sin", "varying I64 value %12 of unknown range", ...).
 std::string analyze_kernel(const Kernel& validated, Isa isa, Layout* out);
+
+// Whether a term (or form) of an access's index differs between the lanes of a vector
+// access: a Value that varies along the lanes, the vector variable, or a product / quotient
+// / remainder of such forms.
+bool lane_varying(const Layout& L, const LinearTerm& t);
+bool lane_varying(const Layout& L, const LinearForm& f);
+
+// Vector registers the per-lane evaluation of a lane-varying term may use at once.
+constexpr int kLaneIndexRegs = 5;
 
 // Pow(x, c) for c in {-1, 1, 2, 3} is computed by multiplications (emitter_values.cc), exactly
 // as the reference's std::pow for those exponents up to one rounding per multiplication.

@@ -3,6 +3,8 @@
 //   emitter_values.cc  value instructions on vectors (f32 / bool masks / int32 lanes)
 //   emitter_memory.cc  addresses, loads and stores (contiguous, broadcast, strided, gathers,
 //                      masked reads, tails)
+//   emitter_lane_index.cc  a gather's per-lane offsets (lane-varying values, products,
+//                      floor divisions and remainders of the vector variable)
 //   emitter_int64.cc   int64 storage along the lanes (saturated, converted to f32, copied)
 //   emitter_scalar.cc  uniform instructions: int64 in general registers, the rest in lane 0
 //   emitter_reduce.cc  accumulators: init, accumulate, horizontal reduce
@@ -105,6 +107,17 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void vector_load(int id, const Xmm& d, const Xmm* mask, bool tail);
   void vector_store(int id, const Xmm& v, const Xmm* mask, bool tail);
   void vector_gather(int access, const Xmm& d, bool tail);
+
+  // ---- per-lane index terms (emitter_lane_index.cc)
+  // off = the byte offsets, per lane, of the lane-varying part of the access's index (its
+  // lane-varying terms, and lane * vec_coeff); clobbers rax, rcx, rdx, math_[1], math_[3],
+  // temps_[1], temps_[2] and `spare`.
+  void lane_offsets(int access, const Xmm& off, const Xmm& spare);
+  // regs[depth] = the int32 lanes of f (of t); the registers above it are clobbered.
+  void lane_form(const LinearForm& f, const std::vector<Xmm>& regs, size_t depth);
+  void lane_term(const LinearTerm& t, const std::vector<Xmm>& regs, size_t depth);
+  // a = floor(a / c), or the remainder a - floor(a / c) * c, per int32 lane (c > 0).
+  void lane_floor_div(bool mod, int64_t c, const Xmm& a, const Xmm& x, const Xmm& y);
   // The lanes a vector access touches: those before the tail, in k2 (AVX-512) or, as a lane
   // mask, in avx2_mask (AVX2).
   void active_lanes(bool tail, const Xmm& avx2_mask);

@@ -14,6 +14,7 @@
 #include "jit/cpu_isa.h"
 #include "jit/disasm.h"
 #include "jit/jit_backend.h"
+#include "jit/kernel_analysis.h"
 #include "tests/unit/runtime/kernel_builder.h"
 
 namespace ferrite {
@@ -49,7 +50,7 @@ Tensor random_tensor(DType dtype, int64_t n, uint32_t seed, double lo = -4, doub
 }
 
 // Runs k on the reference and on the JIT under each ISA; every arg must match (floats
-// within `ulps`, everything else exactly).
+// within `ulps`, bit for bit when it is 0; everything else exactly).
 void expect_jit_matches(const Kernel& k, const std::vector<Tensor>& buffers, double ulps = 4) {
   const std::vector<Tensor> want = testing::run_kernel("reference", k, buffers);
   for (const std::string& isa : isas()) {
@@ -65,7 +66,7 @@ void expect_jit_matches(const Kernel& k, const std::vector<Tensor>& buffers, dou
       for (Tensor& t : got) args.push_back(t.data());
       jit::make_jit_backend(options)->prepare(k)->run(args.data());
       for (size_t a = 0; a < want.size(); ++a) {
-        if (want[a].dtype() == DType::F32) {
+        if (want[a].dtype() == DType::F32 && ulps > 0) {
           testing::expect_close(want[a], got[a], ulps, 1e-6, "arg " + std::to_string(a));
         } else {
           ASSERT_EQ(0, std::memcmp(want[a].data(), got[a].data(), want[a].nbytes()))
@@ -309,6 +310,203 @@ TEST(JitKernel, MaskedReadsOutsideTheArg) {
   b.store(y, V(0), r);
   expect_jit_matches(
       b.build(), testing::tensors(random_tensor(DType::F32, n, 31), testing::zeros(DType::F32, n)));
+}
+
+// How many accesses of k the JIT computes as a gather through a product, quotient or
+// remainder varying along the lanes (Access::vector_terms), under `isa`; `mode` gets the
+// kernel's lane arrangement.
+int lane_index_gathers(const Kernel& k, const std::string& isa, jit::Mode* mode = nullptr) {
+  jit::Layout layout;
+  EXPECT_EQ(jit::analyze_kernel(k, jit::choose_isa(isa), &layout), "") << kernel_to_string(k);
+  if (mode) *mode = layout.mode;
+  int n = 0;
+  for (const jit::Access& a : layout.accesses) {
+    bool compound = false;
+    for (const LinearTerm& t : a.form.terms)
+      compound = compound || (t.kind != IndexKind::Value && jit::lane_varying(layout, t));
+    n += a.vector_terms && compound;
+  }
+  return n;
+}
+
+TEST(JitKernel, NearestUpsampleDividesTheVectorDim) {
+  // out[n, c, h, w] = x[n, c, h / s, w / s] (Resize nearest, scale s), lanes along w with
+  // a tail (37 is 2 * 16 + 5 and 4 * 8 + 5): the lane offsets divide the vector variable.
+  for (int64_t s : {2, 3}) {
+    SCOPED_TRACE("scale " + std::to_string(s));
+    const int64_t n = 2, c = 3, h = 10, w = 37, ih = (h + s - 1) / s, iw = (w + s - 1) / s;
+    KernelBuilder b({n, c, h, w});
+    const int x = b.arg(DType::F32, n * c * ih * iw), y = b.arg(DType::F32, n * c * h * w, true);
+    using testing::Add;
+    using testing::Div;
+    using testing::Mul;
+    const Index at = Add(Affine({{0, c * ih * iw}, {1, ih * iw}}),
+                         Add(Mul(Div(V(2), C(s)), C(iw)), Div(V(3), C(s))));
+    b.store(y, Affine({{0, c * h * w}, {1, h * w}, {2, w}, {3, 1}}), b.load(x, at));
+    const Kernel k = b.build();
+    for (const std::string& isa : isas()) EXPECT_EQ(lane_index_gathers(k, isa), 1) << isa;
+    expect_jit_matches(k,
+                       testing::tensors(random_tensor(DType::F32, n * c * ih * iw, 40 + s),
+                                        testing::zeros(DType::F32, n * c * h * w)),
+                       0);
+  }
+}
+
+TEST(JitKernel, TransposedReshapeDivAndModOfTheVectorDim) {
+  // Lanes along w in [0, 37): a transposed 8 x 5 view read flat (w % 5 * 8 + w / 5), floor
+  // division and remainder with numerators negative in some lanes ((w - 7) / 3 + 3 and
+  // (w - 7) % 3), and numerators near the ends of int32 (|w * 5e7 - 2e9| up to 2e9) divided
+  // by a divisor that is not a power of two; f32 and int32 elements.
+  const int64_t rows = 3, w = 37, stride = 80;
+  using testing::Add;
+  using testing::Div;
+  using testing::Mod;
+  using testing::Mul;
+  KernelBuilder b({rows, w});
+  const int x = b.arg(DType::F32, rows * stride), q = b.arg(DType::I32, rows * stride),
+            y1 = b.arg(DType::F32, rows * w, true), y2 = b.arg(DType::I32, rows * w, true),
+            y3 = b.arg(DType::F32, rows * w, true);
+  const Index row = Affine({{0, stride}});
+  const Index out = Affine({{0, w}, {1, 1}});
+  const Index shifted = Affine({{1, 1}}, -7);  // w - 7
+  const Index big = Affine({{1, 50000000}}, -2000000000);
+  // Transposed view: [0, 40).
+  b.store(y1, out, b.load(x, Add(row, Add(Mul(Mod(V(1), C(5)), C(8)), Div(V(1), C(5))))));
+  // 40 + ((w - 7) / 3 + 3) * 3 + (w - 7) % 3: [40, 79).
+  b.store(y2, out,
+          b.load(q, Add(row, Add(C(40), Add(Mul(Add(Div(shifted, C(3)), C(3)), C(3)),
+                                            Mod(shifted, C(3)))))));
+  // (w * 5e7 - 2e9) / 49999999 + 41 in [0, 37), plus (w * 5e7 - 2e9) % 7 * 6: [0, 73).
+  b.store(y3, out,
+          b.load(x, Add(row, Add(Add(Div(big, C(49999999)), C(41)), Mul(Mod(big, C(7)), C(6))))));
+  const Kernel k = b.build();
+  for (const std::string& isa : isas()) EXPECT_EQ(lane_index_gathers(k, isa), 3) << isa;
+  expect_jit_matches(
+      k,
+      testing::tensors(random_tensor(DType::F32, rows * stride, 50),
+                       random_tensor(DType::I32, rows * stride, 51, -1e6, 1e6),
+                       testing::zeros(DType::F32, rows * w), testing::zeros(DType::I32, rows * w),
+                       testing::zeros(DType::F32, rows * w)),
+      0);
+}
+
+TEST(JitKernel, NestedDivModAndProductsOfTheVectorDim) {
+  // DepthToSpace-like (w / 3) % 4 * 9 + w / 12 * 3 + w % 3, a division of a remainder with
+  // negative numerators (((w - 5) % 12 - 6) / 5 + 2), and a product of two per-lane terms
+  // ((w % 4) * (w / 9)); lanes along w in [0, 37); terms mixing a per-lane index value
+  // with the vector variable; then lanes along the rows of a reduction whose lanes are on
+  // the outer dim (i / 3 over 40 rows, 7 reduced points each).
+  using testing::Add;
+  using testing::Div;
+  using testing::Mod;
+  using testing::Mul;
+  {
+    const int64_t rows = 2, w = 37, stride = 40;
+    KernelBuilder b({rows, w});
+    const int x = b.arg(DType::F32, rows * stride), y1 = b.arg(DType::F32, rows * w, true),
+              y2 = b.arg(DType::F32, rows * w, true), y3 = b.arg(DType::F32, rows * w, true);
+    const Index row = Affine({{0, stride}}), out = Affine({{0, w}, {1, 1}});
+    b.store(y1, out,
+            b.load(x, Add(row, Add(Mul(Mod(Div(V(1), C(3)), C(4)), C(9)),
+                                   Add(Mul(Div(V(1), C(12)), C(3)), Mod(V(1), C(3)))))));
+    const Index inner = Add(Mod(Affine({{1, 1}}, -5), C(12)), C(-6));
+    b.store(y2, out, b.load(x, Add(row, Add(Div(inner, C(5)), C(2)))));
+    b.store(y3, out, b.load(x, Add(row, Mul(Mod(V(1), C(4)), Div(V(1), C(9))))));
+    const Kernel k = b.build();
+    for (const std::string& isa : isas()) EXPECT_EQ(lane_index_gathers(k, isa), 3) << isa;
+    expect_jit_matches(
+        k,
+        testing::tensors(random_tensor(DType::F32, rows * stride, 60),
+                         testing::zeros(DType::F32, rows * w), testing::zeros(DType::F32, rows * w),
+                         testing::zeros(DType::F32, rows * w)),
+        0);
+  }
+  {
+    // GatherElements-like: a quotient of a checked per-lane index value, and a remainder of
+    // that value plus the vector variable.
+    const int64_t rows = 3, n = 37, w = 30, stride = 20;
+    KernelBuilder b({rows, n});
+    const int ids = b.arg(DType::I64, rows * n), x = b.arg(DType::F32, rows * stride),
+              y = b.arg(DType::F32, rows * n, true);
+    const int id = b.check_index(b.load(ids, Affine({{0, n}, {1, 1}})), w, "GatherElements 'g'");
+    b.store(y, Affine({{0, n}, {1, 1}}),
+            b.load(x, Add(Affine({{0, stride}}), Add(Mul(Div(ix_value(id), C(3)), C(2)),
+                                                     Mod(Add(ix_value(id), V(1)), C(2))))));
+    const Kernel k = b.build();
+    for (const std::string& isa : isas()) EXPECT_EQ(lane_index_gathers(k, isa), 1) << isa;
+    std::vector<int64_t> vals(rows * n);
+    for (int64_t i = 0; i < rows * n; ++i) vals[i] = (i * 7) % (2 * w) - w;  // [-w, w)
+    expect_jit_matches(k,
+                       testing::tensors(testing::make_tensor<int64_t>(DType::I64, vals),
+                                        random_tensor(DType::F32, rows * stride, 62),
+                                        testing::zeros(DType::F32, rows * n)),
+                       0);
+  }
+  {
+    const int64_t n = 40, r = 7;
+    KernelBuilder b({n, r}, 1);
+    const int x = b.arg(DType::F32, (n / 3 + 1) * r), y = b.arg(DType::F32, n, true);
+    const int red = b.reduce(
+        ReduceKind::Max, b.load(x, Add(Mul(Mod(Div(V(0), C(3)), C(5)), C(r)), Affine({{1, 1}}))));
+    b.post();
+    b.store(y, V(0), red);
+    const Kernel k = b.build();
+    for (const std::string& isa : isas()) {
+      jit::Mode mode = jit::Mode::Pointwise;
+      EXPECT_EQ(lane_index_gathers(k, isa, &mode), 1) << isa;
+      EXPECT_EQ(mode, jit::Mode::LanesOuter) << isa;
+    }
+    expect_jit_matches(k,
+                       testing::tensors(random_tensor(DType::F32, (n / 3 + 1) * r, 61),
+                                        testing::zeros(DType::F32, n)),
+                       0);
+  }
+}
+
+TEST(JitKernel, RefusesWhatAPerLaneDivisionCannotDo) {
+  // Stores through a per-lane quotient (a scatter whose lanes collide), 16-bit elements, a
+  // divisor not proven constant, and a masked load whose index is not proven inside: left to
+  // the portable backend, each with its reason.
+  using testing::Div;
+  using testing::Mod;
+  const int64_t w = 37;
+  auto refusal = [&](DType load_type, bool store_divides, bool value_divisor, bool masked) {
+    KernelBuilder b({w});
+    const int x = b.arg(load_type, w + 8), p = b.arg(DType::I64, 1), y = b.arg(DType::F32, w, true);
+    Index at = Div(V(0), C(3));
+    if (value_divisor) {
+      const int d = b.check_index(b.load(p, C(0)), 4, "d");
+      at = Div(V(0), testing::Add(ix_value(d), C(1)));
+    }
+    int mask = -1;
+    if (masked) {
+      at = testing::Add(Mod(V(0), C(5)), C(w + 4));  // [41, 45]: past the end when 4
+      mask = b.binary(Op::Lt, b.loop_var(0), b.constant(ScalarType::I64, 3));
+    }
+    const int v = b.load(x, at, mask);
+    b.store(y, store_divides ? Div(V(0), C(3)) : V(0), v);
+    const Kernel k = b.build();
+    std::string out;
+    for (const std::string& isa : isas()) {
+      const std::string why = jit::jit_refusal(k, isa);
+      EXPECT_TRUE(out.empty() || why == out) << why << " / " << out;
+      out = why;
+    }
+    return out;
+  };
+  if (isas().empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
+  EXPECT_EQ(refusal(DType::F32, false, false, false), "");
+  EXPECT_NE(refusal(DType::F32, true, false, false)
+                .find("a store through a per-lane product, quotient or remainder (scatter)"),
+            std::string::npos);
+  EXPECT_NE(refusal(DType::F16, false, false, false)
+                .find("a per-lane product, quotient or remainder indexing a non-32-bit type"),
+            std::string::npos);
+  EXPECT_NE(refusal(DType::F32, false, true, false)
+                .find("a per-lane division by a divisor not proven a positive int32 constant"),
+            std::string::npos);
+  EXPECT_NE(refusal(DType::F32, false, false, true).find("an index not provably inside arg 0"),
+            std::string::npos);
 }
 
 TEST(JitKernel, MixedStorageTypes) {
