@@ -38,6 +38,7 @@ BASELINE = "ferrite-native"
 # name -> (kind, threads). The order is the table's order.
 ENGINES = {
     "ferrite-native": ("ferrite-native", 1),
+    "ferrite-native-t2": ("ferrite-native", 2),
     "ferrite-wasm": ("ferrite-wasm", 1),
     "ort-node-t1": ("ort-node", 1),
     "ort-node-t2": ("ort-node", 2),
@@ -194,7 +195,9 @@ def command_for(engine, model, iters, warmup, outputs_dir, bench_json, export_sc
     if kind.startswith("ferrite"):
         cmd = [FERRITE_NATIVE] if kind == "ferrite-native" else \
             [NODE, "--no-experimental-fetch", FERRITE_WASM]
-        cmd += ["run", model.path, "--backend", "portable", "--bench", str(iters),
+        # Native runs the default backend (the JIT on x86, with oneDNN externs); wasm has
+        # only the portable one.
+        cmd += ["run", model.path, "--threads", str(threads), "--bench", str(iters),
                 "--warmup", str(warmup), "--bench-json", bench_json]
         for name, path in model.inputs:
             cmd += ["--input", f"{name}={path}"]
@@ -491,17 +494,20 @@ def main():
     build_spawn()
     engine_error = {}
     if not a.no_build:
-        for kind, engine in (("native", "ferrite-native"), ("wasm", "ferrite-wasm")):
-            if engine in engines:
+        for kind, engine_kind in (("native", "ferrite-native"), ("wasm", "ferrite-wasm")):
+            users = [e for e in engines if ENGINES[e][0] == engine_kind]
+            if users:
                 err = build(kind, out_dir)
                 if err:
-                    engine_error[engine] = err
+                    for e in users:
+                        engine_error[e] = err
     for engine, (kind, _) in ENGINES.items():
         package = {"ort-node": "onnxruntime-node", "ort-web": "onnxruntime-web"}.get(kind)
         if engine in engines and package and not npm_version(package):
             engine_error[engine] = f"{package} is not installed in {PERF_BUILD} (run run.sh)"
-    for engine, path in (("ferrite-native", FERRITE_NATIVE), ("ferrite-wasm", FERRITE_WASM)):
-        if engine in engines and engine not in engine_error and not os.path.exists(path):
+    for engine in engines:
+        path = {"ferrite-native": FERRITE_NATIVE, "ferrite-wasm": FERRITE_WASM}.get(ENGINES[engine][0])
+        if path and engine not in engine_error and not os.path.exists(path):
             engine_error[engine] = f"{path} is not built"
 
     models = prepare_models(model_names, os.path.abspath(a.models_dir), a.export_script,
