@@ -24,7 +24,9 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
            "' has no concrete shape");
     }
   }
-  LoweredProgram prog = GraphLowering(g, input_types, input_values).run();
+  GraphLowering lowering(g, input_types, input_values);
+  lowering.set_channels_last(options.channels_last);
+  LoweredProgram prog = lowering.run();
   dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
   SchedulerOptions sched;
   sched.fuse = options.fuse;

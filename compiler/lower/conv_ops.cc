@@ -86,10 +86,24 @@ std::vector<TensorBoxPtr> emit(LowerCtx& c, const char* op, const ConvAttrs& a,
   std::vector<int64_t> out_size{x->size[0], out_channels};
   out_size.insert(out_size.end(), a.out.begin(), a.out.end());
   const std::vector<LoweredPostOp> rest = add_post_ops(c, node_post_ops(c), out_size, &e);
-  Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
+  if (!c.gl.channels_last()) {
+    Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
+    e.outputs.push_back(out);
+    c.gl.add_extern(std::move(e));
+    return {apply_post_ops_pointwise(c, make_buffer_box(out), rest)};
+  }
+  // Channels-last storage [N, spatial..., M]; the extern and every reader see [N, M, ...].
+  const int k = static_cast<int>(a.out.size());
+  std::vector<int64_t> stored{out_size[0]};
+  stored.insert(stored.end(), out_size.begin() + 2, out_size.end());
+  stored.push_back(out_channels);
+  std::vector<int> perm{0, k + 1};
+  for (int d = 1; d <= k; ++d) perm.push_back(d);
+  Buffer* out = c.gl.new_buffer("", DType::F32, stored, BufferOrigin::Extern);
   e.outputs.push_back(out);
+  e.output_perms.push_back(perm);
   c.gl.add_extern(std::move(e));
-  return {apply_post_ops_pointwise(c, make_buffer_box(out), rest)};
+  return {apply_post_ops_pointwise(c, permute_view(make_buffer_box(out), perm), rest)};
 }
 
 std::vector<TensorBoxPtr> lower_conv(LowerCtx& c) {

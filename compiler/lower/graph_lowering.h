@@ -31,6 +31,10 @@ struct ExternNode {
   std::vector<Buffer*> outputs;
   std::string origin;
   std::vector<PostOp> post_ops;  // MatMul/Conv/ConvTranspose epilogue (plan/post_ops.h)
+  // Per output (or empty: all dense): the extern sees output i as buffer dims permuted,
+  // its dim d being the buffer's dim output_perms[i][d] (channels-last storage of an NCHW
+  // result: buffer [N, H, W, C], perm {0, 3, 1, 2}).
+  std::vector<std::vector<int>> output_perms;
 };
 
 // One step of the program. A computed buffer's kernel is traced when the buffer is
@@ -66,6 +70,10 @@ class GraphLowering {
   // input_values: see compile_graph (compile.h).
   GraphLowering(const Graph& g, const std::vector<TensorType>& input_types,
                 const std::vector<std::shared_ptr<const TensorData>>& input_values = {});
+  // Convolutions write channels-last storage ([N, spatial..., C]) that their readers see as
+  // an NCHW view (CompileOptions::channels_last).
+  void set_channels_last(bool on) { channels_last_ = on; }
+  bool channels_last() const { return channels_last_; }
   LoweredProgram run();
 
   // For lowerings ---------------------------------------------------------------------
@@ -108,6 +116,7 @@ class GraphLowering {
   Buffer* realize_output(const TensorBoxPtr& t, int index);
 
   const Graph& g_;
+  bool channels_last_ = false;
   std::vector<TensorType> input_types_;
   std::vector<std::shared_ptr<const TensorData>> input_values_;
   LoweredProgram prog_;

@@ -60,11 +60,20 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
       for (const auto& op : e.inputs) {
         call.inputs.push_back(TensorRef{id_of(op.buffer), op.shape, op.strides, op.offset});
       }
-      for (Buffer* b : e.outputs) {
+      for (size_t i = 0; i < e.outputs.size(); ++i) {
+        Buffer* b = e.outputs[i];
         int64_t offset;
         Buffer* owner = b->storage_owner(&offset);
-        call.outputs.push_back(
-            TensorRef{id_of(owner), b->size, contiguous_strides(b->size), offset});
+        TensorRef r{id_of(owner), b->size, contiguous_strides(b->size), offset};
+        if (i < e.output_perms.size() && !e.output_perms[i].empty()) {
+          const std::vector<int>& perm = e.output_perms[i];
+          const TensorRef dense = r;
+          for (size_t d = 0; d < perm.size(); ++d) {
+            r.shape[d] = dense.shape[static_cast<size_t>(perm[d])];
+            r.strides[d] = dense.strides[static_cast<size_t>(perm[d])];
+          }
+        }
+        call.outputs.push_back(std::move(r));
       }
       step.kind = StepKind::Extern;
       step.index = static_cast<int>(plan.externs.size());

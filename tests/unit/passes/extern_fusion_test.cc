@@ -57,13 +57,14 @@ int count_ops(const Graph& g, const std::string& op) {
 }
 
 // Every backend on the fused graph against the reference on the unfused one.
-void expect_same_values(const Case& c, float tol = 2e-5f) {
+void expect_same_values(const Case& c, float tol = 2e-5f,
+                        const CompileOptions& options = CompileOptions()) {
   CompileOptions unfused;
   unfused.fuse = false;
   const Compiled want = run_graph(*c.unfused, c.inputs, "reference", {}, unfused);
   for (const std::string& backend : backend_names()) {
     SCOPED_TRACE(backend);
-    const Compiled got = run_graph(*c.fused, c.inputs, backend);
+    const Compiled got = run_graph(*c.fused, c.inputs, backend, {}, options);
     ASSERT_EQ(got.outputs.size(), want.outputs.size());
     for (size_t o = 0; o < want.outputs.size(); ++o)
       lower_test::expect_near(got.outputs[o], lower_test::values_of<float>(want.outputs[o]), tol);
@@ -219,6 +220,33 @@ TEST(FuseExternEpilogues, WhatCannotBeFusedStaysCorrect) {
   EXPECT_TRUE(r.plan.externs[1].post_ops.empty());  // y is an output
   EXPECT_TRUE(r.plan.externs[2].post_ops.empty());  // squeezed
   expect_same_values(c);
+}
+
+TEST(ChannelsLast, ConvOutputsAreStoredNhwcAndReadAsNchw) {
+  // conv -> relu -> maxpool -> conv + residual -> global average pool, and a 1-D conv.
+  Case c = make_case([](GraphBuilder& b) {
+    Value* x = b.input("x", DType::F32, {2, 3, 9, 8});
+    Value* y =
+        b.op("Relu",
+             {b.op("Conv", {x, conv_weights(b, 5, 3, 3, 1)}, {{"pads", attr_is({1, 1, 1, 1})}})});
+    y = b.op("MaxPool", {y}, {{"kernel_shape", attr_is({2, 2})}, {"strides", attr_is({2, 2})}});
+    Value* z = b.op("Conv", {y, conv_weights(b, 5, 5, 3, 2)}, {{"pads", attr_is({1, 1, 1, 1})}});
+    b.output(b.op("GlobalAveragePool", {b.op("Add", {z, y})}));
+    Value* s = b.input("s", DType::F32, {1, 2, 11});
+    b.output(b.op("Conv", {s, b.constant_f32({4, 2, 3}, random_floats(24, 5))}));
+  });
+  CompileOptions cl;
+  cl.channels_last = true;
+  const Compiled r = run_graph(*c.fused, c.inputs, "reference", {}, cl);
+  ASSERT_EQ(r.plan.externs.size(), 3u);
+  const TensorRef& y0 = r.plan.externs[0].outputs[0];
+  EXPECT_EQ(y0.shape, (std::vector<int64_t>{2, 5, 9, 8}));
+  EXPECT_EQ(y0.strides, (std::vector<int64_t>{360, 1, 40, 5}));  // [N, H, W, C] storage
+  const TensorRef& x1 = r.plan.externs[1].inputs[0];  // the pooled value, a kernel's output
+  EXPECT_EQ(x1.shape, (std::vector<int64_t>{2, 5, 4, 4}));
+  const TensorRef& s2 = r.plan.externs[2].outputs[0];
+  EXPECT_EQ(s2.strides, (std::vector<int64_t>{36, 1, 4}));
+  expect_same_values(c, 2e-5f, cl);
 }
 
 }  // namespace
