@@ -41,6 +41,12 @@ class PreparedExtern {
  public:
   virtual ~PreparedExtern() = default;
   virtual void run(const ExternBuffer* inputs, const ExternBuffer* outputs) = 0;
+  // Scratch memory run() needs (im2col columns, oneDNN's scratchpad), in bytes. The Session
+  // allocates one arena of the largest size, 64-byte aligned, shared by every extern (steps
+  // run one at a time), and binds it before the first run. A prepared extern used without a
+  // Session (tests) gets no binding and must then allocate its own.
+  virtual size_t scratch_bytes() const { return 0; }
+  virtual void bind_scratch(void* scratch) { (void)scratch; }
 };
 
 class KernelBackend {

@@ -3,6 +3,7 @@
 // checks inputs, binds input/output memory and walks the steps.
 #include "runtime/session.h"
 
+#include <algorithm>
 #include <string>
 
 #include "compiler/plan/error.h"
@@ -29,6 +30,7 @@ struct Session::Impl {
   std::unique_ptr<KernelBackend> backend;
   std::vector<AlignedBytes> constants;
   AlignedBytes pool;
+  AlignedBytes scratch;  // shared by every extern (PreparedExtern::scratch_bytes)
   std::vector<std::unique_ptr<PreparedKernel>> kernels;  // one per plan kernel
   std::vector<std::unique_ptr<PreparedExtern>> externs;  // one per plan extern
   std::vector<void*> bases;                              // one per plan buffer
@@ -71,6 +73,12 @@ void Session::Impl::load() {
       known.push_back(plan.buffers[r.buffer].kind == BufferKind::Constant ? extern_buffer(r.buffer)
                                                                           : ExternBuffer{});
     externs.push_back(backend->prepare_extern(e, known));
+  }
+  size_t scratch_bytes = 0;
+  for (const auto& e : externs) scratch_bytes = std::max(scratch_bytes, e->scratch_bytes());
+  if (scratch_bytes > 0) {
+    scratch = aligned_alloc_bytes(scratch_bytes);
+    for (const auto& e : externs) e->bind_scratch(scratch.get());
   }
   for (int32_t id : plan.inputs) inputs.push_back(io_info(plan.buffers[id]));
   for (int32_t id : plan.outputs) outputs.push_back(io_info(plan.buffers[id]));

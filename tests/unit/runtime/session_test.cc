@@ -132,6 +132,89 @@ TEST(Session, UnknownBackendAndExternAreNamed) {
   EXPECT_NE(std::find(names.begin(), names.end(), "reference"), names.end());
 }
 
+// A backend whose externs ask for scratch memory, record what the Session gives them (while
+// g_scratch_log is set), and compute through the reference after scribbling over the whole
+// arena. It stays registered: tests that loop over every backend run it too, without a
+// Session, so it then allocates its own scratch as the contract says.
+struct ScratchLog {
+  std::vector<std::vector<bool>> constant_inputs;  // per prepared extern
+  std::vector<void*> bound;
+};
+ScratchLog* g_scratch_log = nullptr;
+
+class ScratchExtern : public PreparedExtern {
+ public:
+  ScratchExtern(const ExternCall& call, size_t bytes) : call_(call), bytes_(bytes) {}
+  void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
+    if (!scratch_) {
+      own_.resize(bytes_ + 64);
+      scratch_ = own_.data() + (64 - reinterpret_cast<uintptr_t>(own_.data()) % 64) % 64;
+    }
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(scratch_) % 64, 0u);
+    std::memset(scratch_, 0xab, bytes_);  // the whole arena is ours while we run
+    make_backend("reference")->prepare_extern(call_)->run(inputs, outputs);
+  }
+  size_t scratch_bytes() const override { return bytes_; }
+  void bind_scratch(void* scratch) override {
+    scratch_ = scratch;
+    if (g_scratch_log) g_scratch_log->bound.push_back(scratch);
+  }
+
+ private:
+  const ExternCall& call_;
+  size_t bytes_;
+  void* scratch_ = nullptr;
+  std::vector<uint8_t> own_;
+};
+
+class ScratchBackend : public KernelBackend {
+ public:
+  const char* name() const override { return "scratch_test"; }
+  std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
+    return make_backend("reference")->prepare(k);
+  }
+  ExternFn find_extern(const std::string&) const override { return nullptr; }
+  std::unique_ptr<PreparedExtern> prepare_extern(
+      const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
+    if (!g_scratch_log) return std::make_unique<ScratchExtern>(call, 100);
+    std::vector<bool> known;
+    for (const ExternBuffer& b : constants) known.push_back(b.data != nullptr);
+    g_scratch_log->constant_inputs.push_back(known);
+    // Sizes differ per extern: the arena must fit the largest.
+    return std::make_unique<ScratchExtern>(call, 1000 * g_scratch_log->constant_inputs.size());
+  }
+};
+
+TEST(Session, ExternsShareOneScratchArenaAndSeeTheirConstants) {
+  ScratchLog log;
+  g_scratch_log = &log;
+  register_backend("scratch_test", [](const BackendOptions&) -> std::unique_ptr<KernelBackend> {
+    return std::make_unique<ScratchBackend>();
+  });
+  Plan p = two_step_plan();
+  p.externs.push_back(p.externs[0]);  // the same MatMul twice, into a second output
+  p.buffers.push_back(buffer("y2", {2, 2}, BufferKind::Output));
+  p.externs[1].outputs[0].buffer = 5;
+  p.steps.push_back(Step{StepKind::Extern, 1, {}, {}});
+  p.outputs = {4, 5};
+  SessionOptions opts;
+  opts.backend = "scratch_test";
+  Session s(std::move(p), opts);
+  // Input 0 is the temp t, input 1 the constant w.
+  EXPECT_EQ(log.constant_inputs, (std::vector<std::vector<bool>>{{false, true}, {false, true}}));
+  ASSERT_EQ(log.bound.size(), 2u);
+  EXPECT_EQ(log.bound[0], log.bound[1]);
+  const std::vector<float> xv = {1, 2, 3, 4, 5, 6};
+  const Tensor x(DType::F32, {2, 3}, xv.data());
+  std::vector<Tensor> out = s.run({&x});
+  const float want[4] = {11 + 33, 22 + 33, 44 + 66, 55 + 66};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(out[0].as<float>()[i], want[i]);
+    EXPECT_EQ(out[1].as<float>()[i], want[i]);
+  }
+  g_scratch_log = nullptr;
+}
+
 TEST(Session, InvalidPlanIsRejected) {
   Plan p = two_step_plan();
   p.buffers[3].offset = 4096;  // past the pool
