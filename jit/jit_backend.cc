@@ -14,6 +14,7 @@
 #include "jit/disasm.h"
 #include "jit/kernel_analysis.h"
 #include "jit/kernel_codegen.h"
+#include "runtime/kernels/dnnl/dnnl_externs.h"
 #include "runtime/kernels/portable/portable_backend.h"
 
 namespace ferrite {
@@ -170,8 +171,11 @@ class JitBackend : public KernelBackend {
   }
 
   ExternFn find_extern(const std::string& op) const override { return portable_->find_extern(op); }
+  // MatMul and convolutions on oneDNN when it takes the call, else (and every other extern)
+  // on the portable backend.
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
+    if (auto dnnl = prepare_dnnl_extern(call, constants, threads_)) return dnnl;
     return portable_->prepare_extern(call, constants);
   }
 

@@ -1,8 +1,9 @@
 // The "jit" backend: every Kernel the code generator handles becomes x86 machine code at
-// prepare time (jit/kernel_analysis.h, kernel_codegen.h); the others, and every extern, run
-// on the portable backend. Native x86 builds register it (register_jit_backend) and make it
-// the default; BackendOptions::isa (or FERRITE_ISA) picks AVX-512 or AVX2, and a CPU
-// without AVX2 gets the portable backend under this name.
+// prepare time (jit/kernel_analysis.h, kernel_codegen.h); the others run on the portable
+// backend. MatMul, Conv and ConvTranspose run on oneDNN (runtime/kernels/dnnl) when it takes
+// the call, the other externs on the portable backend. Native x86 builds register it
+// (register_jit_backend) and make it the default; BackendOptions::isa (or FERRITE_ISA) picks
+// AVX-512 or AVX2, and a CPU without AVX2 gets the portable backend under this name.
 #pragma once
 
 #include <memory>

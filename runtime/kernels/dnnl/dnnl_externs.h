@@ -1,0 +1,44 @@
+// The MatMul, Conv and ConvTranspose externs on oneDNN (native x86 builds only; the "jit"
+// backend prepares these calls here first). Semantics are the reference's
+// (runtime/kernels/reference/matmul.h, conv.h) with the fused epilogue of
+// compiler/plan/post_ops.h carried by oneDNN post-ops, weights that are plan constants
+// reordered once into the layout the primitive wants, and the primitives, their scratchpad
+// and every scratch buffer created when the call is prepared, so a run allocates nothing.
+//
+// A call oneDNN cannot take exactly, or only with its slow reference implementation, is
+// refused (nullptr) and the caller runs it elsewhere: see prepare_dnnl_extern.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/plan.h"
+#include "runtime/backend.h"
+
+namespace ferrite {
+
+// A prepared extern that runs on oneDNN.
+class DnnlExtern : public PreparedExtern {
+ public:
+  // The oneDNN implementation of the op's primitive, e.g. "brg:avx512_core" (tests, reports).
+  virtual std::string implementation() const = 0;
+};
+
+// `call` prepared on oneDNN (a DnnlExtern), or nullptr when oneDNN does not take it: an op
+// other than MatMul, Conv and ConvTranspose; an empty tensor; a layout, pad or post-op oneDNN
+// cannot express (negative ConvTranspose pads, say); a call only oneDNN's reference
+// implementation takes; FERRITE_DNNL=0 in the environment; or a call whose shapes are wrong
+// (the fallback reports those). `constants` as in KernelBackend::prepare_extern. oneDNN
+// (OpenMP) uses `threads` threads, both to plan its work here and to run. `call` must
+// outlive the result, whose run() checks the buffers with the shared parsers and throws
+// ferrite::Error naming the op, never aborting.
+std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
+                                                    const std::vector<ExternBuffer>& constants,
+                                                    int threads);
+
+// False when the environment sets FERRITE_DNNL=0 (for A/B comparisons against the portable
+// externs).
+bool dnnl_enabled();
+
+}  // namespace ferrite

@@ -1,0 +1,169 @@
+// C = alpha * A @ B as one oneDNN matmul: the TensorRefs become strided memory descriptors
+// (a transposed operand is just its strides; a batch dim an operand is broadcast over, stride
+// 0, becomes a dim of 1, which oneDNN broadcasts), alpha is the output scale (applied before
+// the post-ops, as the reference does), B when it is a plan constant is reordered once into
+// the layout the primitive prefers. When oneDNN has only its reference loops for the strides
+// as given (a strided column, a transposed C), A, B and C are copied into dense scratch
+// around a dense matmul instead; when that fails too, the call is refused.
+#include "runtime/kernels/dnnl/dnnl_matmul.h"
+
+#include <algorithm>
+
+#include "compiler/plan/error.h"
+#include "runtime/kernels/dnnl/dnnl_post_ops.h"
+#include "runtime/kernels/dnnl/dnnl_steps.h"
+#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/matmul.h"
+#include "runtime/kernels/reference/post_ops_apply.h"
+
+namespace ferrite {
+namespace onednn {
+namespace {
+
+class DnnlMatMul : public SteppedExtern {
+ public:
+  using SteppedExtern::SteppedExtern;
+
+ protected:
+  void check(const ExternBuffer* inputs, const ExternBuffer* outputs) const override {
+    parse_matmul(call_, inputs, outputs);
+    check_post_ops(call_, inputs, outputs);
+  }
+};
+
+// The call's operands as oneDNN sees them; false when oneDNN cannot express them (or the
+// shapes are wrong, which the fallback reports).
+struct Operands {
+  View a, b, c;
+  float alpha = 1;
+};
+
+bool operands(const ExternCall& call, Operands* o) {
+  if (op_input_count(call) != 2 || call.outputs.size() != 1) return false;
+  const TensorRef &ra = call.inputs[0], &rb = call.inputs[1], &rc = call.outputs[0];
+  const size_t r = ra.shape.size();
+  if (r < 2 || r > DNNL_MAX_NDIMS) return false;
+  for (const TensorRef* t : {&ra, &rb, &rc}) {
+    if (t->shape.size() != r || t->strides.size() != r) return false;
+    for (size_t d = 0; d < r; ++d)
+      if (t->shape[d] < 1 || t->strides[d] < 0) return false;  // empty: nothing to gain
+    // A matrix dim read with stride 0 (an expanded row or column) is left to the fallback:
+    // oneDNN's fast matmuls match positive strides only.
+    if ((t->shape[r - 2] > 1 && t->strides[r - 2] == 0) ||
+        (t->shape[r - 1] > 1 && t->strides[r - 1] == 0))
+      return false;
+  }
+  if (rb.shape[r - 2] != ra.shape[r - 1] || rc.shape[r - 2] != ra.shape[r - 2] ||
+      rc.shape[r - 1] != rb.shape[r - 1])
+    return false;
+  o->a = View{ra.shape, ra.strides, ra.offset};
+  o->b = View{rb.shape, rb.strides, rb.offset};
+  o->c = View{rc.shape, rc.strides, rc.offset};
+  for (size_t d = 0; d + 2 < r; ++d) {
+    if (rb.shape[d] != ra.shape[d] || rc.shape[d] != ra.shape[d]) return false;
+    if (ra.shape[d] == 1) continue;
+    // oneDNN broadcasts a batch dim of 1 in A or B, not in both, and C is never broadcast.
+    const bool a1 = ra.strides[d] == 0, b1 = rb.strides[d] == 0;
+    if ((a1 && b1) || rc.strides[d] == 0) return false;
+    if (a1) o->a.dims[d] = 1;
+    if (b1) o->b.dims[d] = 1;
+  }
+  auto alpha = call.floats.find("alpha");
+  if (alpha != call.floats.end()) o->alpha = static_cast<float>(alpha->second);
+  return true;
+}
+
+// The view's strides with the dims of extent 1 given the strides oneDNN's own plain layouts
+// would give them (its fast matmuls match layouts by strides, those dims included): a unit
+// matrix dim is inner to the other one when that one is strided, outer when it is
+// contiguous; a unit batch dim is outer to everything inside it.
+Dims matmul_strides(const View& v) {
+  Dims s = v.strides;
+  const size_t r = s.size(), R = r - 2, C = r - 1;
+  if (v.dims[R] == 1 && v.dims[C] == 1) {
+    s[R] = s[C] = 1;
+  } else if (v.dims[R] == 1) {
+    s[R] = s[C] == 1 ? v.dims[C] : 1;
+  } else if (v.dims[C] == 1) {
+    s[C] = s[R] == 1 ? v.dims[R] : 1;
+  }
+  int64_t inner = std::max(s[R] * v.dims[R], s[C] * v.dims[C]);
+  for (size_t d = R; d-- > 0;) {
+    if (v.dims[d] == 1) s[d] = inner;
+    inner = s[d] * v.dims[d];
+  }
+  return s;
+}
+
+dnnl::memory::desc desc_of(const View& v, bool dense) {
+  return f32_desc(
+      v.dims, dense ? dense_strides(v.dims, row_major_order(v.dims.size())) : matmul_strides(v));
+}
+
+// One attempt: the operands' own layouts, or (`dense`) dense copies. nullptr when oneDNN
+// has nothing better than its reference loops for it. Throws dnnl::error when oneDNN
+// rejects the call.
+std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
+                                  const std::vector<ExternBuffer>& constants,
+                                  const ExternBuffer* b_constant, bool dense, int threads) {
+  const size_t rank = o.c.dims.size();
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  if (o.alpha != 1) attr.set_output_scales(0, {o.alpha});
+  dnnl::post_ops ops;
+  std::vector<BinaryOperand> binaries;
+  if (!append_post_ops(call, row_major_order(rank), &ops, &binaries)) return nullptr;
+  attr.set_post_ops(ops);
+  // A constant B is laid out as the primitive likes it ("any"), once.
+  const dnnl::memory::desc b_want = b_constant
+                                        ? dnnl::memory::desc(o.b.dims, dnnl::memory::data_type::f32,
+                                                             dnnl::memory::format_tag::any)
+                                        : desc_of(o.b, dense);
+  dnnl::matmul::primitive_desc pd(
+      dnnl::matmul::desc(desc_of(o.a, dense), b_want, desc_of(o.c, dense)), attr, cpu_engine());
+  auto x = std::make_unique<DnnlMatMul>(call, threads);
+  x->set_implementation(pd.impl_info_str());
+  if (!worth_using(x->implementation(), false, !binaries.empty())) return nullptr;
+  DnnlSteps& steps = x->steps();
+  Args args;
+  args[DNNL_ARG_SRC] = steps.input(o.a, pd.src_desc(), 0, nullptr);
+  args[DNNL_ARG_WEIGHTS] = steps.input(o.b, pd.weights_desc(), 1, b_constant);
+  if (!bind_binary_operands(binaries, row_major_order(rank), constants, &steps, &args))
+    return nullptr;
+  dnnl::memory copy_back;
+  args[DNNL_ARG_DST] = steps.output(o.c, pd.dst_desc(), 0, &copy_back);
+  const dnnl::memory dst = args[DNNL_ARG_DST];
+  steps.add(dnnl::matmul(pd), pd.scratchpad_desc(), std::move(args));
+  if (copy_back) steps.add_reorder(dst, copy_back);
+  steps.finish();
+  return x;
+}
+
+}  // namespace
+
+std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
+                                           const std::vector<ExternBuffer>& constants,
+                                           int threads) {
+  Operands o;
+  if (!operands(call, &o)) return nullptr;
+  const ExternBuffer* b_constant = nullptr;
+  if (constants.size() > 1 && constants[1].data) {
+    try {
+      check_f32_view("MatMul", "B", call.inputs[1], constants[1], o.b.dims.size());
+    } catch (const Error&) {
+      return nullptr;  // the fallback reports it when the call runs
+    }
+    b_constant = &constants[1];
+  }
+  ThreadScope scope(threads);
+  for (bool dense : {false, true}) {
+    try {
+      if (auto x = build(call, o, constants, b_constant, dense, threads)) return x;
+    } catch (const dnnl::error&) {
+      // No oneDNN implementation for this attempt.
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace onednn
+}  // namespace ferrite

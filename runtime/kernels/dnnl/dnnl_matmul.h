@@ -1,0 +1,17 @@
+// The MatMul extern (runtime/kernels/reference/matmul.h) on oneDNN's matmul primitive.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/kernels/dnnl/dnnl_externs.h"
+
+namespace ferrite {
+namespace onednn {
+
+// prepare_dnnl_extern for a MatMul call: nullptr when oneDNN does not take it.
+std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
+                                           const std::vector<ExternBuffer>& constants, int threads);
+
+}  // namespace onednn
+}  // namespace ferrite

@@ -1,0 +1,204 @@
+#include "runtime/kernels/dnnl/dnnl_steps.h"
+
+#include <omp.h>
+
+#include <algorithm>
+
+#include "compiler/plan/error.h"
+
+namespace ferrite {
+namespace onednn {
+
+const dnnl::engine& cpu_engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+ThreadScope::ThreadScope(int threads) : saved_(omp_get_max_threads()) {
+  omp_set_num_threads(std::max(threads, 1));
+}
+
+ThreadScope::~ThreadScope() {
+  omp_set_num_threads(saved_);
+}
+
+Dims dense_strides(const Dims& dims, const std::vector<int>& order) {
+  Dims strides(dims.size(), 1);
+  int64_t stride = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    strides[static_cast<size_t>(order[i])] = stride;
+    stride *= std::max<int64_t>(dims[static_cast<size_t>(order[i])], 1);
+  }
+  return strides;
+}
+
+std::vector<int> row_major_order(size_t n) {
+  std::vector<int> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+  return order;
+}
+
+std::vector<int> channels_last_order(size_t n) {
+  std::vector<int> order{0};
+  for (size_t i = 2; i < n; ++i) order.push_back(static_cast<int>(i));
+  if (n > 1) order.push_back(1);
+  return order;
+}
+
+bool same_layout(const Dims& dims, const Dims& a, const Dims& b) {
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (dims[d] != 1 && a[d] != b[d]) return false;
+  return true;
+}
+
+dnnl::memory::desc f32_desc(const Dims& dims, const Dims& strides) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+bool plain_strides(const dnnl::memory::desc& d, Dims* strides) {
+  if (d.data.format_kind != dnnl_blocked || d.data.format_desc.blocking.inner_nblks != 0)
+    return false;
+  const auto& s = d.data.format_desc.blocking.strides;
+  strides->assign(s, s + d.data.ndims);
+  return true;
+}
+
+bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops) {
+  if (impl.find("ref") != std::string::npos) return false;
+  return !(is_conv && binary_post_ops && impl.find("gemm") != std::string::npos);
+}
+
+dnnl::primitive_attr user_scratchpad_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::memory DnnlSteps::bind(const dnnl::memory::desc& d, bool output, size_t index,
+                             int64_t offset) {
+  dnnl::memory m(d, cpu_engine(), DNNL_MEMORY_NONE);
+  bindings_.push_back(Binding{m, output, index, offset});
+  return m;
+}
+
+dnnl::memory DnnlSteps::own(const dnnl::memory::desc& d) {
+  owned_.emplace_back(d, cpu_engine());
+  return owned_.back();
+}
+
+dnnl::memory DnnlSteps::scratch(const dnnl::memory::desc& d) {
+  dnnl::memory m(d, cpu_engine(), DNNL_MEMORY_NONE);
+  scratch_.push_back(Scratch{m, 0});
+  return m;
+}
+
+namespace {
+
+// The view's own descriptor, for reorders: a dim of extent 1 is never stepped, so its stride
+// is free; a positive one keeps every stride valid for oneDNN.
+dnnl::memory::desc view_desc(const View& v) {
+  Dims strides = v.strides;
+  for (size_t d = 0; d < strides.size(); ++d)
+    if (v.dims[d] == 1) strides[d] = 1;
+  return f32_desc(v.dims, strides);
+}
+
+}  // namespace
+
+dnnl::memory DnnlSteps::input(const View& v, const dnnl::memory::desc& want, size_t index,
+                              const ExternBuffer* constant) {
+  Dims want_strides;
+  if (plain_strides(want, &want_strides) && same_layout(v.dims, v.strides, want_strides))
+    return bind(want, false, index, v.offset);
+  if (constant) {
+    dnnl::memory copy = own(want);
+    float* base = static_cast<float*>(constant->data) + v.offset;
+    dnnl::memory from(view_desc(v), cpu_engine(), base);
+    dnnl::reorder(from, copy).execute(stream_, from, copy);
+    stream_.wait();
+    return copy;
+  }
+  dnnl::memory copy = scratch(want);
+  add_reorder(bind(view_desc(v), false, index, v.offset), copy);
+  return copy;
+}
+
+dnnl::memory DnnlSteps::output(const View& v, const dnnl::memory::desc& want, size_t index,
+                               dnnl::memory* copy_back) {
+  *copy_back = dnnl::memory();
+  Dims want_strides;
+  if (plain_strides(want, &want_strides) && same_layout(v.dims, v.strides, want_strides))
+    return bind(want, true, index, v.offset);
+  *copy_back = bind(view_desc(v), true, index, v.offset);
+  return scratch(want);
+}
+
+void DnnlSteps::add(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad, Args args) {
+  steps_.push_back(Step{p, scratchpad, std::move(args)});
+}
+
+void DnnlSteps::add_reorder(const dnnl::memory& from, const dnnl::memory& to) {
+  dnnl::reorder::primitive_desc pd(cpu_engine(), from.get_desc(), cpu_engine(), to.get_desc(),
+                                   user_scratchpad_attr());
+  add(dnnl::reorder(pd), pd.scratchpad_desc(), {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}});
+}
+
+namespace {
+
+constexpr size_t kAlign = 64;
+
+size_t aligned(size_t bytes) {
+  return (bytes + kAlign - 1) / kAlign * kAlign;
+}
+
+}  // namespace
+
+void DnnlSteps::finish() {
+  // The copies one after another, then the scratchpad, which the steps share (they run one
+  // at a time).
+  size_t bytes = 0;
+  for (Scratch& s : scratch_) {
+    s.offset = bytes;
+    bytes += aligned(s.memory.get_desc().get_size());
+  }
+  size_t scratchpad = 0;
+  for (const Step& s : steps_) scratchpad = std::max(scratchpad, s.scratchpad.get_size());
+  for (Step& s : steps_) {
+    if (s.scratchpad.get_size() == 0) continue;
+    dnnl::memory m(s.scratchpad, cpu_engine(), DNNL_MEMORY_NONE);
+    s.args[DNNL_ARG_SCRATCHPAD] = m;
+    scratch_.push_back(Scratch{m, bytes});
+  }
+  scratch_bytes_ = bytes + aligned(scratchpad);
+}
+
+void DnnlSteps::bind_scratch(void* arena) {
+  for (Scratch& s : scratch_) s.memory.set_data_handle(static_cast<uint8_t*>(arena) + s.offset);
+  bound_ = true;
+}
+
+void DnnlSteps::run(const ExternBuffer* inputs, const ExternBuffer* outputs) {
+  if (!bound_ && scratch_bytes_ > 0) {
+    own_arena_ = aligned_alloc_bytes(scratch_bytes_);
+    bind_scratch(own_arena_.get());
+  }
+  for (Binding& b : bindings_) {
+    const ExternBuffer& buf = b.output ? outputs[b.index] : inputs[b.index];
+    b.memory.set_data_handle(static_cast<float*>(buf.data) + b.offset);
+  }
+  ThreadScope scope(threads_);
+  for (Step& s : steps_) s.primitive.execute(stream_, s.args);
+  stream_.wait();
+}
+
+void SteppedExtern::run(const ExternBuffer* inputs, const ExternBuffer* outputs) {
+  check(inputs, outputs);  // the shared parsers: the same checks and messages everywhere
+  try {
+    steps_.run(inputs, outputs);
+  } catch (const dnnl::error& e) {
+    fail(call_.op, ": oneDNN: ", e.what());
+  }
+}
+
+}  // namespace onednn
+}  // namespace ferrite

@@ -1,0 +1,165 @@
+// What the oneDNN externs share: the CPU engine, the OpenMP thread count around oneDNN calls,
+// memory descriptors of strided views, the test of whether oneDNN chose an implementation
+// worth using, DnnlSteps — the primitives of one prepared call (reorders in, the op,
+// reorders out) with the memory they run on, bound to the call's buffers at each run — and
+// SteppedExtern, the prepared extern that runs them.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/backend.h"
+#include "runtime/kernels/dnnl/dnnl_externs.h"
+#include "runtime/tensor.h"
+
+namespace ferrite {
+namespace onednn {
+
+using Dims = std::vector<int64_t>;
+using Args = std::unordered_map<int, dnnl::memory>;
+
+const dnnl::engine& cpu_engine();
+
+// Sets OpenMP's thread count for the scope's life. oneDNN reads it (omp_get_max_threads) when
+// it creates a primitive, which fixes the primitive's work split, and again when it runs
+// one, so both happen inside a scope with the session's count.
+class ThreadScope {
+ public:
+  explicit ThreadScope(int threads);
+  ~ThreadScope();
+  ThreadScope(const ThreadScope&) = delete;
+  ThreadScope& operator=(const ThreadScope&) = delete;
+
+ private:
+  int saved_;
+};
+
+// A strided float view of a call operand: dims and element strides as oneDNN will see them
+// (groups split out of a weight's channel dim, broadcast dims reduced to 1), and the
+// element offset of its first element.
+struct View {
+  Dims dims;
+  Dims strides;
+  int64_t offset = 0;
+};
+
+// Dense strides of `dims` stored in `order` (outermost dim first).
+Dims dense_strides(const Dims& dims, const std::vector<int>& order);
+// The dims in order 0, 1, ..., n-1 (row-major) and 0, 2, ..., n-1, 1 (channels last).
+std::vector<int> row_major_order(size_t n);
+std::vector<int> channels_last_order(size_t n);
+
+// Whether the strides agree on every dim of extent > 1 (the others are never stepped).
+bool same_layout(const Dims& dims, const Dims& a, const Dims& b);
+
+// A float32 descriptor with explicit strides.
+dnnl::memory::desc f32_desc(const Dims& dims, const Dims& strides);
+// The strides of a plain (unblocked) descriptor; false for a blocked one.
+bool plain_strides(const dnnl::memory::desc& d, Dims* strides);
+
+// Whether oneDNN's choice `impl` (impl_info_str) beats the portable externs: never its
+// reference loops ("ref:any"), nor GEMM-based convolution when binary post-ops are fused
+// (it applies them element by element: measured 6x slower than unfused).
+bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops);
+
+// An attribute whose primitive takes its scratchpad from the caller (DnnlSteps owns one).
+dnnl::primitive_attr user_scratchpad_attr();
+
+// The primitives of one call, run in order. Their memory is bound to a call operand (its
+// handle set at each run), owned (prepacked weights, allocated once), or scratch: the
+// copies a run makes (operands reordered channels-last, weights that are not constants) and
+// oneDNN's scratchpad, which live only during a run and so sit in the arena the Session
+// shares among its externs (PreparedExtern::scratch_bytes / bind_scratch).
+class DnnlSteps {
+ public:
+  explicit DnnlSteps(int threads) : threads_(threads < 1 ? 1 : threads) {}
+  int threads() const { return threads_; }
+
+  // Memory over call operand inputs[index] (outputs[index] when `output`), offset by
+  // `offset` elements, set at each run.
+  dnnl::memory bind(const dnnl::memory::desc& d, bool output, size_t index, int64_t offset);
+  // Memory allocated now, kept for the steps' life.
+  dnnl::memory own(const dnnl::memory::desc& d);
+  // Memory in the scratch arena, valid during a run.
+  dnnl::memory scratch(const dnnl::memory::desc& d);
+
+  // The memory a primitive reading `want` gets for input `index` seen as `v`: the operand
+  // itself when the layouts agree; else a copy in `want`, reordered once now into owned
+  // memory when the input is a plan constant (`constant` non-null, checked inside its
+  // buffer by the caller), otherwise into scratch by a reorder step added now, before the
+  // primitive that reads it.
+  dnnl::memory input(const View& v, const dnnl::memory::desc& want, size_t index,
+                     const ExternBuffer* constant);
+  // The memory a primitive writing `want` gets for output `index` seen as `v`: the operand
+  // itself when the layouts agree, else scratch, with `*copy_back` set to the operand
+  // (for add_reorder after the primitive); `*copy_back` is empty otherwise.
+  dnnl::memory output(const View& v, const dnnl::memory::desc& want, size_t index,
+                      dnnl::memory* copy_back);
+
+  // A primitive created with user_scratchpad_attr, run with `args` at each run.
+  void add(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad, Args args);
+  void add_reorder(const dnnl::memory& from, const dnnl::memory& to);
+
+  // Lays out the scratch arena; after the last add.
+  void finish();
+  size_t scratch_bytes() const { return scratch_bytes_; }
+  // Points the scratch memory into `arena` (scratch_bytes() bytes, 64-byte aligned).
+  void bind_scratch(void* arena);
+  // Without a bound arena (no Session: tests, benchmarks) the first run allocates one.
+  void run(const ExternBuffer* inputs, const ExternBuffer* outputs);
+
+ private:
+  struct Binding {
+    dnnl::memory memory;
+    bool output;
+    size_t index;
+    int64_t offset;
+  };
+  struct Step {
+    dnnl::primitive primitive;
+    dnnl::memory::desc scratchpad;
+    Args args;
+  };
+  struct Scratch {
+    dnnl::memory memory;
+    size_t offset;  // bytes into the arena
+  };
+  int threads_;
+  std::vector<Binding> bindings_;
+  std::vector<Step> steps_;
+  std::vector<dnnl::memory> owned_;
+  std::vector<Scratch> scratch_;
+  size_t scratch_bytes_ = 0;
+  bool bound_ = false;
+  AlignedBytes own_arena_;
+  dnnl::stream stream_{cpu_engine()};
+};
+
+// A prepared call: check() validates the buffers as the other backends do, then the steps
+// run; a dnnl::error becomes a ferrite::Error naming the op.
+class SteppedExtern : public DnnlExtern {
+ public:
+  SteppedExtern(const ExternCall& call, int threads) : call_(call), steps_(threads) {}
+  void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override;
+  size_t scratch_bytes() const override { return steps_.scratch_bytes(); }
+  void bind_scratch(void* scratch) override { steps_.bind_scratch(scratch); }
+  std::string implementation() const override { return impl_; }
+
+  DnnlSteps& steps() { return steps_; }
+  void set_implementation(std::string impl) { impl_ = std::move(impl); }
+
+ protected:
+  virtual void check(const ExternBuffer* inputs, const ExternBuffer* outputs) const = 0;
+  const ExternCall& call_;
+
+ private:
+  DnnlSteps steps_;
+  std::string impl_;
+};
+
+}  // namespace onednn
+}  // namespace ferrite

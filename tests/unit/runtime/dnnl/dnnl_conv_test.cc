@@ -1,0 +1,392 @@
+// The Conv and ConvTranspose externs on oneDNN against the reference: random geometries
+// (1-D to 3-D, groups, depthwise, strides, dilations, asymmetric pads, bias or not, batch > 1)
+// with weights and bias prepacked as plan constants or not, operands stored channels-first,
+// channels-last or scattered, post-op chains with per-channel, scalar and residual operands,
+// thread counts, the calls it refuses (negative ConvTranspose pads) with the jit backend's
+// fallback, and the run-time operand checks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "compiler/plan/error.h"
+#include "jit/jit_backend.h"
+#include "runtime/tensor.h"
+#include "tests/unit/runtime/dnnl/dnnl_test_support.h"
+
+namespace ferrite {
+namespace dnnl_test {
+namespace {
+
+struct Geometry {
+  bool transpose = false;
+  int64_t n = 1, c = 1, m = 1, group = 1;
+  Dims in, kernel, stride, dilation, pad_begin, pad_end;
+  bool bias = false;
+
+  size_t k() const { return in.size(); }
+  int64_t out(size_t d) const {
+    const int64_t span = (kernel[d] - 1) * dilation[d] + 1;
+    if (transpose) return stride[d] * (in[d] - 1) + span - pad_begin[d] - pad_end[d];
+    const int64_t room = in[d] + pad_begin[d] + pad_end[d] - span;
+    return room >= 0 ? room / stride[d] + 1 : 0;
+  }
+  Dims x_dims() const { return cat({n, c}, in); }
+  Dims w_dims() const { return cat(transpose ? Dims{c, m / group} : Dims{m, c / group}, kernel); }
+  Dims y_dims() const {
+    Dims o;
+    for (size_t d = 0; d < k(); ++d) o.push_back(out(d));
+    return cat({n, m}, o);
+  }
+  std::string text() const {
+    std::string s = std::string(transpose ? "ConvTranspose" : "Conv") + " n" + std::to_string(n) +
+                    " c" + std::to_string(c) + " m" + std::to_string(m) + " g" +
+                    std::to_string(group) + (bias ? " bias" : "");
+    for (size_t d = 0; d < k(); ++d)
+      s += " | in " + std::to_string(in[d]) + " k" + std::to_string(kernel[d]) + " s" +
+           std::to_string(stride[d]) + " d" + std::to_string(dilation[d]) + " p" +
+           std::to_string(pad_begin[d]) + "," + std::to_string(pad_end[d]);
+    return s;
+  }
+  static Dims cat(Dims a, const Dims& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+  }
+  // Each output element sums up to C/G * kernel products of values in [-1, 1]: oneDNN in
+  // float, the reference in double, so oneDNN's rounding grows as sqrt(terms) float ulps of
+  // the partial sums. Relative to max(1, |want|); measured worst 1.2e-5 at 576 terms (the
+  // 64-channel 3x3 case), post-op approximations included.
+  double tol() const {
+    int64_t terms = c / group;
+    for (int64_t j : kernel) terms *= j;
+    return 1e-5 + 2e-6 * std::sqrt(static_cast<double>(terms));
+  }
+};
+
+// How an operand is stored.
+enum class Storage { ChannelsFirst, ChannelsLast, Scattered };
+
+std::vector<int> channels_last(size_t rank) {
+  std::vector<int> order{0};
+  for (size_t d = 2; d < rank; ++d) order.push_back(static_cast<int>(d));
+  order.push_back(1);
+  return order;
+}
+
+Operand stored(const Dims& shape, Storage s, std::mt19937& rng, float lo = -1, float hi = 1) {
+  std::vector<int> order = identity_order(shape.size());
+  if (s == Storage::ChannelsLast) order = channels_last(shape.size());
+  if (s == Storage::Scattered) std::shuffle(order.begin(), order.end(), rng);
+  return make_operand(shape, order, {}, s == Storage::ChannelsFirst ? 0 : 3, rng, lo, hi);
+}
+
+struct ConvCase {
+  Geometry g;
+  ExternCall call;
+  std::vector<Operand> ins;  // X, W, optional B, then post-op operands
+  Operand out;
+
+  void add_binary(PostOpKind kind, Operand t) {
+    call.post_ops.push_back(PostOp{kind, 0, 0, static_cast<int32_t>(ins.size())});
+    call.inputs.push_back(t.ref);
+    ins.push_back(std::move(t));
+  }
+  // The weights and bias (and post-op operands) as plan constants.
+  std::vector<size_t> constants() const {
+    std::vector<size_t> c;
+    for (size_t i = 1; i < ins.size(); ++i) c.push_back(i);
+    return c;
+  }
+};
+
+ConvCase make_conv(const Geometry& g, Storage xs, Storage ys, std::mt19937& rng) {
+  ConvCase c;
+  c.g = g;
+  c.ins.push_back(stored(g.x_dims(), xs, rng));
+  c.ins.push_back(stored(g.w_dims(), Storage::ChannelsFirst, rng));
+  if (g.bias) c.ins.push_back(dense({g.m}, rng));
+  c.out = stored(g.y_dims(), ys, rng);
+  c.call.op = g.transpose ? "ConvTranspose" : "Conv";
+  if (g.group != 1) c.call.ints["group"] = g.group;
+  for (size_t d = 0; d < g.k(); ++d) {
+    const std::string s = std::to_string(d);
+    c.call.ints["stride" + s] = g.stride[d];
+    c.call.ints["dilation" + s] = g.dilation[d];
+    c.call.ints["pad_begin" + s] = g.pad_begin[d];
+    c.call.ints["pad_end" + s] = g.pad_end[d];
+  }
+  for (const Operand& o : c.ins) c.call.inputs.push_back(o.ref);
+  c.call.outputs = {c.out.ref};
+  return c;
+}
+
+Geometry random_geometry(std::mt19937& rng, bool transpose) {
+  auto pick = [&](int64_t lo, int64_t hi) {
+    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
+  };
+  Geometry g;
+  g.transpose = transpose;
+  const size_t k = static_cast<size_t>(pick(1, 3));
+  g.n = pick(1, 2);
+  if (pick(0, 3) == 0) {  // depthwise
+    g.group = g.c = g.m = pick(1, 5);
+  } else {
+    g.group = pick(1, 3);
+    g.c = g.group * pick(1, 3);
+    g.m = g.group * pick(1, 3);
+  }
+  g.bias = pick(0, 1) == 1;
+  const int64_t max_in = k == 1 ? 13 : k == 2 ? 8 : 5;
+  for (size_t d = 0; d < k; ++d) {
+    g.kernel.push_back(pick(1, 3));
+    g.stride.push_back(pick(1, 3));
+    g.dilation.push_back(pick(1, 2));
+    g.in.push_back(pick(1, max_in));
+    g.pad_begin.push_back(pick(0, 2));
+    g.pad_end.push_back(pick(0, 2));
+    while (g.out(d) < 1) {  // keep an output element
+      if (transpose) {
+        ++g.in[d];
+      } else {
+        ++g.pad_end[d];
+      }
+    }
+  }
+  return g;
+}
+
+Geometry conv2d(int64_t n, int64_t c, int64_t m, int64_t group, Dims in, int64_t kernel,
+                int64_t stride, int64_t pad) {
+  Geometry g;
+  g.n = n;
+  g.c = c;
+  g.m = m;
+  g.group = group;
+  g.in = in;
+  g.bias = true;
+  g.kernel = {kernel, kernel};
+  g.stride = {stride, stride};
+  g.dilation = {1, 1};
+  g.pad_begin = {pad, pad};
+  g.pad_end = {pad, pad};
+  return g;
+}
+
+void check(const ConvCase& c, bool prepacked, double* worst = nullptr) {
+  SCOPED_TRACE(c.g.text() + (prepacked ? " prepacked" : ""));
+  const std::vector<float> want = run_reference(c.call, c.ins, c.out);
+  const std::vector<float> got =
+      run_dnnl(c.call, c.ins, c.out, prepacked ? c.constants() : std::vector<size_t>{});
+  expect_close(got, want, c.g.tol(), "dnnl vs reference", worst);
+}
+
+TEST(DnnlConv, RandomGeometriesMatchReference) {
+  std::mt19937 rng(42);
+  const Storage storages[] = {Storage::ChannelsFirst, Storage::ChannelsLast, Storage::Scattered};
+  double worst = 0;
+  for (int i = 0; i < 160; ++i) {
+    const Geometry g = random_geometry(rng, i % 2 == 1);
+    const ConvCase c = make_conv(g, storages[i % 3], storages[(i / 3) % 3], rng);
+    check(c, (i / 2) % 2 == 1, &worst);
+    if (HasFatalFailure()) return;
+  }
+  RecordProperty("worst_relative_error", str_cat(worst));
+}
+
+TEST(DnnlConv, ModelShapesWithPostOps) {
+  std::mt19937 rng(7);
+  Geometry transpose = conv2d(1, 16, 8, 1, {12, 12}, 4, 2, 1);
+  transpose.transpose = true;
+  Geometry grouped_transpose = conv2d(2, 8, 12, 4, {5, 7}, 3, 2, 0);
+  grouped_transpose.transpose = true;
+  const Geometry geometries[] = {
+      conv2d(1, 64, 64, 1, {20, 20}, 3, 1, 1),   // resnet body
+      conv2d(2, 3, 16, 1, {33, 33}, 7, 2, 3),    // stem
+      conv2d(1, 32, 32, 32, {17, 19}, 3, 2, 1),  // depthwise
+      conv2d(1, 32, 48, 1, {14, 14}, 1, 1, 0),   // pointwise
+      transpose,
+      grouped_transpose,
+  };
+  double worst = 0;
+  for (const Geometry& g : geometries) {
+    const Dims y = g.y_dims();
+    for (bool prepacked : {false, true}) {
+      // bias + per-channel scale, relu6; a residual then swish; per-channel shift, gelu,
+      // times a scalar, minus a channels-last residual.
+      ConvCase a = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+      a.add_binary(PostOpKind::Mul, broadcast_operand(y, 1, rng));
+      a.call.post_ops.push_back({PostOpKind::Clip, 0, 6});
+      check(a, prepacked, &worst);
+      ConvCase b = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+      b.add_binary(PostOpKind::Add, dense(y, rng));
+      b.call.post_ops.push_back({PostOpKind::Silu});
+      check(b, prepacked, &worst);
+      ConvCase c = make_conv(g, Storage::ChannelsLast, Storage::ChannelsLast, rng);
+      c.add_binary(PostOpKind::Sub, broadcast_operand(y, 1, rng));
+      c.call.post_ops.push_back({PostOpKind::GeluErf});
+      c.add_binary(PostOpKind::Mul, broadcast_operand(y, -1, rng));
+      c.add_binary(PostOpKind::Sub, stored(y, Storage::ChannelsLast, rng));
+      check(c, prepacked, &worst);
+      if (HasFatalFailure()) return;
+    }
+  }
+  RecordProperty("worst_relative_error", str_cat(worst));
+}
+
+TEST(DnnlConv, EveryPostOpKind) {
+  std::mt19937 rng(5);
+  const Geometry g = conv2d(2, 8, 16, 2, {9, 9}, 3, 1, 1);
+  const Dims y = g.y_dims();
+  for (const PostOp& p : unary_post_ops()) {
+    ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+    c.call.post_ops = {p};
+    check(c, false);
+  }
+  for (PostOpKind kind : {PostOpKind::Add, PostOpKind::Sub, PostOpKind::Mul, PostOpKind::Div,
+                          PostOpKind::Max, PostOpKind::Min}) {
+    const float lo = kind == PostOpKind::Div ? 0.5f : -1.0f, hi = kind == PostOpKind::Div ? 2 : 1;
+    ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+    c.add_binary(kind, broadcast_operand(y, 1, rng, lo, hi));
+    c.add_binary(kind, stored(y, Storage::Scattered, rng, lo, hi));
+    check(c, true);
+  }
+}
+
+TEST(DnnlConv, TakesTheFastKernels) {
+  // Channels-last scratch around the primitive is what gets oneDNN's brgemm / jit kernels
+  // (not im2col + GEMM) for channels-first operands.
+  std::mt19937 rng(3);
+  Geometry transpose = conv2d(1, 16, 16, 1, {10, 10}, 4, 2, 1);
+  transpose.transpose = true;
+  for (const Geometry& g : {conv2d(1, 64, 64, 1, {14, 14}, 3, 1, 1),
+                            conv2d(1, 16, 16, 16, {14, 14}, 3, 1, 1), transpose}) {
+    const ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+    std::string impl;
+    run_dnnl(c.call, c.ins, c.out, c.constants(), 1, &impl);
+    EXPECT_EQ(impl.find("gemm:jit"), std::string::npos) << g.text() << ": " << impl;
+  }
+}
+
+TEST(DnnlConv, SharesOneScratchArena) {
+  // As in a Session: two calls whose channels-first operands are copied channels-last into
+  // scratch, and their scratchpads, in one arena, refilled with junk before every run.
+  std::mt19937 rng(13);
+  ConvCase a = make_conv(conv2d(1, 16, 16, 1, {12, 12}, 3, 1, 1), Storage::ChannelsFirst,
+                         Storage::ChannelsFirst, rng);
+  a.add_binary(PostOpKind::Add, dense(a.g.y_dims(), rng));
+  Geometry tg = conv2d(2, 8, 12, 2, {7, 9}, 3, 2, 1);
+  tg.transpose = true;
+  const ConvCase b = make_conv(tg, Storage::Scattered, Storage::ChannelsFirst, rng);
+  std::vector<std::unique_ptr<PreparedExtern>> prepared;
+  size_t bytes = 0;
+  for (const ConvCase* c : {static_cast<const ConvCase*>(&a), &b}) {
+    prepared.push_back(prepare_dnnl_extern(c->call, {}, 1));
+    ASSERT_NE(prepared.back(), nullptr);
+    EXPECT_GT(prepared.back()->scratch_bytes(), 0u);
+    bytes = std::max(bytes, prepared.back()->scratch_bytes());
+  }
+  AlignedBytes arena = aligned_alloc_bytes(bytes);
+  for (auto& p : prepared) p->bind_scratch(arena.get());
+  for (int round = 0; round < 2; ++round)
+    for (size_t i = 0; i < 2; ++i) {
+      const ConvCase& c = i == 0 ? a : b;
+      std::memset(arena.get(), 0xFF, bytes);  // NaNs
+      const std::vector<ExternBuffer> in = buffers(c.ins);
+      Operand out = c.out;
+      const ExternBuffer o = out.buffer();
+      prepared[i]->run(in.data(), &o);
+      expect_close(gather(out), run_reference(c.call, c.ins, c.out), c.g.tol(), c.g.text());
+    }
+}
+
+TEST(DnnlConv, ThreadCountsAgreeBitwise) {
+  // oneDNN splits the output among threads, not the reduction (measured: bitwise equal).
+  std::mt19937 rng(9);
+  const Geometry g = conv2d(2, 32, 32, 1, {16, 16}, 3, 1, 1);
+  ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+  c.add_binary(PostOpKind::Add, dense(g.y_dims(), rng));
+  c.call.post_ops.push_back({PostOpKind::Relu});
+  const std::vector<float> one = run_dnnl(c.call, c.ins, c.out, c.constants(), 1);
+  const std::vector<float> two = run_dnnl(c.call, c.ins, c.out, c.constants(), 2);
+  ASSERT_EQ(one.size(), two.size());
+  for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], two[i]) << i;
+}
+
+TEST(DnnlConv, NegativeTransposePadsFallBackInTheJitBackend) {
+  // ONNX's output_padding (a negative pad_end) and an output_shape past the full output (a
+  // negative pad_begin) have no oneDNN deconvolution.
+  jit::register_jit_backend();
+  std::mt19937 rng(4);
+  Geometry a = conv2d(1, 4, 6, 2, {5, 6}, 3, 2, 1);
+  a.transpose = true;
+  a.pad_end = {0, -1};
+  Geometry b = a;
+  b.pad_begin = {-1, 1};
+  b.pad_end = {1, 1};
+  for (const Geometry& g : {a, b}) {
+    SCOPED_TRACE(g.text());
+    ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+    c.call.post_ops = {{PostOpKind::Tanh}};
+    EXPECT_EQ(prepare_dnnl_extern(c.call, {}, 1), nullptr);
+    auto p = make_backend("jit")->prepare_extern(c.call);
+    EXPECT_EQ(dynamic_cast<DnnlExtern*>(p.get()), nullptr);
+    const std::vector<ExternBuffer> in = buffers(c.ins);
+    Operand out = c.out;
+    const ExternBuffer o = out.buffer();
+    p->run(in.data(), &o);
+    expect_close(gather(out), run_reference(c.call, c.ins, c.out), g.tol(), "jit backend");
+  }
+}
+
+TEST(DnnlConv, JitBackendTakesTheDnnlPath) {
+  jit::register_jit_backend();
+  std::mt19937 rng(1);
+  const ConvCase c = make_conv(conv2d(1, 8, 8, 1, {6, 6}, 3, 1, 1), Storage::ChannelsFirst,
+                               Storage::ChannelsFirst, rng);
+  const std::vector<ExternBuffer> in = buffers(c.ins);
+  auto p = make_backend("jit")->prepare_extern(c.call, in);  // every input a constant
+  ASSERT_NE(dynamic_cast<DnnlExtern*>(p.get()), nullptr);
+  Operand out = c.out;
+  const ExternBuffer o = out.buffer();
+  p->run(in.data(), &o);
+  expect_close(gather(out), run_reference(c.call, c.ins, c.out), c.g.tol(), "jit backend");
+}
+
+TEST(DnnlConv, BadBuffersGiveTheReferenceErrors) {
+  std::mt19937 rng(6);
+  ConvCase c = make_conv(conv2d(1, 4, 6, 2, {5, 5}, 3, 1, 1), Storage::ChannelsFirst,
+                         Storage::ChannelsFirst, rng);
+  c.add_binary(PostOpKind::Add, broadcast_operand(c.g.y_dims(), 1, rng));
+  auto p = prepare_dnnl_extern(c.call, {}, 1);
+  ASSERT_NE(p, nullptr);
+  auto error_of = [&](const std::vector<ExternBuffer>& in, ExternFn fn) {
+    const ExternBuffer o = c.out.buffer();
+    try {
+      if (fn) {
+        fn(c.call, in.data(), &o);
+      } else {
+        p->run(in.data(), &o);
+      }
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  std::vector<ExternBuffer> f64 = buffers(c.ins), small_w = f64, small_t = f64;
+  f64[0].dtype = DType::F64;
+  small_w[1].elements -= 1;
+  small_t[3].elements = 2;
+  for (const auto& in : {f64, small_w, small_t}) {
+    const std::string want = error_of(in, reference_extern("Conv"));
+    EXPECT_NE(want, "no error");
+    EXPECT_EQ(error_of(in, nullptr), want);
+  }
+  // Shapes the attributes contradict: refused when prepared, so the fallback reports them.
+  ExternCall bad = c.call;
+  bad.outputs[0].shape[3] = 4;
+  EXPECT_EQ(prepare_dnnl_extern(bad, {}, 1), nullptr);
+}
+
+}  // namespace
+}  // namespace dnnl_test
+}  // namespace ferrite

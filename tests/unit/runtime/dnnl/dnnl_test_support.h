@@ -1,0 +1,179 @@
+// Helpers of the oneDNN extern tests: float operands stored as strided views of their own
+// buffers (any storage order, broadcast dims, an offset), post-op operands of the usual
+// broadcast patterns, runs of one call on the reference and on prepare_dnnl_extern, and the
+// comparison of their outputs.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler/plan/plan.h"
+#include "runtime/backend.h"
+#include "runtime/kernels/dnnl/dnnl_externs.h"
+#include "runtime/kernels/reference/reference_backend.h"
+
+namespace ferrite {
+namespace dnnl_test {
+
+using Dims = std::vector<int64_t>;
+
+struct Operand {
+  std::vector<float> data;
+  TensorRef ref;
+  ExternBuffer buffer() const {
+    return ExternBuffer{const_cast<float*>(data.data()), DType::F32,
+                        static_cast<int64_t>(data.size())};
+  }
+};
+
+inline int64_t product(const Dims& d) {
+  int64_t p = 1;
+  for (int64_t x : d) p *= x;
+  return p;
+}
+
+// A view of `shape` stored in `order` (outermost dim first; every dim once), with stride 0
+// along the dims where `broadcast` is true, starting at element `offset` of its buffer
+// (the elements before it hold junk). Values uniform in [lo, hi].
+inline Operand make_operand(const Dims& shape, const std::vector<int>& order,
+                            const std::vector<bool>& broadcast, int64_t offset, std::mt19937& rng,
+                            float lo = -1, float hi = 1) {
+  Operand o;
+  o.ref.shape = shape;
+  o.ref.strides.assign(shape.size(), 0);
+  int64_t stride = 1;
+  for (size_t i = order.size(); i-- > 0;) {
+    const size_t d = static_cast<size_t>(order[i]);
+    if (!broadcast.empty() && broadcast[d]) continue;
+    o.ref.strides[d] = stride;
+    stride *= shape[d];
+  }
+  o.ref.offset = offset;
+  std::uniform_real_distribution<float> dist(lo, hi);
+  o.data.resize(static_cast<size_t>(offset + stride));
+  for (float& x : o.data) x = dist(rng);
+  return o;
+}
+
+inline std::vector<int> identity_order(size_t n) {
+  std::vector<int> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = static_cast<int>(i);
+  return order;
+}
+
+// Dense row-major.
+inline Operand dense(const Dims& shape, std::mt19937& rng, float lo = -1, float hi = 1) {
+  return make_operand(shape, identity_order(shape.size()), {}, 0, rng, lo, hi);
+}
+
+// The view's elements in row-major order of its shape.
+inline std::vector<float> gather(const Operand& o) {
+  std::vector<float> v;
+  const Dims& shape = o.ref.shape;
+  if (product(shape) == 0) return v;
+  Dims idx(shape.size(), 0);
+  while (true) {
+    int64_t off = o.ref.offset;
+    for (size_t d = 0; d < shape.size(); ++d) off += idx[d] * o.ref.strides[d];
+    v.push_back(o.data[static_cast<size_t>(off)]);
+    size_t d = shape.size();
+    while (d > 0 && ++idx[d - 1] == shape[d - 1]) idx[--d] = 0;
+    if (d == 0) return v;
+  }
+}
+
+// Post-op operands of `shape` (the output's): broadcast along every dim but `keep` (a
+// per-channel or per-column bias; keep < 0: a scalar), or full-size in some storage order.
+inline Operand broadcast_operand(const Dims& shape, int keep, std::mt19937& rng, float lo = -1,
+                                 float hi = 1) {
+  std::vector<bool> b(shape.size(), true);
+  if (keep >= 0) b[static_cast<size_t>(keep)] = false;
+  return make_operand(shape, identity_order(shape.size()), b, 0, rng, lo, hi);
+}
+
+// The unary post-ops, each kind once, with parameters where it takes them.
+inline std::vector<PostOp> unary_post_ops() {
+  return {{PostOpKind::Relu},
+          {PostOpKind::Clip, -0.5f, 0.75f},
+          {PostOpKind::LeakyRelu, 0.1f},
+          {PostOpKind::Elu, 0.7f},
+          {PostOpKind::HardSigmoid, 0.2f, 0.5f},
+          {PostOpKind::HardSwish},
+          {PostOpKind::Sigmoid},
+          {PostOpKind::Tanh},
+          {PostOpKind::Silu},
+          {PostOpKind::GeluErf},
+          {PostOpKind::GeluTanh},
+          {PostOpKind::Linear, -1.5f, 0.25f}};
+}
+
+inline std::vector<ExternBuffer> buffers(const std::vector<Operand>& ops) {
+  std::vector<ExternBuffer> b;
+  for (const Operand& o : ops) b.push_back(o.buffer());
+  return b;
+}
+
+// The call on the reference extern: the output's values in row-major order.
+inline std::vector<float> run_reference(const ExternCall& call, const std::vector<Operand>& ins,
+                                        Operand out) {
+  std::fill(out.data.begin(), out.data.end(), NAN);
+  const std::vector<ExternBuffer> in = buffers(ins);
+  const ExternBuffer o = out.buffer();
+  reference_extern(call.op)(call, in.data(), &o);
+  return gather(out);
+}
+
+// The call prepared by prepare_dnnl_extern (plan constants: the inputs listed in
+// `constant_inputs`), run twice (the second run must give the same values): its output in
+// row-major order. Fails the test when oneDNN refuses the call or picks its reference loops.
+inline std::vector<float> run_dnnl(const ExternCall& call, const std::vector<Operand>& ins,
+                                   Operand out, const std::vector<size_t>& constant_inputs,
+                                   int threads = 1, std::string* impl = nullptr) {
+  const std::vector<ExternBuffer> in = buffers(ins);
+  std::vector<ExternBuffer> constants(ins.size());
+  for (size_t i : constant_inputs) constants[i] = in[i];
+  std::unique_ptr<PreparedExtern> p = prepare_dnnl_extern(call, constants, threads);
+  auto* d = dynamic_cast<DnnlExtern*>(p.get());
+  if (!d) {
+    ADD_FAILURE() << "oneDNN refused the call";
+    return {};
+  }
+  EXPECT_EQ(d->implementation().find("ref"), std::string::npos) << d->implementation();
+  if (impl) *impl = d->implementation();
+  const ExternBuffer o = out.buffer();
+  std::fill(out.data.begin(), out.data.end(), NAN);
+  p->run(in.data(), &o);
+  const std::vector<float> first = gather(out);
+  std::fill(out.data.begin(), out.data.end(), NAN);
+  p->run(in.data(), &o);
+  const std::vector<float> second = gather(out);
+  for (size_t i = 0; i < first.size(); ++i)
+    if (!(first[i] == second[i])) {
+      ADD_FAILURE() << "a second run differs at " << i << ": " << first[i] << " vs " << second[i];
+      break;
+    }
+  // Elements of the output's buffer outside the view keep their NaN.
+  return first;
+}
+
+// |got - want| <= tol * max(1, |want|) everywhere; the largest such ratio seen goes to
+// *worst (to report the measured error).
+inline void expect_close(const std::vector<float>& got, const std::vector<float>& want, double tol,
+                         const std::string& what, double* worst = nullptr) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err =
+        std::fabs(double{got[i]} - want[i]) / std::max(1.0, std::fabs(double{want[i]}));
+    if (worst) *worst = std::max(*worst, err);
+    ASSERT_TRUE(err <= tol) << what << " at " << i << ": got " << got[i] << ", want " << want[i];
+  }
+}
+
+}  // namespace dnnl_test
+}  // namespace ferrite
