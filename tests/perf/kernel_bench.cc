@@ -4,6 +4,7 @@
 //            of the triad bandwidth measured in the same run
 //   compile  backend->prepare(kernel) time for every kernel of some models
 //   models   whole-model latency per backend through the engine
+//   ops      MatMul and Conv externs (oneDNN, portable) as a fraction of the FMA peak
 // This file holds main and the shared helpers; see tests/perf/README.md.
 #include "tests/perf/kernel_bench.h"
 
@@ -187,6 +188,15 @@ commands (every one takes --json FILE: also write the results as JSON):
       (default 5) of about T ms each (default 200); a backend stops after S seconds of
       runs on a model (default 60). Ratios: how many times faster B1 is than each other
       backend. Outputs are compared with B1's (normwise, 1e-4).
+  ops [--threads T] [--reps R] [--small]
+      the FMA peak first (12 independent FMA chains per thread in an AVX-512 and an AVX2
+      build; the best of 5 runs), then a 512x512x512 MatMul and a 64-channel 56x56 3x3
+      Conv (pad 1, bias, batch 1) through the oneDNN externs (weights prepacked as plan
+      constants, and not) and the portable ones, one run of each per round over R rounds
+      (default 20): median and best ms, GFLOP/s of the median, % of the best peak. oneDNN
+      runs on T threads (default 1), the portable externs on one. --small: a 64^3 MatMul
+      and an 8-channel 14x14 Conv (smoke test). Exit status 1 when a oneDNN result differs
+      from the portable one by more than 1e-3 or oneDNN refuses a call.
 
 Exit status: 0 success, 1 failure (a wrong result, an error), 2 usage error.
 )";
@@ -201,6 +211,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (args[0] == "chain") return chain_command(rest);
   if (args[0] == "compile") return compile_command(rest);
   if (args[0] == "models") return models_command(rest);
+  if (args[0] == "ops") return ops_command(rest);
   throw UsageError("unknown command '" + args[0] + "' (try: ferrite_kernel_bench help)");
 }
 

@@ -1,6 +1,7 @@
 // ferrite_kernel_bench: what its subcommands share — timing statistics, a text table,
 // the --json report, and the subcommands themselves (kernel_bench.cc: stream, chain;
-// kernel_bench_models.cc: compile, models). See tests/perf/README.md.
+// kernel_bench_models.cc: compile, models; kernel_bench_gemm.cc: ops). See
+// tests/perf/README.md.
 #pragma once
 
 #include <chrono>
@@ -88,6 +89,7 @@ int stream_command(const std::vector<std::string>& args);
 int chain_command(const std::vector<std::string>& args);
 int compile_command(const std::vector<std::string>& args);
 int models_command(const std::vector<std::string>& args);
+int ops_command(const std::vector<std::string>& args);  // kernel_bench_gemm.cc
 
 }  // namespace bench
 }  // namespace ferrite

@@ -2,8 +2,9 @@
 # ctest kernel_bench_smoke: kernel_bench_smoke.sh BENCH [MODELS_DIR]. Runs every subcommand
 # of ferrite_kernel_bench on small inputs — stream and chain (portable and reference) on
 # 100,000 floats, compile and models on the mlp model (MODELS_DIR/mlp/model.onnx when it
-# was exported, else examples/models/mlp.onnx) — and checks that each succeeds, prints its
-# table and writes its JSON, and that the chain's sampled outputs are right. Never timing.
+# was exported, else examples/models/mlp.onnx), ops on a 64^3 MatMul and a small Conv — and
+# checks that each succeeds, prints its table and writes its JSON, and that the chain's
+# sampled outputs are right. Never timing.
 set -uo pipefail
 
 bench=$1
@@ -49,6 +50,10 @@ expect compile 'distinct kernels; prepare median' \
 expect models 'speedup: ' "$bench" models --backends portable,reference --rounds 1 \
   --target-ms 1 "$mlp"
 grep -q 'MISMATCH' "$tmp/models.out" && fail "models: outputs differ between backends"
+
+# MatMul and Conv through the oneDNN and portable externs (exit status 1 when they disagree
+# or oneDNN refuses them).
+expect ops '^conv 8ch 14x14 3x3 pad 1 \+bias +oneDNN prepacked ' "$bench" ops --small --reps 2
 
 # Usage errors exit 2; an unknown backend names the ones there are.
 "$bench" chain >/dev/null 2>&1
