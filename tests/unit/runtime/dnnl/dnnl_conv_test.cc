@@ -235,7 +235,7 @@ TEST(DnnlConv, ModelShapesWithPostOps) {
 
 TEST(DnnlConv, EveryPostOpKind) {
   std::mt19937 rng(5);
-  const Geometry g = conv2d(2, 8, 16, 2, {9, 9}, 3, 1, 1);
+  const Geometry g = conv2d(2, 8, 16, 1, {9, 9}, 3, 1, 1);
   const Dims y = g.y_dims();
   for (const PostOp& p : unary_post_ops()) {
     ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
