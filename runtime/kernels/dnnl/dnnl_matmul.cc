@@ -76,7 +76,7 @@ bool operands(const ExternCall& call, Operands* o) {
 // The view's strides with the dims of extent 1 given the strides oneDNN's own plain layouts
 // would give them (its fast matmuls match layouts by strides, those dims included): a unit
 // matrix dim is inner to the other one when that one is strided, outer when it is
-// contiguous; a unit batch dim is outer to everything inside it.
+// contiguous; a unit batch dim is outer to every dim after it.
 Dims matmul_strides(const View& v) {
   Dims s = v.strides;
   const size_t r = s.size(), R = r - 2, C = r - 1;
@@ -87,10 +87,12 @@ Dims matmul_strides(const View& v) {
   } else if (v.dims[C] == 1) {
     s[C] = s[R] == 1 ? v.dims[R] : 1;
   }
+  // The span of the dims inside a unit batch dim: oneDNN's batch dims are outermost, even
+  // when the view orders the others differently (attention heads read from [S, H, D]).
   int64_t inner = std::max(s[R] * v.dims[R], s[C] * v.dims[C]);
   for (size_t d = R; d-- > 0;) {
     if (v.dims[d] == 1) s[d] = inner;
-    inner = s[d] * v.dims[d];
+    inner = std::max(inner, s[d] * v.dims[d]);
   }
   return s;
 }
