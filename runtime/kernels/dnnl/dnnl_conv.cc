@@ -6,8 +6,15 @@
 // reordered into channels-last scratch around the primitive (each reorder costs about 2% of
 // that convolution). Weights take the blocked layout the primitive asks for: reordered once
 // when they are a plan constant, else at every run. Bias and the post-ops are fused.
+//
+// ConvTranspose with negative pads (ONNX's output_padding, an output_shape past the full
+// output) has no oneDNN equivalent: the deconvolution computes the part of Y its full output
+// covers (pads clamped to 0, Y and the post-op operands cropped to match), and the border
+// beyond it, where only the bias lands, gets bias and post-ops here, element by element
+// (one row and column per image for a stride-2 output_padding of 1).
 #include "runtime/kernels/dnnl/dnnl_conv.h"
 
+#include <algorithm>
 #include <string>
 
 #include "compiler/plan/error.h"
@@ -21,10 +28,82 @@ namespace ferrite {
 namespace onednn {
 namespace {
 
+// The part of a ConvTranspose output outside its full output (negative pads): per spatial
+// dim d, Y's elements [lead[d], lead[d] + inner[d]) are computed by oneDNN, the rest is
+// border. Empty when no pad is negative.
+struct Border {
+  Dims lead, inner;
+};
+
+// Calls f(idx) for every index with lo[e] <= idx[e] < hi[e], row-major.
+template <class F>
+void for_each_in_box(const Dims& lo, const Dims& hi, F f) {
+  for (size_t e = 0; e < lo.size(); ++e)
+    if (lo[e] >= hi[e]) return;
+  Dims idx = lo;
+  while (true) {
+    f(idx);
+    size_t e = idx.size();
+    while (e > 0 && ++idx[e - 1] == hi[e - 1]) {
+      idx[e - 1] = lo[e - 1];
+      --e;
+    }
+    if (e == 0) return;
+  }
+}
+
+// y = bias, then the post-ops (post_ops.h), at every border element of outputs[0]. The
+// border is split into disjoint boxes: spatial dim d outside its interior, the dims before
+// it inside theirs, the dims after it anywhere.
+void fill_border(const ExternCall& call, const Border& b, bool has_bias, const ExternBuffer* inputs,
+                 const ExternBuffer* outputs) {
+  const TensorRef& y = call.outputs[0];
+  float* out = static_cast<float*>(outputs[0].data);
+  const float* bias = has_bias ? static_cast<const float*>(inputs[2].data) : nullptr;
+  const TensorRef* b_ref = has_bias ? &call.inputs[2] : nullptr;
+  auto element = [&](const Dims& idx) {
+    float v = bias ? bias[b_ref->offset + idx[1] * b_ref->strides[0]] : 0.0f;
+    for (const PostOp& p : call.post_ops) {
+      if (!post_op_is_binary(p.kind)) {
+        v = apply_unary_post_op(p, v);
+        continue;
+      }
+      const TensorRef& t = call.inputs[static_cast<size_t>(p.input)];
+      int64_t off = t.offset;
+      for (size_t e = 0; e < idx.size(); ++e) off += idx[e] * t.strides[e];
+      v = apply_binary_post_op(p.kind, v, static_cast<const float*>(inputs[p.input].data)[off]);
+    }
+    int64_t off = y.offset;
+    for (size_t e = 0; e < idx.size(); ++e) off += idx[e] * y.strides[e];
+    out[off] = v;
+  };
+  const size_t k = b.lead.size();
+  for (size_t d = 0; d < k; ++d) {
+    Dims lo(k + 2, 0), hi = y.shape;
+    for (size_t e = 0; e < d; ++e) {
+      lo[2 + e] = b.lead[e];
+      hi[2 + e] = b.lead[e] + b.inner[e];
+    }
+    hi[2 + d] = b.lead[d];
+    for_each_in_box(lo, hi, element);  // before the interior
+    lo[2 + d] = b.lead[d] + b.inner[d];
+    hi[2 + d] = y.shape[2 + d];
+    for_each_in_box(lo, hi, element);  // after it
+  }
+}
+
 class DnnlConv : public SteppedExtern {
  public:
-  DnnlConv(const ExternCall& call, int threads, bool transpose)
-      : SteppedExtern(call, threads), transpose_(transpose) {}
+  DnnlConv(const ExternCall& call, int threads, bool transpose, bool has_bias, Border border)
+      : SteppedExtern(call, threads),
+        transpose_(transpose),
+        has_bias_(has_bias),
+        border_(std::move(border)) {}
+
+  void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
+    SteppedExtern::run(inputs, outputs);
+    if (!border_.lead.empty()) fill_border(call_, border_, has_bias_, inputs, outputs);
+  }
 
  protected:
   void check(const ExternBuffer* inputs, const ExternBuffer* outputs) const override {
@@ -33,7 +112,8 @@ class DnnlConv : public SteppedExtern {
   }
 
  private:
-  bool transpose_;
+  bool transpose_, has_bias_;
+  Border border_;
 };
 
 View view_of(const TensorRef& r) {
@@ -83,8 +163,8 @@ dnnl::memory::desc channels_last(const Dims& dims) {
   return f32_desc(dims, dense_strides(dims, channels_last_order(dims.size())));
 }
 
-// The spatial attributes as oneDNN takes them; false for negative pads (ConvTranspose's
-// output_padding), which it has no equivalent of.
+// The spatial attributes as oneDNN takes them; false for negative pads, which it has no
+// equivalent of (ConvTranspose's are cropped away first: crop_call).
 struct Spatial {
   Dims strides, dilations, pad_l, pad_r;
 };
@@ -131,10 +211,12 @@ Primitive create_primitive(const ConvArgs& a, const Spatial& s, const dnnl::memo
                    attr);
 }
 
-// Throws dnnl::error when oneDNN rejects the call.
-std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ConvArgs& a,
+// `call` prepared as `computed` (the same call, or its cropped part: crop_call) with
+// geometry `a`. Throws dnnl::error when oneDNN rejects it.
+std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& computed,
+                                  const ConvArgs& a, Border border,
                                   const std::vector<ExternBuffer>& constants, int threads) {
-  const TensorRef &x = call.inputs[0], &w = call.inputs[1], &y = call.outputs[0];
+  const TensorRef &x = computed.inputs[0], &w = computed.inputs[1], &y = computed.outputs[0];
   const size_t rank = x.shape.size();
   bool bad = false;
   const ExternBuffer* x_constant = constant_input(call, constants, 0, &bad);
@@ -153,12 +235,12 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ConvArgs& a,
   dnnl::post_ops ops;
   std::vector<BinaryOperand> binaries;
   const std::vector<int> order = channels_last_order(rank);
-  if (!append_post_ops(call, order, &ops, &binaries)) return nullptr;
+  if (!append_post_ops(computed, order, &ops, &binaries)) return nullptr;
   attr.set_post_ops(ops);
   const Primitive p = create_primitive(a, spatial, x_want, w_any, b_want, y_want, attr);
   if (!worth_using(p.impl, true, !binaries.empty())) return nullptr;
 
-  auto conv = std::make_unique<DnnlConv>(call, threads, a.transpose);
+  auto conv = std::make_unique<DnnlConv>(call, threads, a.transpose, a.has_bias, std::move(border));
   conv->set_implementation(p.impl);
   DnnlSteps& steps = conv->steps();
   Args args;
@@ -173,6 +255,41 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ConvArgs& a,
   if (copy_back) steps.add_reorder(dst, copy_back);
   steps.finish();
   return conv;
+}
+
+// The part of a ConvTranspose call with negative pads that its full output covers: pads
+// clamped to 0, and Y and the post-op operands cropped to that part (`*border` says where
+// it lies). False when it is empty.
+bool crop_call(const ExternCall& call, const ConvArgs& a, ExternCall* cropped, Border* border) {
+  *cropped = call;
+  const size_t k = call.outputs[0].shape.size() - 2;
+  for (size_t d = 0; d < k; ++d) {
+    const size_t D = 3 - k + d;
+    const int64_t lead = std::max<int64_t>(-a.pad_begin[D], 0);
+    const int64_t inner = a.out[D] - lead - std::max<int64_t>(-a.pad_end[D], 0);
+    if (inner <= 0) return false;
+    border->lead.push_back(lead);
+    border->inner.push_back(inner);
+    const std::string s = std::to_string(d);
+    cropped->ints["pad_begin" + s] = std::max<int64_t>(a.pad_begin[D], 0);
+    cropped->ints["pad_end" + s] = std::max<int64_t>(a.pad_end[D], 0);
+  }
+  auto crop = [&](TensorRef* r) {
+    for (size_t d = 0; d < k; ++d) {
+      r->offset += border->lead[d] * r->strides[2 + d];
+      r->shape[2 + d] = border->inner[d];
+    }
+  };
+  crop(&cropped->outputs[0]);
+  for (const PostOp& p : call.post_ops)
+    if (post_op_is_binary(p.kind)) crop(&cropped->inputs[static_cast<size_t>(p.input)]);
+  return true;
+}
+
+bool negative_pads(const ConvArgs& a) {
+  for (size_t D = 0; D < 3; ++D)
+    if (a.pad_begin[D] < 0 || a.pad_end[D] < 0) return true;
+  return false;
 }
 
 }  // namespace
@@ -196,9 +313,28 @@ std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
   const TensorRef& y = call.outputs[0];
   for (size_t d = 0; d < y.shape.size(); ++d)
     if (y.strides[d] < 0 || (y.strides[d] == 0 && y.shape[d] > 1)) return nullptr;
+  // Binary post-op operands must be views of Y's shape for the border (append_post_ops
+  // refuses the others too).
+  for (const PostOp& p : call.post_ops)
+    if (post_op_is_binary(p.kind) &&
+        (p.input < 0 || static_cast<size_t>(p.input) >= call.inputs.size() ||
+         call.inputs[static_cast<size_t>(p.input)].shape != y.shape ||
+         call.inputs[static_cast<size_t>(p.input)].strides.size() != y.shape.size()))
+      return nullptr;
+  ExternCall cropped;
+  Border border;
+  if (negative_pads(a)) {
+    if (!crop_call(call, a, &cropped, &border)) return nullptr;
+    try {
+      a = parse_conv_shapes(cropped, transpose);
+    } catch (const Error&) {
+      return nullptr;
+    }
+  }
+  const ExternCall& computed = border.lead.empty() ? call : cropped;
   ThreadScope scope(threads);
   try {
-    return build(call, a, constants, threads);
+    return build(call, computed, a, std::move(border), constants, threads);
   } catch (const dnnl::error&) {
     return nullptr;  // no oneDNN implementation for it
   }

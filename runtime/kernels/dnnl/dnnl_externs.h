@@ -26,13 +26,14 @@ class DnnlExtern : public PreparedExtern {
 };
 
 // `call` prepared on oneDNN (a DnnlExtern), or nullptr when oneDNN does not take it: an op
-// other than MatMul, Conv and ConvTranspose; an empty tensor; a layout, pad or post-op oneDNN
-// cannot express (negative ConvTranspose pads, say); a call only oneDNN's reference
-// implementation takes; FERRITE_DNNL=0 in the environment; or a call whose shapes are wrong
-// (the fallback reports those). `constants` as in KernelBackend::prepare_extern. oneDNN
-// (OpenMP) uses `threads` threads, both to plan its work here and to run. `call` must
-// outlive the result, whose run() checks the buffers with the shared parsers and throws
-// ferrite::Error naming the op, never aborting.
+// other than MatMul, Conv and ConvTranspose; an empty tensor; a layout, broadcast or post-op
+// chain oneDNN cannot express or would get wrong; a ConvTranspose whose pads leave nothing
+// of its full output; a call only oneDNN's reference loops (or, for a convolution with
+// binary post-ops, its GEMM fallback) would take; FERRITE_DNNL=0 in the environment; or a
+// call whose shapes are wrong (the fallback reports those). `constants` as in
+// KernelBackend::prepare_extern. oneDNN (OpenMP) uses `threads` threads, both to plan its work here
+// and to run. `call` must outlive the result, whose run() checks the buffers with the shared
+// parsers and throws ferrite::Error naming the op, never aborting.
 std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<ExternBuffer>& constants,
                                                     int threads);

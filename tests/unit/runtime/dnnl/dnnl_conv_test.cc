@@ -2,8 +2,8 @@
 // (1-D to 3-D, groups, depthwise, strides, dilations, asymmetric pads, bias or not, batch > 1)
 // with weights and bias prepacked as plan constants or not, operands stored channels-first,
 // channels-last or scattered, post-op chains with per-channel, scalar and residual operands,
-// thread counts, the calls it refuses (negative ConvTranspose pads) with the jit backend's
-// fallback, and the run-time operand checks.
+// thread counts, negative ConvTranspose pads (a border oneDNN does not compute), the calls
+// it refuses with the jit backend's fallback, and the run-time operand checks.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -30,6 +30,11 @@ struct Geometry {
     if (transpose) return stride[d] * (in[d] - 1) + span - pad_begin[d] - pad_end[d];
     const int64_t room = in[d] + pad_begin[d] + pad_end[d] - span;
     return room >= 0 ? room / stride[d] + 1 : 0;
+  }
+  // ConvTranspose: the output elements its full output covers (the others are border).
+  int64_t interior(size_t d) const {
+    if (!transpose) return out(d);
+    return out(d) - std::max<int64_t>(-pad_begin[d], 0) - std::max<int64_t>(-pad_end[d], 0);
   }
   Dims x_dims() const { return cat({n, c}, in); }
   Dims w_dims() const { return cat(transpose ? Dims{c, m / group} : Dims{m, c / group}, kernel); }
@@ -142,9 +147,10 @@ Geometry random_geometry(std::mt19937& rng, bool transpose) {
     g.stride.push_back(pick(1, 3));
     g.dilation.push_back(pick(1, 2));
     g.in.push_back(pick(1, max_in));
-    g.pad_begin.push_back(pick(0, 2));
-    g.pad_end.push_back(pick(0, 2));
-    while (g.out(d) < 1) {  // keep an output element
+    // ConvTranspose: negative pads too (output_padding, an output_shape past the full one).
+    g.pad_begin.push_back(pick(transpose ? -1 : 0, 2));
+    g.pad_end.push_back(pick(transpose ? -2 : 0, 2));
+    while (g.out(d) < 1 || g.interior(d) < 1) {  // keep an element oneDNN computes
       if (transpose) {
         ++g.in[d];
       } else {
@@ -312,29 +318,75 @@ TEST(DnnlConv, ThreadCountsAgreeBitwise) {
   for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], two[i]) << i;
 }
 
-TEST(DnnlConv, NegativeTransposePadsFallBackInTheJitBackend) {
+TEST(DnnlConv, NegativeTransposePadsGetTheBorderWithPostOps) {
   // ONNX's output_padding (a negative pad_end) and an output_shape past the full output (a
-  // negative pad_begin) have no oneDNN deconvolution.
-  jit::register_jit_backend();
+  // negative pad_begin): oneDNN computes the part its full output covers, the border gets
+  // the bias and the post-ops; with every kind of post-op operand, 1-D to 3-D.
   std::mt19937 rng(4);
   Geometry a = conv2d(1, 4, 6, 2, {5, 6}, 3, 2, 1);
   a.transpose = true;
   a.pad_end = {0, -1};
   Geometry b = a;
   b.pad_begin = {-1, 1};
-  b.pad_end = {1, 1};
-  for (const Geometry& g : {a, b}) {
-    SCOPED_TRACE(g.text());
-    ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
-    c.call.post_ops = {{PostOpKind::Tanh}};
-    EXPECT_EQ(prepare_dnnl_extern(c.call, {}, 1), nullptr);
-    auto p = make_backend("jit")->prepare_extern(c.call);
+  b.pad_end = {1, -2};
+  Geometry c = conv2d(2, 8, 8, 1, {4, 4}, 4, 2, 1);
+  c.transpose = true;
+  c.in = {3, 4, 4};
+  c.kernel = {3, 4, 4};
+  c.stride = {1, 2, 2};
+  c.dilation = {1, 1, 1};  // dilated: gemm-based in oneDNN, refused with binary post-ops
+  c.pad_begin = {-1, 1, 0};
+  c.pad_end = {0, -1, -1};
+  // 1-D: oneDNN's AVX2 kernels have only GEMM for it, refused with binary post-ops, so
+  // unary ones here.
+  Geometry d = conv2d(1, 3, 5, 1, {7}, 2, 3, 0);
+  d.transpose = true;
+  d.kernel = {2};
+  d.stride = {3};
+  d.dilation = {1};
+  d.pad_begin = {-2};
+  d.pad_end = {-1};
+  for (const Geometry& g : {a, b, c, d}) {
+    const Dims y = g.y_dims();
+    for (bool prepacked : {false, true}) {
+      ConvCase t = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsLast, rng);
+      if (g.k() > 1) {
+        t.add_binary(PostOpKind::Add, broadcast_operand(y, 1, rng));
+        t.call.post_ops.push_back({PostOpKind::Tanh});
+        t.add_binary(PostOpKind::Mul, broadcast_operand(y, -1, rng));
+        t.add_binary(PostOpKind::Sub, stored(y, Storage::Scattered, rng));
+      } else {
+        t.call.post_ops = {{PostOpKind::Linear, -2, 0.5f}, {PostOpKind::Elu, 0.5f}};
+      }
+      check(t, prepacked);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(DnnlConv, RefusedCallsFallBackInTheJitBackend) {
+  jit::register_jit_backend();
+  std::mt19937 rng(4);
+  // A ConvTranspose output of bias only: pads crop the whole full output and extend it.
+  Geometry all_border = conv2d(1, 2, 2, 1, {1, 1}, 1, 1, 0);
+  all_border.transpose = true;
+  all_border.pad_begin = {1, 1};
+  all_border.pad_end = {-2, -2};
+  ConvCase clip = make_conv(conv2d(1, 4, 6, 2, {5, 6}, 3, 2, 1), Storage::ChannelsFirst,
+                            Storage::ChannelsFirst, rng);
+  clip.call.post_ops = {{PostOpKind::Clip, 1, 0}};  // min > max
+  ConvCase border = make_conv(all_border, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+  border.call.post_ops = {{PostOpKind::Sigmoid}};
+  for (const ConvCase* c : {&clip, &border}) {
+    SCOPED_TRACE(c->g.text());
+    EXPECT_EQ(prepare_dnnl_extern(c->call, {}, 1), nullptr);
+    auto p = make_backend("jit")->prepare_extern(c->call);
     EXPECT_EQ(dynamic_cast<DnnlExtern*>(p.get()), nullptr);
-    const std::vector<ExternBuffer> in = buffers(c.ins);
-    Operand out = c.out;
+    const std::vector<ExternBuffer> in = buffers(c->ins);
+    Operand out = c->out;
     const ExternBuffer o = out.buffer();
     p->run(in.data(), &o);
-    expect_close(gather(out), run_reference(c.call, c.ins, c.out), g.tol(), "jit backend");
+    expect_close(gather(out), run_reference(c->call, c->ins, c->out), c->g.tol(), "jit backend");
   }
 }
 
