@@ -3,8 +3,9 @@
 // 0, becomes a dim of 1, which oneDNN broadcasts), alpha is the output scale (applied before
 // the post-ops, as the reference does), B when it is a plan constant is reordered once into
 // the layout the primitive prefers. When oneDNN has only its reference loops for the strides
-// as given (a strided column, a transposed C), A, B and C are copied into dense scratch
-// around a dense matmul instead; when that fails too, the call is refused.
+// as given (a strided column, a transposed C, an expanded row: stride 0 in a matrix dim), A,
+// B and C are copied into dense scratch around a dense matmul instead; when that fails too,
+// the call is refused.
 #include "runtime/kernels/dnnl/dnnl_matmul.h"
 
 #include <algorithm>
@@ -47,12 +48,10 @@ bool operands(const ExternCall& call, Operands* o) {
     if (t->shape.size() != r || t->strides.size() != r) return false;
     for (size_t d = 0; d < r; ++d)
       if (t->shape[d] < 1 || t->strides[d] < 0) return false;  // empty: nothing to gain
-    // A matrix dim read with stride 0 (an expanded row or column) is left to the fallback:
-    // oneDNN's fast matmuls match positive strides only.
-    if ((t->shape[r - 2] > 1 && t->strides[r - 2] == 0) ||
-        (t->shape[r - 1] > 1 && t->strides[r - 1] == 0))
-      return false;
   }
+  // C written twice (stride 0 along a dim > 1) has no oneDNN meaning.
+  for (size_t d = 0; d < r; ++d)
+    if (rc.strides[d] == 0 && rc.shape[d] > 1) return false;
   if (rb.shape[r - 2] != ra.shape[r - 1] || rc.shape[r - 2] != ra.shape[r - 2] ||
       rc.shape[r - 1] != rb.shape[r - 1])
     return false;
@@ -64,7 +63,7 @@ bool operands(const ExternCall& call, Operands* o) {
     if (ra.shape[d] == 1) continue;
     // oneDNN broadcasts a batch dim of 1 in A or B, not in both, and C is never broadcast.
     const bool a1 = ra.strides[d] == 0, b1 = rb.strides[d] == 0;
-    if ((a1 && b1) || rc.strides[d] == 0) return false;
+    if (a1 && b1) return false;
     if (a1) o->a.dims[d] = 1;
     if (b1) o->b.dims[d] = 1;
   }

@@ -258,6 +258,20 @@ TEST(DnnlConv, EveryPostOpKind) {
   }
 }
 
+TEST(DnnlConv, BroadcastOperandsAreCopied) {
+  // Stride-0 views (an input expanded over the batch, a bias shared by every channel) are
+  // reordered into dense scratch like any other layout.
+  std::mt19937 rng(14);
+  const Geometry g = conv2d(3, 8, 16, 1, {7, 7}, 3, 1, 1);
+  ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+  c.ins[0] = make_operand(g.x_dims(), identity_order(4), {true, false, false, false}, 0, rng);
+  c.ins[2] = make_operand({g.m}, {0}, {true}, 0, rng);
+  c.call.inputs[0] = c.ins[0].ref;
+  c.call.inputs[2] = c.ins[2].ref;
+  check(c, false);
+  check(c, true);
+}
+
 TEST(DnnlConv, TakesTheFastKernels) {
   // Channels-last scratch around the primitive is what gets oneDNN's brgemm / jit kernels
   // (not im2col + GEMM) for channels-first operands.

@@ -134,6 +134,21 @@ TEST(DnnlMatMul, RandomShapesMatchReference) {
   RecordProperty("worst_relative_error", str_cat(worst));
 }
 
+TEST(DnnlMatMul, ExpandedRowsAndColumnsAreCopied) {
+  // A row of A repeated (stride 0 along M) and a column of B repeated (stride 0 along N):
+  // copied into dense scratch around the matmul.
+  std::mt19937 rng(15);
+  const size_t r = 3;
+  MatMulCase c = make_matmul({2}, 9, 40, 11, {}, {}, identity_order(r), identity_order(r),
+                             identity_order(r), 1, rng);
+  c.ins[0] = make_operand({2, 9, 40}, identity_order(r), {false, true, false}, 1, rng);
+  c.ins[1] = make_operand({2, 40, 11}, matrix_transposed(r), {false, false, true}, 0, rng);
+  c.call.inputs[0] = c.ins[0].ref;
+  c.call.inputs[1] = c.ins[1].ref;
+  check(c, false, tol_for(40));
+  check(c, true, tol_for(40));
+}
+
 TEST(DnnlMatMul, StridedOperandsRunOnTheKernelOfDenseOnes) {
   // The layouts models produce — x @ W^T, a weight shared by the batch, attention heads as
   // strided views of [S, H, D] with a leading batch dim of 1 and stride 0, as the compiler
