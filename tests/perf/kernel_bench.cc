@@ -5,6 +5,7 @@
 //   compile  backend->prepare(kernel) time for every kernel of some models
 //   models   whole-model latency per backend through the engine
 //   ops      MatMul and Conv externs (oneDNN, portable) as a fraction of the FMA peak
+//   portable-ops  GFLOP/s of the portable MatMul and Conv externs against the FMA peak
 // This file holds main and the shared helpers; see tests/perf/README.md.
 #include "tests/perf/kernel_bench.h"
 
@@ -198,6 +199,14 @@ commands (every one takes --json FILE: also write the results as JSON):
       and an 8-channel 14x14 Conv (smoke test). Exit status 1 when a oneDNN result differs
       from the portable one by more than 1e-3 or oneDNN refuses a call.
 
+  portable-ops [--reps R] [--min-ms T] [--threads T] [--only NAME1,NAME2,...]
+      the FMA peak of the portable backend's Highway target, then GFLOP/s of its MatMul and
+      Conv externs (prepared as a session does: weights constant) on square, MLP/transformer
+      (M = 1 to 128), batched attention and CNN shapes, with and without fused epilogues:
+      median of R (default 7) samples of about T ms (default 50) each; --only keeps the cases
+      whose name contains one of the words. Each result is checked against the reference
+      backend (normwise 1e-4): exit status 1 if one is wrong.
+
 Exit status: 0 success, 1 failure (a wrong result, an error), 2 usage error.
 )";
 
@@ -212,6 +221,7 @@ int dispatch(const std::vector<std::string>& args) {
   if (args[0] == "compile") return compile_command(rest);
   if (args[0] == "models") return models_command(rest);
   if (args[0] == "ops") return ops_command(rest);
+  if (args[0] == "portable-ops") return portable_ops_command(rest);
   throw UsageError("unknown command '" + args[0] + "' (try: ferrite_kernel_bench help)");
 }
 

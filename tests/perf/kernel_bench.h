@@ -1,6 +1,7 @@
 // ferrite_kernel_bench: what its subcommands share — timing statistics, a text table,
-// the --json report, and the subcommands themselves (kernel_bench.cc: stream, chain;
-// kernel_bench_models.cc: compile, models; kernel_bench_gemm.cc: ops). See
+// the --json report, and the subcommands themselves (kernel_bench_stream.cc: stream, chain;
+// kernel_bench_models.cc: compile, models; kernel_bench_gemm.cc: ops;
+// kernel_bench_portable_ops.cc: portable-ops). See
 // tests/perf/README.md.
 #pragma once
 
@@ -90,6 +91,11 @@ int chain_command(const std::vector<std::string>& args);
 int compile_command(const std::vector<std::string>& args);
 int models_command(const std::vector<std::string>& args);
 int ops_command(const std::vector<std::string>& args);  // kernel_bench_gemm.cc
+int portable_ops_command(const std::vector<std::string>& args);
+
+// GFLOP/s of independent fused multiply-adds on `threads` threads with the Highway target the
+// portable backend uses, over `reps` runs (kernel_bench_fma_peak.cc).
+Summary fma_peak_gflops(int threads, int64_t reps);
 
 }  // namespace bench
 }  // namespace ferrite
