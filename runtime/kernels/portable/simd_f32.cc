@@ -4,7 +4,6 @@
 #include "runtime/kernels/portable/simd_f32.h"
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 #include "compiler/plan/scalar_ops.h"
@@ -15,6 +14,7 @@
 #include "hwy/highway.h"
 // After highway.h: the per-target math needs the target set up first.
 #include "hwy/contrib/math/math-inl.h"
+#include "runtime/kernels/portable/vec_math-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ferrite {
@@ -24,7 +24,7 @@ namespace hn = hwy::HWY_NAMESPACE;
 using DF = hn::ScalableTag<float>;
 using DI = hn::RebindToSigned<DF>;
 using VF = hn::Vec<DF>;
-constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+using vm::kMaxLanes;
 static_assert(kMaxLanes <= simd::kAccLanes, "vector wider than the reduction partials");
 constexpr float kTiny = std::numeric_limits<float>::denorm_min();
 constexpr float kHuge = std::numeric_limits<float>::max();
@@ -37,51 +37,14 @@ float scalar_unary(Op op, float x) {
 // arguments outside the vector formula's accurate range are rare).
 template <class M>
 HWY_INLINE VF FixLanes(DF d, Op op, VF x, VF r, M special) {
-  if (HWY_LIKELY(hn::AllFalse(d, special))) return r;
-  HWY_ALIGN float xs[kMaxLanes], rs[kMaxLanes], ms[kMaxLanes];
-  hn::Store(x, d, xs);
-  hn::Store(r, d, rs);
-  hn::Store(hn::VecFromMask(d, special), d, ms);
-  for (size_t l = 0; l < hn::Lanes(d); ++l) {
-    uint32_t bits;
-    std::memcpy(&bits, &ms[l], sizeof bits);
-    if (bits) rs[l] = scalar_unary(op, xs[l]);
-  }
-  return hn::Load(d, rs);
+  return vm::FixLanes(d, x, r, special, [op](float v) { return scalar_unary(op, v); });
 }
 
-HWY_INLINE hn::Mask<DF> Outside(DF d, VF x, float lo, float hi) {
-  // Written as "not inside" so that NaN counts as outside.
-  return hn::Not(hn::And(hn::Ge(x, hn::Set(d, lo)), hn::Le(x, hn::Set(d, hi))));
-}
-
-// erf(x) = x * P(x^2) / Q(x^2) on [-4, 4] and +-1 beyond: the rational minimax form Eigen
-// and XLA use for float. Against double-precision erf on a dense grid of [-5, 5]
-// (tests/unit/runtime/simd_f32_test.cc): max error 5.5 ulp with FMA (AVX3), 6.7 ulp without
-// (WASM); at most 4e-7 relative.
-HWY_INLINE VF Erf(DF d, VF a) {
-  const VF x = hn::Min(hn::Max(a, hn::Set(d, -4.0f)), hn::Set(d, 4.0f));
-  const VF x2 = hn::Mul(x, x);
-  VF p = hn::MulAdd(x2, hn::Set(d, -2.72614225801306e-10f), hn::Set(d, 2.77068142495902e-08f));
-  p = hn::MulAdd(x2, p, hn::Set(d, -2.10102402082508e-06f));
-  p = hn::MulAdd(x2, p, hn::Set(d, -5.69250639462346e-05f));
-  p = hn::MulAdd(x2, p, hn::Set(d, -7.34990630326855e-04f));
-  p = hn::MulAdd(x2, p, hn::Set(d, -2.95459980854025e-03f));
-  p = hn::MulAdd(x2, p, hn::Set(d, -1.60960333262415e-02f));
-  p = hn::Mul(x, p);
-  VF q = hn::MulAdd(x2, hn::Set(d, -1.45660718464996e-05f), hn::Set(d, -2.13374055278905e-04f));
-  q = hn::MulAdd(x2, q, hn::Set(d, -1.68282697438203e-03f));
-  q = hn::MulAdd(x2, q, hn::Set(d, -7.37332916720468e-03f));
-  q = hn::MulAdd(x2, q, hn::Set(d, -1.42647390514189e-02f));
-  return hn::Div(p, q);
-}
-
-HWY_INLINE VF Sigmoid(DF d, VF x) {
-  // Same split as the scalar form: exp of a non-positive number only.
-  const VF e = hn::Exp(d, hn::Neg(hn::Abs(x)));
-  const VF r = hn::Div(hn::Set(d, 1.0f), hn::Add(hn::Set(d, 1.0f), e));
-  return hn::IfThenElse(hn::Ge(x, hn::Zero(d)), r, hn::Mul(e, r));
-}
+using vm::Erf;
+using vm::MaxNaN;
+using vm::MinNaN;
+using vm::Outside;
+using vm::Sigmoid;
 
 HWY_INLINE VF Sign(DF d, VF x) {
   const VF one = hn::Set(d, 1.0f);
@@ -92,13 +55,6 @@ HWY_INLINE VF Sign(DF d, VF x) {
 HWY_INLINE VF Cosh(DF d, VF x) {
   const VF e = hn::Exp(d, hn::Abs(x));
   return hn::Mul(hn::Set(d, 0.5f), hn::Add(e, hn::Div(hn::Set(d, 1.0f), e)));
-}
-
-HWY_INLINE VF MaxNaN(VF a, VF b) {
-  return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Max(a, b));
-}
-HWY_INLINE VF MinNaN(VF a, VF b) {
-  return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Min(a, b));
 }
 
 template <class F>
