@@ -16,7 +16,7 @@ struct Registry {
   std::mutex mu;
   std::map<std::string, BackendFactory> factories = {
       {"reference", [](const BackendOptions&) { return make_reference_backend(); }},
-      {"portable", [](const BackendOptions&) { return make_portable_backend(); }},
+      {"portable", [](const BackendOptions& o) { return make_portable_backend(o); }},
   };
 };
 

@@ -199,12 +199,13 @@ commands (every one takes --json FILE: also write the results as JSON):
       and an 8-channel 14x14 Conv (smoke test). Exit status 1 when a oneDNN result differs
       from the portable one by more than 1e-3 or oneDNN refuses a call.
 
-  portable-ops [--reps R] [--min-ms T] [--threads T] [--only NAME1,NAME2,...]
+  portable-ops [--reps R] [--min-ms T] [--threads T] [--only NAME1,NAME2,...] [--target T]
       the FMA peak of the portable backend's Highway target, then GFLOP/s of its MatMul and
       Conv externs (prepared as a session does: weights constant) on square, MLP/transformer
       (M = 1 to 128), batched attention and CNN shapes, with and without fused epilogues:
       median of R (default 7) samples of about T ms (default 50) each; --only keeps the cases
-      whose name contains one of the words. Each result is checked against the reference
+      whose name contains one of the words; --target pins the Highway target (AVX2, SSE4,
+      ...: the 4-lane SSE4 is the closest to wasm). Each result is checked against the reference
       backend (normwise 1e-4): exit status 1 if one is wrong.
 
 Exit status: 0 success, 1 failure (a wrong result, an error), 2 usage error.

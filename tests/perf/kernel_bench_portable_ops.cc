@@ -13,6 +13,7 @@
 #include "compiler/plan/error.h"
 #include "runtime/backend.h"
 #include "runtime/kernels/portable/portable_backend.h"
+#include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/kernels/reference/reference_backend.h"
 #include "tests/perf/kernel_bench.h"
 
@@ -244,8 +245,8 @@ Timing time_runs(const std::function<void()>& run, int64_t reps, double min_ms) 
   return t;
 }
 
-const std::vector<OptionSpec> kOptions = {
-    {"reps", true}, {"min-ms", true}, {"threads", true}, {"only", true}, {"json", true}};
+const std::vector<OptionSpec> kOptions = {{"reps", true}, {"min-ms", true}, {"threads", true},
+                                          {"only", true}, {"target", true}, {"json", true}};
 
 bool selected(const std::vector<std::string>& only, const std::string& name) {
   if (only.empty()) return true;
@@ -264,6 +265,12 @@ int portable_ops_command(const std::vector<std::string>& arg_list) {
   BackendOptions options;
   options.threads = static_cast<int>(count_option(args, "threads", 1));
   const std::vector<std::string> only = split_commas(args.get("only"));
+  if (args.has("target")) {  // a narrower SIMD target than the best, e.g. 4-lane SSE4 like wasm
+    const std::vector<std::string> targets = simd::available_targets();
+    if (std::find(targets.begin(), targets.end(), args.get("target")) == targets.end())
+      throw UsageError("unknown --target '" + args.get("target") + "'");
+    simd::pin_target(args.get("target"));
+  }
   const std::unique_ptr<KernelBackend> backend = make_backend("portable", options);
 
   // Other processes on a shared machine only ever slow a run down: the fastest run is the

@@ -1,168 +1,122 @@
-// Highway implementation of gemm_f32.h, compiled per target by foreach_target.h.
+// The portable GEMM's driver (gemm_f32.h): the per-target blocking loops, compiled per target
+// by foreach_target.h around the packing (gemm_pack-inl.h) and the microkernels
+// (gemm_micro-inl.h); then, once, the dispatch, the packed-operand API and the split over
+// threads.
 #include "runtime/kernels/portable/gemm_f32.h"
 
 #include <algorithm>
-#include <cstring>
-#include <vector>
 
-#include "runtime/kernels/reference/matmul.h"
-#include "runtime/kernels/reference/post_ops_apply.h"
+#include "runtime/kernels/portable/parallel.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "runtime/kernels/portable/gemm_f32.cc"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "runtime/kernels/portable/gemm_micro-inl.h"
+#include "runtime/kernels/portable/gemm_pack-inl.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ferrite {
 namespace HWY_NAMESPACE {
-namespace hn = hwy::HWY_NAMESPACE;
+using namespace gemm;  // NOLINT: this file is the GEMM's per-target driver
 
-using DF = hn::ScalableTag<float>;
-using VF = hn::Vec<DF>;
+// KC: the depth of a K block (the C tile is loaded and stored once per block). MC: rows of
+// a packed A block (in L2). NC: columns of a packed B block, in panels.
+constexpr int64_t kKC = 256;
+constexpr int64_t kMC = 96;
+constexpr int64_t kNCFloats = 1024;
+static_assert(kMC % kMR == 0, "A blocks are whole panels");
 
-constexpr int64_t kMR = 6;     // rows of a register tile
-constexpr int64_t kKC = 256;   // depth of a packed block (a B micro-panel stays in L1)
-constexpr int64_t kMC = 96;    // rows of a packed A block (stays in L2)
-constexpr int64_t kNC = 1024;  // columns of a packed B block
-constexpr size_t kMaxLanes = HWY_MAX_BYTES / sizeof(float);
+int64_t PanelWidth() {
+  return kNV * static_cast<int64_t>(hn::Lanes(DF()));
+}
 
-int64_t round_up(int64_t x, int64_t m) {
+GemmGeometry Geometry() {
+  const int64_t nr = PanelWidth();
+  return {kMR, nr, kKC, kMC, std::max<int64_t>(nr, kNCFloats / nr * nr)};
+}
+
+int64_t RoundUp(int64_t x, int64_t m) {
   return (x + m - 1) / m * m;
 }
 
-// B[p0 : p0+kc, j0 : j0+nc] as panels of nr columns: panel q holds kc rows of nr floats,
-// zero-padded past nc.
-void PackB(const GemmF32& g, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int64_t nr,
-           float* bp) {
-  for (int64_t jp = 0; jp < nc; jp += nr) {
-    const int64_t w = std::min(nr, nc - jp);
-    float* panel = bp + (jp / nr) * kc * nr;
-    for (int64_t p = 0; p < kc; ++p) {
-      const float* src = g.b + (p0 + p) * g.b_rs + (j0 + jp) * g.b_cs;
-      float* row = panel + p * nr;
-      if (g.b_cs == 1) {
-        std::memcpy(row, src, static_cast<size_t>(w) * sizeof(float));
-      } else {
-        for (int64_t c = 0; c < w; ++c) row[c] = src[c * g.b_cs];
-      }
-      std::fill(row + w, row + nr, 0.0f);
-    }
-  }
+// B (k x n) packed whole: K block p0 holds its panels at dst + p0 * round_up(n, nr).
+void PackWholeB(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, float* dst) {
+  const int64_t nr = PanelWidth(), n_pad = RoundUp(n, nr);
+  for (int64_t p0 = 0; p0 < k; p0 += kKC)
+    PackB(b + p0 * rs, rs, cs, std::min(kKC, k - p0), n, nr, dst + p0 * n_pad);
 }
 
-// A[i0 : i0+mc, p0 : p0+kc] as panels of kMR rows, k-major, zero-padded past mc.
-void PackA(const GemmF32& g, int64_t i0, int64_t mc, int64_t p0, int64_t kc, float* ap) {
-  for (int64_t ip = 0; ip < mc; ip += kMR) {
-    const int64_t h = std::min(kMR, mc - ip);
-    float* panel = ap + (ip / kMR) * kc * kMR;
-    for (int64_t r = 0; r < kMR; ++r) {
-      if (r >= h) {
-        for (int64_t p = 0; p < kc; ++p) panel[p * kMR + r] = 0.0f;
-        continue;
-      }
-      const float* src = g.a + (i0 + ip + r) * g.a_rs + p0 * g.a_cs;
-      for (int64_t p = 0; p < kc; ++p) panel[p * kMR + r] = src[p * g.a_cs];
-    }
-  }
+// A (m x k) packed whole: K block p0 holds its panels at dst + p0 * round_up(m, kMR).
+void PackWholeA(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k, float* dst) {
+  const int64_t m_pad = RoundUp(m, kMR);
+  for (int64_t p0 = 0; p0 < k; p0 += kKC)
+    PackA(a + p0 * cs, rs, cs, m, std::min(kKC, k - p0), kMR, dst + p0 * m_pad);
 }
 
-struct Tile {
-  float* c;  // element (0, 0) of the tile in C
-  int64_t h, w;
-  bool accumulate;  // add to C (later K blocks) instead of overwriting it
+// Where the panels of one K block of B come from.
+struct BSource {
+  const float* block;  // panel q at block + q * kc * nr; null: read B in place
+  const float* tail;   // in place: the last, partial panel, packed
 };
 
-HWY_INLINE void StoreRow(DF d, float* row, VF v0, VF v1, VF alpha, bool acc) {
-  const size_t N = hn::Lanes(d);
-  if (acc) {
-    hn::StoreU(hn::MulAdd(alpha, v0, hn::LoadU(d, row)), d, row);
-    hn::StoreU(hn::MulAdd(alpha, v1, hn::LoadU(d, row + N)), d, row + N);
-  } else {
-    hn::StoreU(hn::Mul(alpha, v0), d, row);
-    hn::StoreU(hn::Mul(alpha, v1), d, row + N);
-  }
-}
-
-// Partial tiles and strided C go through a buffer and scalar writes.
-void StoreEdge(const GemmF32& g, const Tile& t, const float* tile, int64_t nr) {
-  for (int64_t r = 0; r < t.h; ++r) {
-    for (int64_t c = 0; c < t.w; ++c) {
-      float& dst = t.c[r * g.c_rs + c * g.c_cs];
-      const float v = g.alpha * tile[r * nr + c];
-      dst = t.accumulate ? dst + v : v;
-    }
-  }
-}
-
-// The 6 x 2-vector microkernel: twelve accumulators, two B loads and six broadcasts of A
-// per step of k.
-void Micro(const GemmF32& g, int64_t kc, const float* HWY_RESTRICT ap, const float* HWY_RESTRICT bp,
-           const Tile& t) {
-  const DF d;
-  const size_t N = hn::Lanes(d);
-  VF c00 = hn::Zero(d), c01 = c00, c10 = c00, c11 = c00, c20 = c00, c21 = c00;
-  VF c30 = c00, c31 = c00, c40 = c00, c41 = c00, c50 = c00, c51 = c00;
-  for (int64_t p = 0; p < kc; ++p, ap += kMR, bp += 2 * N) {
-    const VF b0 = hn::LoadU(d, bp), b1 = hn::LoadU(d, bp + N);
-    VF a = hn::Set(d, ap[0]);
-    c00 = hn::MulAdd(a, b0, c00);
-    c01 = hn::MulAdd(a, b1, c01);
-    a = hn::Set(d, ap[1]);
-    c10 = hn::MulAdd(a, b0, c10);
-    c11 = hn::MulAdd(a, b1, c11);
-    a = hn::Set(d, ap[2]);
-    c20 = hn::MulAdd(a, b0, c20);
-    c21 = hn::MulAdd(a, b1, c21);
-    a = hn::Set(d, ap[3]);
-    c30 = hn::MulAdd(a, b0, c30);
-    c31 = hn::MulAdd(a, b1, c31);
-    a = hn::Set(d, ap[4]);
-    c40 = hn::MulAdd(a, b0, c40);
-    c41 = hn::MulAdd(a, b1, c41);
-    a = hn::Set(d, ap[5]);
-    c50 = hn::MulAdd(a, b0, c50);
-    c51 = hn::MulAdd(a, b1, c51);
-  }
-  const VF alpha = hn::Set(d, g.alpha);
-  const int64_t nr = static_cast<int64_t>(2 * N);
-  if (t.h == kMR && t.w == nr && g.c_cs == 1) {
-    StoreRow(d, t.c, c00, c01, alpha, t.accumulate);
-    StoreRow(d, t.c + g.c_rs, c10, c11, alpha, t.accumulate);
-    StoreRow(d, t.c + 2 * g.c_rs, c20, c21, alpha, t.accumulate);
-    StoreRow(d, t.c + 3 * g.c_rs, c30, c31, alpha, t.accumulate);
-    StoreRow(d, t.c + 4 * g.c_rs, c40, c41, alpha, t.accumulate);
-    StoreRow(d, t.c + 5 * g.c_rs, c50, c51, alpha, t.accumulate);
-    return;
-  }
-  HWY_ALIGN float tile[kMR * 2 * kMaxLanes];
-  const VF acc[kMR][2] = {{c00, c01}, {c10, c11}, {c20, c21}, {c30, c31}, {c40, c41}, {c50, c51}};
-  for (int64_t r = 0; r < kMR; ++r) {
-    hn::Store(acc[r][0], d, tile + r * nr);
-    hn::Store(acc[r][1], d, tile + r * nr + N);
-  }
-  StoreEdge(g, t, tile, nr);
-}
-
-void GemmF32Impl(const GemmF32& g) {
-  const DF d;
-  const int64_t nr = static_cast<int64_t>(2 * hn::Lanes(d));
-  const int64_t kc_max = std::min(kKC, g.k);
-  std::vector<float> bp(static_cast<size_t>(kc_max * round_up(std::min(kNC, g.n), nr)));
-  std::vector<float> ap(static_cast<size_t>(kc_max * round_up(std::min(kMC, g.m), kMR)));
-  for (int64_t j0 = 0; j0 < g.n; j0 += kNC) {
-    const int64_t nc = std::min(kNC, g.n - j0);
+// C[i_begin:i_end, j_begin:j_end] of g, whole. Prepacked operands need i_begin and j_begin
+// on panel boundaries (the thread split keeps them there).
+void GemmBlock(const GemmF32& g, bool use_pa, bool use_pb, int64_t i_begin, int64_t i_end,
+               int64_t j_begin, int64_t j_end, float* a_buf, float* b_buf) {
+  const GemmGeometry geo = Geometry();
+  const int64_t nr = geo.nr, m_pad = RoundUp(g.m, kMR), n_pad = RoundUp(g.n, nr);
+  // Few rows: packing B would cost about as much as multiplying by it, so full panels are
+  // read from B's rows in place. Decided on the whole product, never on a thread's block.
+  const bool direct_b = !use_pb && g.b_cs == 1 && g.m <= 2 * kMR;
+  const Epilogue* epilogue = g.epilogue && g.epilogue->active() ? g.epilogue : nullptr;
+  for (int64_t j0 = j_begin; j0 < j_end; j0 += geo.nc) {
+    const int64_t nc = std::min(geo.nc, j_end - j0);
     for (int64_t p0 = 0; p0 < g.k; p0 += kKC) {
       const int64_t kc = std::min(kKC, g.k - p0);
-      PackB(g, p0, kc, j0, nc, nr, bp.data());
-      for (int64_t i0 = 0; i0 < g.m; i0 += kMC) {
-        const int64_t mc = std::min(kMC, g.m - i0);
-        PackA(g, i0, mc, p0, kc, ap.data());
-        for (int64_t jp = 0; jp < nc; jp += nr) {
-          for (int64_t ip = 0; ip < mc; ip += kMR) {
-            const Tile t{g.c + (i0 + ip) * g.c_rs + (j0 + jp) * g.c_cs, std::min(kMR, mc - ip),
-                         std::min(nr, nc - jp), p0 > 0};
-            Micro(g, kc, ap.data() + (ip / kMR) * kc * kMR, bp.data() + (jp / nr) * kc * nr, t);
+      const bool last = p0 + kc == g.k;
+      BSource src{nullptr, nullptr};
+      if (use_pb) {
+        src.block = g.b_packed->data.data() + p0 * n_pad + (j0 / nr) * kc * nr;
+      } else if (!direct_b) {
+        PackB(g.b + p0 * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, nr, b_buf);
+        src.block = b_buf;
+      } else if (nc % nr != 0) {
+        const int64_t t0 = nc / nr * nr;
+        PackB(g.b + p0 * g.b_rs + (j0 + t0), g.b_rs, 1, kc, nc - t0, nr, b_buf);
+        src.tail = b_buf;
+      }
+      for (int64_t i0 = i_begin; i0 < i_end; i0 += kMC) {
+        const int64_t mc = std::min(kMC, i_end - i0);
+        const float* a_block;
+        if (use_pa) {
+          a_block = g.a_packed->data.data() + p0 * m_pad + (i0 / kMR) * kc * kMR;
+        } else {
+          PackA(g.a + i0 * g.a_rs + p0 * g.a_cs, g.a_rs, g.a_cs, mc, kc, kMR, a_buf);
+          a_block = a_buf;
+        }
+        for (int64_t jr = 0; jr < nc; jr += nr) {
+          const int64_t w = std::min(nr, nc - jr);
+          const float* bp = src.tail;
+          int64_t b_ks = nr;
+          if (src.block) {
+            bp = src.block + (jr / nr) * kc * nr;
+          } else if (w == nr) {
+            bp = g.b + p0 * g.b_rs + (j0 + jr);
+            b_ks = g.b_rs;
+          }
+          for (int64_t ir = 0; ir < mc; ir += kMR) {
+            const int64_t h = std::min<int64_t>(kMR, mc - ir);
+            const TileC t{g.c + (i0 + ir) * g.c_rs + (j0 + jr) * g.c_cs,
+                          g.c_rs,
+                          g.c_cs,
+                          w,
+                          g.alpha,
+                          p0 > 0,
+                          last ? epilogue : nullptr,
+                          i0 + ir,
+                          j0 + jr};
+            MicroFor(h)(kc, a_block + (ir / kMR) * kc * kMR, bp, b_ks, t);
           }
         }
       }
@@ -177,44 +131,115 @@ HWY_AFTER_NAMESPACE();
 #if HWY_ONCE
 namespace ferrite {
 
-HWY_EXPORT(GemmF32Impl);
+HWY_EXPORT(Geometry);
+HWY_EXPORT(PackWholeA);
+HWY_EXPORT(PackWholeB);
+HWY_EXPORT(GemmBlock);
 
-void gemm_f32(const GemmF32& g) {
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return;
-  HWY_DYNAMIC_DISPATCH(GemmF32Impl)(g);
+namespace {
+
+int64_t round_up(int64_t x, int64_t m) {
+  return (x + m - 1) / m * m;
 }
 
-void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,
-                     const ExternBuffer* outputs) {
-  const MatMulArgs m = parse_matmul(call, inputs, outputs);
-  if (m.m == 0 || m.n == 0) return;
-  const int64_t batches = m.batch_count();
-  for (int64_t bi = 0; bi < batches; ++bi) {
-    int64_t oa, ob, oc;
-    m.batch_offsets(bi, &oa, &ob, &oc);
-    if (m.k == 0) {  // an empty sum: C = 0, and A and B have no elements to point at
-      for (int64_t i = 0; i < m.m; ++i)
-        for (int64_t j = 0; j < m.n; ++j)
-          m.c[oc + i * m.lc.row_stride + j * m.lc.col_stride] = 0.0f;
-      continue;
-    }
-    GemmF32 g;
-    g.a = m.a + oa;
-    g.a_rs = m.la.row_stride;
-    g.a_cs = m.la.col_stride;
-    g.b = m.b + ob;
-    g.b_rs = m.lb.row_stride;
-    g.b_cs = m.lb.col_stride;
-    g.c = m.c + oc;
-    g.c_rs = m.lc.row_stride;
-    g.c_cs = m.lc.col_stride;
-    g.m = m.m;
-    g.n = m.n;
-    g.k = m.k;
-    g.alpha = m.alpha;
-    gemm_f32(g);
+// Below this many multiply-adds a second thread costs more than it saves.
+constexpr int64_t kMinParallelWork = int64_t{1} << 18;
+
+}  // namespace
+
+GemmGeometry gemm_f32_geometry() {
+  return HWY_DYNAMIC_DISPATCH(Geometry)();
+}
+
+void gemm_f32_pack_a(const float* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
+                     PackedOperand* out) {
+  out->geometry = gemm_f32_geometry();
+  out->rows = m;
+  out->cols = k;
+  float* dst = out->data.reserve(static_cast<size_t>(round_up(m, out->geometry.mr) * k));
+  if (m > 0 && k > 0) HWY_DYNAMIC_DISPATCH(PackWholeA)(a, a_rs, a_cs, m, k, dst);
+}
+
+void gemm_f32_pack_b(const float* b, int64_t b_rs, int64_t b_cs, int64_t k, int64_t n,
+                     PackedOperand* out) {
+  out->geometry = gemm_f32_geometry();
+  out->rows = k;
+  out->cols = n;
+  float* dst = out->data.reserve(static_cast<size_t>(k * round_up(n, out->geometry.nr)));
+  if (k > 0 && n > 0) HWY_DYNAMIC_DISPATCH(PackWholeB)(b, b_rs, b_cs, k, n, dst);
+}
+
+bool gemm_f32_packed_usable(const PackedOperand* p, int64_t rows, int64_t cols) {
+  return p && p->rows == rows && p->cols == cols && p->geometry == gemm_f32_geometry();
+}
+
+void GemmWorkspace::reserve(int slots, size_t a, size_t b) {
+  if (a_.size() < static_cast<size_t>(slots)) {
+    a_.resize(static_cast<size_t>(slots));
+    b_.resize(static_cast<size_t>(slots));
   }
-  apply_post_ops(call, inputs, outputs);
+  for (int s = 0; s < slots; ++s) {
+    a_[static_cast<size_t>(s)].reserve(a);
+    b_[static_cast<size_t>(s)].reserve(b);
+  }
+}
+
+namespace {
+
+// How gemm_f32 splits C over threads: `parts` blocks of whole panels, along the columns when
+// there are enough of them (each thread then packs all of A: M x K against its M x K x N / T
+// multiply-adds), else along the rows.
+struct Split {
+  int64_t parts = 1;
+  bool cols = true;
+};
+
+Split split_for(const GemmF32& g, const GemmGeometry& geo, int threads) {
+  Split s;
+  const int64_t col_panels = (g.n + geo.nr - 1) / geo.nr, row_panels = (g.m + geo.mr - 1) / geo.mr;
+  if (threads <= 1 || g.m * g.n * g.k < kMinParallelWork) return s;
+  if (col_panels >= threads || col_panels >= row_panels) {
+    s.parts = std::min<int64_t>(threads, col_panels);
+  } else {
+    s.parts = std::min<int64_t>(threads, row_panels);
+    s.cols = false;
+  }
+  return s;
+}
+
+}  // namespace
+
+void gemm_f32_reserve(const GemmF32& g, int threads, GemmWorkspace* ws) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return;
+  const GemmGeometry geo = gemm_f32_geometry();
+  const int64_t kc = std::min(geo.kc, g.k);
+  ws->reserve(static_cast<int>(split_for(g, geo, threads).parts),
+              static_cast<size_t>(round_up(std::min(geo.mc, g.m), geo.mr) * kc),
+              static_cast<size_t>(kc * round_up(std::min(geo.nc, g.n), geo.nr)));
+}
+
+void gemm_f32(const GemmF32& g, int threads, GemmWorkspace* ws) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return;
+  const GemmGeometry geo = gemm_f32_geometry();
+  const bool use_pa = gemm_f32_packed_usable(g.a_packed, g.m, g.k);
+  const bool use_pb = gemm_f32_packed_usable(g.b_packed, g.k, g.n);
+  const Split split = split_for(g, geo, threads);
+  GemmWorkspace local;
+  if (!ws) ws = &local;
+  gemm_f32_reserve(g, threads, ws);
+  const int64_t col_panels = (g.n + geo.nr - 1) / geo.nr, row_panels = (g.m + geo.mr - 1) / geo.mr;
+  parallel_parts(threads, split.parts, [&](int64_t part) {
+    int64_t i0 = 0, i1 = g.m, j0 = 0, j1 = g.n;
+    if (split.cols) {
+      j0 = std::min(g.n, col_panels * part / split.parts * geo.nr);
+      j1 = std::min(g.n, col_panels * (part + 1) / split.parts * geo.nr);
+    } else {
+      i0 = std::min(g.m, row_panels * part / split.parts * geo.mr);
+      i1 = std::min(g.m, row_panels * (part + 1) / split.parts * geo.mr);
+    }
+    const int slot = static_cast<int>(part);
+    HWY_DYNAMIC_DISPATCH(GemmBlock)(g, use_pa, use_pb, i0, i1, j0, j1, ws->a(slot), ws->b(slot));
+  });
 }
 
 }  // namespace ferrite

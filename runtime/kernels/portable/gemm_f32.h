@@ -1,31 +1,80 @@
-// The portable backend's float32 GEMM (Highway): C = alpha * A @ B for one matrix, any
-// strides. Goto/BLIS structure: B is packed in KC x NC blocks of NR-wide panels (NR = two
-// vectors), A in MC x KC blocks of 6-row panels, and a 6 x 2-vector register-tiled
-// microkernel accumulates each tile over KC with fused multiply-adds. Packing is where the
-// strides are absorbed, so transposed or broadcast operands cost one copy, not a slow loop.
+// The portable backend's float32 GEMM (Highway): C = epilogue(alpha * A @ B) for one matrix,
+// any strides. Goto/BLIS structure: B is packed in KC x NC blocks of NR-wide panels, A in
+// MC x KC blocks of MR-row panels, and an MR x NR register-tiled microkernel accumulates each
+// tile over KC with fused multiply-adds (MR x NR per target: gemm_micro-inl.h). Packing is
+// where the strides are absorbed, so transposed or broadcast operands cost one copy, not a
+// slow loop. Around that core:
+//   - weights packed once (gemm_f32_pack_a / _b, at prepare time) are used as they are;
+//   - with few rows of A (GEMV-like, M <= 2 MR) and unit-stride rows of B, B is read in
+//     place instead of packed (packing would cost as much as the product);
+//   - the epilogue (epilogue.h) runs on each tile right after its last K block, while the
+//     tile is in registers and L1;
+//   - threads split C into blocks of whole tiles. Every element is computed by one thread
+//     with the same operations in the same order whatever the split, so results do not
+//     depend on the thread count.
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
-#include "runtime/backend.h"
+#include "runtime/kernels/portable/epilogue.h"
+#include "runtime/kernels/portable/float_buffer.h"
 
 namespace ferrite {
+
+// The blocking of the target the dispatcher picks (a packed operand is tied to it).
+struct GemmGeometry {
+  int64_t mr = 0, nr = 0, kc = 0, mc = 0, nc = 0;
+  bool operator==(const GemmGeometry& o) const {
+    return mr == o.mr && nr == o.nr && kc == o.kc && mc == o.mc && nc == o.nc;
+  }
+};
+GemmGeometry gemm_f32_geometry();
+
+// A whole operand packed for one geometry: per block of kc rows of K (from 0), the panels of
+// the block in order — B: K x N as panels of nr columns (kc x nr each, zero-padded past N);
+// A: M x K as panels of mr rows (kc x mr each, k-major, zero-padded past M).
+struct PackedOperand {
+  FloatBuffer data;
+  GemmGeometry geometry;
+  int64_t rows = 0, cols = 0;  // the logical matrix: K x N for B, M x K for A
+};
+void gemm_f32_pack_a(const float* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
+                     PackedOperand* out);
+void gemm_f32_pack_b(const float* b, int64_t b_rs, int64_t b_cs, int64_t k, int64_t n,
+                     PackedOperand* out);
+// Whether `p` was packed for the current geometry with these dims (else it must be ignored).
+bool gemm_f32_packed_usable(const PackedOperand* p, int64_t rows, int64_t cols);
 
 struct GemmF32 {
   const float* a = nullptr;  // element (0, 0) of A
   int64_t a_rs = 0, a_cs = 0;
+  const PackedOperand* a_packed = nullptr;  // used instead of `a` when usable
   const float* b = nullptr;
   int64_t b_rs = 0, b_cs = 0;
+  const PackedOperand* b_packed = nullptr;
   float* c = nullptr;
   int64_t c_rs = 0, c_cs = 0;
   int64_t m = 0, n = 0, k = 0;  // k > 0; every element the strides reach must exist
   float alpha = 1;
+  const Epilogue* epilogue = nullptr;  // in C's coordinates; null or inactive: none
 };
 
-void gemm_f32(const GemmF32& g);
+// Per-thread packing buffers, kept between calls.
+class GemmWorkspace {
+ public:
+  // Room for `slots` threads, each with a packed A block of `a` and a B block of `b` floats.
+  void reserve(int slots, size_t a, size_t b);
+  float* a(int slot) { return a_[static_cast<size_t>(slot)].data(); }
+  float* b(int slot) { return b_[static_cast<size_t>(slot)].data(); }
 
-// The MatMul extern (semantics in runtime/kernels/reference/matmul.h) on gemm_f32.
-void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,
-                     const ExternBuffer* outputs);
+ private:
+  std::vector<FloatBuffer> a_, b_;
+};
+
+// Computes C on up to `threads` threads (a temporary workspace when `ws` is null).
+void gemm_f32(const GemmF32& g, int threads = 1, GemmWorkspace* ws = nullptr);
+// Grows `ws` to what gemm_f32(g, threads, ws) uses (then that call allocates nothing).
+void gemm_f32_reserve(const GemmF32& g, int threads, GemmWorkspace* ws);
 
 }  // namespace ferrite

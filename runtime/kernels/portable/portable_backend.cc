@@ -2,7 +2,7 @@
 
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/conv_f32.h"
-#include "runtime/kernels/portable/gemm_f32.h"
+#include "runtime/kernels/portable/matmul_f32.h"
 #include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/kernels/reference/reference_backend.h"
 
@@ -11,24 +11,29 @@ namespace {
 
 class PortableBackend : public KernelBackend {
  public:
+  explicit PortableBackend(int threads) : threads_(threads) {}
   const char* name() const override { return "portable"; }
   std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
     validate_kernel(k);
     return std::make_unique<portable::BlockExecutor>(k);
   }
   ExternFn find_extern(const std::string& op) const override { return portable_extern(op); }
-  // Convolutions own scratch memory (im2col columns), allocated here once.
+  // MatMul and convolutions pack constant weights once and keep their scratch memory.
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
+    if (call.op == "MatMul") return prepare_portable_matmul(call, constants, threads_);
     if (call.op == "Conv" || call.op == "ConvTranspose") return prepare_portable_conv(call);
     return KernelBackend::prepare_extern(call, constants);
   }
+
+ private:
+  int threads_;
 };
 
 }  // namespace
 
-std::unique_ptr<KernelBackend> make_portable_backend() {
-  return std::make_unique<PortableBackend>();
+std::unique_ptr<KernelBackend> make_portable_backend(const BackendOptions& options) {
+  return std::make_unique<PortableBackend>(options.threads);
 }
 
 ExternFn portable_extern(const std::string& op) {

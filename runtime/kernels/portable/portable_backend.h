@@ -12,7 +12,8 @@
 
 namespace ferrite {
 
-std::unique_ptr<KernelBackend> make_portable_backend();
+// options.threads: threads each MatMul / Conv may use (OpenMP; one in wasm).
+std::unique_ptr<KernelBackend> make_portable_backend(const BackendOptions& options = {});
 
 // The portable implementation of extern `op` (or its reference one), or nullptr.
 ExternFn portable_extern(const std::string& op);

@@ -1,0 +1,145 @@
+// Per-target microkernels of the portable GEMM (gemm_f32.h): an H x NV-vector register tile
+// accumulated over one K block, then finished — alpha, the sum of the earlier K blocks kept
+// in C, the epilogue on the last block — and stored. H is the tile's real height (1 to kMR),
+// so GEMV-like products and the last rows of a matrix do no work on padding rows.
+// Included once per target by gemm_f32.cc.
+
+#if defined(FERRITE_PORTABLE_GEMM_MICRO_INL_H_) == defined(HWY_TARGET_TOGGLE)
+#ifdef FERRITE_PORTABLE_GEMM_MICRO_INL_H_
+#undef FERRITE_PORTABLE_GEMM_MICRO_INL_H_
+#else
+#define FERRITE_PORTABLE_GEMM_MICRO_INL_H_
+#endif
+
+#include <array>
+#include <cstdint>
+#include <utility>
+
+#include "hwy/highway.h"
+#include "runtime/kernels/portable/epilogue-inl.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ferrite {
+namespace HWY_NAMESPACE {
+namespace gemm {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using vm::DF;
+using vm::kMaxLanes;
+using vm::VF;
+
+// The register tile: kMR rows of kNV vectors. With 32 vector registers (AVX-512; NEON and
+// SVE by the same count, not measured) 6 x 4 accumulators plus 4 loads of B and a broadcast
+// of A: on AVX-512 (Zen 4) it beat 8 x 3, 12 x 2, 4 x 4 and 6 x 2 (tests/perf portable-ops).
+// The other targets (AVX2, SSE4, WASM SIMD128 as V8 maps it) have 16: the classic 6 x 2.
+constexpr int kMR = 6;
+#if HWY_TARGET <= HWY_AVX3 || HWY_ARCH_ARM_A64
+constexpr int kNV = 4;
+#else
+constexpr int kNV = 2;
+#endif
+
+// Where a tile goes and what finishing it involves.
+struct TileC {
+  float* c;  // element (0, 0) of the tile in C
+  int64_t c_rs, c_cs;
+  int64_t w;  // columns inside C (the rest of the nr are padding)
+  float alpha;
+  bool accumulate;           // C holds the sum of earlier K blocks
+  const Epilogue* epilogue;  // the last K block of an active epilogue, else null
+  int64_t i, j;              // the tile's position in C (the epilogue's coordinates)
+};
+
+// Rows [0, h) of a finished tile held in tile[r * nr + c]: scaled, added to C's earlier
+// blocks, through the epilogue, stored. The arithmetic is the fast path's (StoreFull), so
+// an element's value does not depend on which path its tile took.
+template <int NV>
+HWY_NOINLINE void FinishTile(float* HWY_RESTRICT tile, int h, const TileC& t) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d)), nr = NV * N;
+  const VF alpha = hn::Set(d, t.alpha);
+  const bool contiguous = t.c_cs == 1 && t.w == nr;
+  for (int r = 0; r < h; ++r) {
+    float* row = tile + r * nr;
+    float* c = t.c + r * t.c_rs;
+    if (t.accumulate) {
+      HWY_ALIGN float old[NV * kMaxLanes];
+      if (contiguous) {
+        for (int64_t x = 0; x < nr; x += N) hn::Store(hn::LoadU(d, c + x), d, old + x);
+      } else {
+        for (int64_t x = 0; x < nr; ++x) old[x] = x < t.w ? c[x * t.c_cs] : 0.0f;
+      }
+      for (int64_t x = 0; x < nr; x += N)
+        hn::Store(hn::MulAdd(alpha, hn::Load(d, row + x), hn::Load(d, old + x)), d, row + x);
+    } else {
+      for (int64_t x = 0; x < nr; x += N)
+        hn::Store(hn::Mul(alpha, hn::Load(d, row + x)), d, row + x);
+    }
+    if (t.epilogue) epi::EpilogueRow(*t.epilogue, t.i + r, t.j, row, t.w);
+    if (contiguous) {
+      for (int64_t x = 0; x < nr; x += N) hn::StoreU(hn::Load(d, row + x), d, c + x);
+    } else {
+      for (int64_t x = 0; x < t.w; ++x) c[x * t.c_cs] = row[x];
+    }
+  }
+}
+
+// C rows of a whole-width, unit-stride tile without an epilogue, straight from registers.
+template <int H, int NV>
+HWY_INLINE void StoreFull(DF d, const VF (&acc)[H][NV], const TileC& t) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const VF alpha = hn::Set(d, t.alpha);
+  for (int r = 0; r < H; ++r) {
+    float* c = t.c + r * t.c_rs;
+    for (int v = 0; v < NV; ++v) {
+      const VF y = t.accumulate ? hn::MulAdd(alpha, acc[r][v], hn::LoadU(d, c + v * N))
+                                : hn::Mul(alpha, acc[r][v]);
+      hn::StoreU(y, d, c + v * N);
+    }
+  }
+}
+
+// C tile (H rows) = A panel (kc x kMR, k-major) x B panel (kc rows of NV vectors, b_ks
+// floats apart: kNV * N when packed, B's row stride when read in place), then finished.
+template <int H, int NV>
+HWY_NOINLINE void Micro(int64_t kc, const float* HWY_RESTRICT ap, const float* HWY_RESTRICT bp,
+                        int64_t b_ks, const TileC& t) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  VF acc[H][NV];
+  for (int r = 0; r < H; ++r)
+    for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
+  for (int64_t p = 0; p < kc; ++p, ap += kMR, bp += b_ks) {
+    VF b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = hn::LoadU(d, bp + v * N);
+    for (int r = 0; r < H; ++r) {
+      const VF a = hn::Set(d, ap[r]);
+      for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
+    }
+  }
+  if (!t.epilogue && t.c_cs == 1 && t.w == NV * N) return StoreFull<H, NV>(d, acc, t);
+  HWY_ALIGN float tile[H * NV * kMaxLanes];
+  for (int r = 0; r < H; ++r)
+    for (int v = 0; v < NV; ++v) hn::Store(acc[r][v], d, tile + (r * NV + v) * N);
+  FinishTile<NV>(tile, H, t);
+}
+
+using MicroFn = void (*)(int64_t, const float*, const float*, int64_t, const TileC&);
+
+template <size_t... H>
+constexpr std::array<MicroFn, sizeof...(H)> MicroTable(std::index_sequence<H...>) {
+  return {{&Micro<static_cast<int>(H) + 1, kNV>...}};
+}
+
+// The microkernel for tiles of h rows, 1 <= h <= kMR.
+inline MicroFn MicroFor(int64_t h) {
+  static constexpr std::array<MicroFn, kMR> kTable = MicroTable(std::make_index_sequence<kMR>());
+  return kTable[static_cast<size_t>(h - 1)];
+}
+
+}  // namespace gemm
+}  // namespace HWY_NAMESPACE
+}  // namespace ferrite
+HWY_AFTER_NAMESPACE();
+
+#endif  // per-target include guard

@@ -1,0 +1,24 @@
+// The portable backend's MatMul extern (semantics in runtime/kernels/reference/matmul.h), one
+// gemm_f32 per batch item with the call's post-ops fused per tile. A constant B (a weight:
+// the session says so at prepare time) is packed once for the session; a B shared by every
+// batch item (batch strides 0) is packed once per run. Threads go to batch items when there
+// are enough of them, else into each product; results are the same for any thread count.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace ferrite {
+
+// `call` must outlive the result; `constants` as KernelBackend::prepare_extern has them.
+std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
+                                                        const std::vector<ExternBuffer>& constants,
+                                                        int threads);
+
+// The one-shot form (ExternFn): one thread, nothing prepacked.
+void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,
+                     const ExternBuffer* outputs);
+
+}  // namespace ferrite

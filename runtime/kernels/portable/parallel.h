@@ -1,0 +1,25 @@
+// Threads of the portable externs: OpenMP where the build has it (native), none in wasm.
+// Work is split into parts fixed by the caller, each computed by exactly one thread, so a
+// result never depends on the thread count.
+#pragma once
+
+#include <cstdint>
+
+namespace ferrite {
+
+// Runs f(part) for every part in [0, parts), on up to `threads` threads. f must not throw
+// (an exception cannot leave an OpenMP region): check and allocate before.
+template <class F>
+void parallel_parts(int threads, int64_t parts, const F& f) {
+#ifdef _OPENMP
+  if (threads > 1 && parts > 1) {
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (int64_t p = 0; p < parts; ++p) f(p);
+    return;
+  }
+#endif
+  (void)threads;
+  for (int64_t p = 0; p < parts; ++p) f(p);
+}
+
+}  // namespace ferrite
