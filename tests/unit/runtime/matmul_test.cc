@@ -1,9 +1,13 @@
 // The MatMul extern: the reference against a naive loop written here (double accumulation),
 // the portable GEMM against the reference, over tails, transposed strides, broadcast batch
-// (stride 0), alpha, K = 0, and the operand checks.
+// (stride 0), alpha, K = 0, and the operand checks; then every way the portable backend runs
+// a call (one-shot, prepared, with B a constant packed at prepare time, on two threads) over
+// GEMV-like shapes, every tile remainder, K blocks, batches and strided operands, on every
+// SIMD target, with two threads bitwise equal to one.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 
 #include "compiler/plan/error.h"
@@ -113,6 +117,158 @@ TEST(MatMul, ReferenceAndPortableMatchNaive) {
 TEST(MatMul, EmptyInnerDimGivesZeros) {
   Case c{2, 3, 0, 5, false, false, false, 1};
   run_case(c);  // the naive loop gives 0 too
+}
+
+// One call with its operands: the ways the backends can run it.
+struct Call {
+  ExternCall call;
+  std::vector<Operand> ins;
+  Operand out;
+};
+
+Call make_call(const Case& c, bool tc = false, bool bcast_a = false,
+               std::vector<int64_t> batch = {}) {
+  if (batch.empty() && c.batch) batch = {c.batch};
+  Call k;
+  k.ins.push_back(make_operand(batch, c.m, c.k, c.ta, bcast_a, 11));
+  k.ins.push_back(make_operand(batch, c.k, c.n, c.tb, c.bcast_b, 12));
+  k.out = make_operand(batch, c.m, c.n, tc, false, 13);
+  k.call.op = "MatMul";
+  k.call.inputs = {k.ins[0].ref, k.ins[1].ref};
+  k.call.outputs = {k.out.ref};
+  if (c.alpha != 1) k.call.floats["alpha"] = c.alpha;
+  return k;
+}
+
+enum class Way { Reference, OneShot, Prepared, ConstantB, TwoThreads };
+
+// The output buffer after running `k` the way `way` says (prepared forms run twice: the
+// second run reuses packed weights and scratch).
+std::vector<float> run_way(Call& k, Way way) {
+  Operand out = k.out;
+  std::fill(out.data.begin(), out.data.end(), NAN);
+  std::vector<ExternBuffer> in;
+  for (Operand& o : k.ins) in.push_back(o.buffer());
+  ExternBuffer ob = out.buffer();
+  std::vector<ExternBuffer> constants(in.size());
+  constants[1] = in[1];
+  BackendOptions two;
+  two.threads = 2;
+  switch (way) {
+    case Way::Reference:
+      reference_extern("MatMul")(k.call, in.data(), &ob);
+      break;
+    case Way::OneShot:
+      portable_extern("MatMul")(k.call, in.data(), &ob);
+      break;
+    case Way::Prepared:
+    case Way::ConstantB:
+    case Way::TwoThreads: {
+      auto backend = make_backend("portable", way == Way::TwoThreads ? two : BackendOptions());
+      auto prepared = backend->prepare_extern(
+          k.call, way == Way::Prepared ? std::vector<ExternBuffer>() : constants);
+      for (int run = 0; run < 2; ++run) prepared->run(in.data(), &ob);
+      break;
+    }
+  }
+  return out.data;
+}
+
+// Every portable way against the reference (tolerance for K-term sums of values in [-1, 1]
+// times alpha), and two threads bitwise equal to one.
+void check_ways(Call& k, int64_t depth, const std::string& what) {
+  SCOPED_TRACE(what);
+  const std::vector<float> want = run_way(k, Way::Reference);
+  const double tol =
+      2e-5 * std::sqrt(static_cast<double>(depth) + 1) * 4 *
+      std::max(1.0, std::fabs(k.call.floats.count("alpha") ? k.call.floats.at("alpha") : 1.0));
+  testing::for_each_simd_target([&] {
+    std::vector<float> one;
+    for (Way way : {Way::OneShot, Way::Prepared, Way::ConstantB, Way::TwoThreads}) {
+      const std::vector<float> got = run_way(k, way);
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], tol) << "way " << static_cast<int>(way) << " at " << i;
+      if (way == Way::ConstantB) one = got;
+      if (way == Way::TwoThreads) {
+        ASSERT_EQ(std::memcmp(got.data(), one.data(), got.size() * sizeof(float)), 0)
+            << "two threads differ from one";
+      }
+    }
+  });
+}
+
+std::string case_text(const Case& c) {
+  return "batch " + std::to_string(c.batch) + " m " + std::to_string(c.m) + " k " +
+         std::to_string(c.k) + " n " + std::to_string(c.n) + (c.ta ? " At" : "") +
+         (c.tb ? " Bt" : "") + (c.bcast_b ? " B shared" : "");
+}
+
+TEST(MatMul, GemvLikeShapesEveryWay) {
+  // Few rows read B in place (unless it is transposed or packed), with a packed tail panel.
+  for (int64_t m : {1, 2, 5, 7})
+    for (int64_t n : {1, 31, 64, 65, 200})
+      for (bool tb : {false, true}) {
+        const Case c{0, m, n == 65 ? 300 : 37, n, false, tb, false, 1};
+        Call k = make_call(c);
+        check_ways(k, c.k, case_text(c));
+        if (HasFatalFailure()) return;
+      }
+}
+
+TEST(MatMul, TileRemaindersAndKBlocksEveryWay) {
+  // M, N and K around the tile (6 rows; 32 or 64 columns), the A block (96 rows), the K
+  // block (256) and the B block (about 1024 columns).
+  const Case cases[] = {
+      {0, 6, 256, 64, false, false, false, 1},    {0, 13, 257, 47, false, false, false, 1},
+      {0, 97, 513, 129, false, false, false, 1},  {0, 17, 1, 17, false, false, false, 1},
+      {0, 23, 255, 1030, false, false, false, 1}, {0, 200, 64, 20, false, false, false, 1},
+      {0, 12, 300, 100, true, true, false, -0.5}, {0, 9, 270, 70, true, false, false, 2},
+  };
+  for (const Case& c : cases) {
+    Call k = make_call(c);
+    check_ways(k, c.k, case_text(c));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(MatMul, BatchedAndStridedEveryWay) {
+  // Batch items split over threads; B shared by the batch (packed once per run, or once at
+  // prepare as a constant); A shared; several batch dims; C written transposed.
+  struct Variant {
+    Case c;
+    bool tc, bcast_a;
+    std::vector<int64_t> batch;
+  } variants[] = {
+      {{3, 13, 40, 70, false, false, true, 1}, false, false, {}},
+      {{4, 64, 300, 96, false, true, true, 1}, false, false, {}},
+      {{5, 2, 50, 80, false, false, true, 1}, false, false, {}},
+      {{0, 9, 33, 41, true, true, false, 1}, true, false, {2, 3}},
+      {{0, 31, 20, 66, false, false, false, 1}, true, true, {3}},
+  };
+  for (Variant& v : variants) {
+    Call k = make_call(v.c, v.tc, v.bcast_a, v.batch);
+    check_ways(k, v.c.k,
+               case_text(v.c) + (v.tc ? " Ct" : "") + (v.bcast_a ? " A shared" : "") +
+                   " batch dims " + std::to_string(v.batch.size()));
+    if (HasFatalFailure()) return;
+  }
+}
+
+TEST(MatMul, WeightPackedForOneTargetRunsOnEvery) {
+  // Packed at prepare under the best target, run under each: a packing for another geometry
+  // is never used as it is.
+  const Case c{0, 20, 300, 90, false, false, false, 1};
+  Call k = make_call(c);
+  const std::vector<float> want = run_way(k, Way::Reference);
+  std::vector<ExternBuffer> in = {k.ins[0].buffer(), k.ins[1].buffer()};
+  std::vector<ExternBuffer> constants = {ExternBuffer{}, in[1]};
+  auto prepared = make_backend("portable")->prepare_extern(k.call, constants);
+  testing::for_each_simd_target([&] {
+    Operand out = k.out;
+    ExternBuffer ob = out.buffer();
+    prepared->run(in.data(), &ob);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(out.data[i], want[i], 1e-4) << i;
+  });
 }
 
 TEST(MatMul, RejectsBadOperands) {

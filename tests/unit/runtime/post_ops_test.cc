@@ -1,9 +1,12 @@
 // Fused epilogues of MatMul / Conv (ExternCall::post_ops): each kind against its formula
 // written here in double, chains with broadcast and residual operands, every backend against
-// the reference, and the operand checks.
+// the reference, and the operand checks; every kind fused into the portable GEMM's tiles
+// with every operand layout on every SIMD target (two threads bitwise equal to one), and
+// special values (NaN, inf, exp out of range) exactly as the reference gives them.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -11,6 +14,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/post_ops.h"
 #include "runtime/backend.h"
+#include "tests/unit/runtime/kernel_builder.h"
 
 namespace ferrite {
 namespace {
@@ -157,6 +161,155 @@ TEST(PostOps, ConvWithBiasThenPostOps) {
         v = std::min(std::max(v, 0.0), 6.0);
         EXPECT_NEAR(y[m * 9 + p], v, 1e-5) << m << "," << p;
       }
+  }
+}
+
+const std::vector<PostOp>& unary_kinds() {
+  static const std::vector<PostOp> ops = {{PostOpKind::Relu},
+                                          {PostOpKind::Clip, -0.5f, 1.5f},
+                                          {PostOpKind::LeakyRelu, 0.1f},
+                                          {PostOpKind::Elu, 0.7f},
+                                          {PostOpKind::HardSigmoid, 0.2f, 0.5f},
+                                          {PostOpKind::HardSwish},
+                                          {PostOpKind::Sigmoid},
+                                          {PostOpKind::Tanh},
+                                          {PostOpKind::Silu},
+                                          {PostOpKind::GeluErf},
+                                          {PostOpKind::GeluTanh},
+                                          {PostOpKind::Linear, -2.0f, 0.25f}};
+  return ops;
+}
+
+// A MatMul C [m, n] = A [m, k] @ B [k, n] whose post-ops read operands appended with `add`.
+struct FusedMatMul {
+  int64_t m, k, n;
+  std::vector<std::vector<float>> data;  // inputs, then the output
+  ExternCall call;
+
+  FusedMatMul(int64_t m_, int64_t k_, int64_t n_, const std::vector<float>& a,
+              const std::vector<float>& b)
+      : m(m_), k(k_), n(n_) {
+    call.op = "MatMul";
+    data = {a, b};
+    call.inputs = {TensorRef{0, {m, k}, {k, 1}, 0}, TensorRef{1, {k, n}, {n, 1}, 0}};
+  }
+  // An operand of `count` values viewed as [m, n] with strides `strides`; its input index.
+  int32_t add(std::vector<float> values, std::vector<int64_t> strides) {
+    const int32_t id = static_cast<int32_t>(data.size());
+    data.push_back(std::move(values));
+    call.inputs.push_back(TensorRef{id, {m, n}, std::move(strides), 0});
+    return id;
+  }
+  // The output after running on `backend` (prepared; the weight B constant when asked).
+  std::vector<float> run(const std::string& backend, int threads, bool constant_b) {
+    std::vector<float> c(static_cast<size_t>(m * n), NAN);
+    call.outputs = {TensorRef{static_cast<int32_t>(data.size()), {m, n}, {n, 1}, 0}};
+    std::vector<ExternBuffer> in;
+    for (auto& v : data) in.push_back({v.data(), DType::F32, static_cast<int64_t>(v.size())});
+    ExternBuffer out{c.data(), DType::F32, m * n};
+    std::vector<ExternBuffer> constants(in.size());
+    if (constant_b) constants[1] = in[1];
+    BackendOptions options;
+    options.threads = threads;
+    make_backend(backend, options)->prepare_extern(call, constants)->run(in.data(), &out);
+    return c;
+  }
+};
+
+std::vector<float> uniform(size_t count, float lo, float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(count);
+  for (float& x : v) x = d(rng);
+  return v;
+}
+
+// Both NaN, or within `tol` relative to max(1, |want|).
+::testing::AssertionResult close(float got, float want, double tol) {
+  if (std::isnan(got) && std::isnan(want)) return ::testing::AssertionSuccess();
+  if (got == want) return ::testing::AssertionSuccess();  // infinities
+  if (std::fabs(static_cast<double>(got) - want) <= tol * std::max(1.0, std::fabs(double{want})))
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << "got " << got << ", want " << want;
+}
+
+// Against the reference on every SIMD target (one thread, the weight constant or not), and
+// two threads bitwise equal to one.
+void check_fused(FusedMatMul& f, double tol) {
+  const std::vector<float> want = f.run("reference", 1, false);
+  testing::for_each_simd_target([&] {
+    for (bool constant_b : {false, true}) {
+      const std::vector<float> got = f.run("portable", 1, constant_b);
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_TRUE(close(got[i], want[i], tol)) << "at " << i << (constant_b ? " (packed B)" : "");
+      if (!constant_b) continue;
+      const std::vector<float> two = f.run("portable", 2, constant_b);
+      ASSERT_EQ(std::memcmp(two.data(), got.data(), got.size() * sizeof(float)), 0)
+          << "two threads differ from one";
+    }
+  });
+}
+
+TEST(PostOps, EveryKindFusedPerTileOnEveryTarget) {
+  // 13 x 70: remainders of the 6-row tile and of the 32- or 64-column one; K = 300: two K
+  // blocks, the epilogue must run once, after the last. A bias per column first, then the
+  // kind; binary kinds read their operand per row, per column, full, full transposed and as
+  // one scalar.
+  const int64_t m = 13, k = 300, n = 70;
+  const std::vector<float> a = uniform(m * k, -0.3f, 0.3f, 1), b = uniform(k * n, -1, 1, 2);
+  const std::vector<float> bias = uniform(n, -1, 1, 3);
+  for (const PostOp& p : unary_kinds()) {
+    SCOPED_TRACE(post_op_text(p));
+    FusedMatMul f(m, k, n, a, b);
+    f.call.post_ops = {PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})}, p};
+    check_fused(f, 1e-5);
+    if (HasFatalFailure()) return;
+  }
+  const std::pair<const char*, std::vector<int64_t>> layouts[] = {{"per row", {1, 0}},
+                                                                  {"per column", {0, 1}},
+                                                                  {"full", {n, 1}},
+                                                                  {"transposed", {1, m}},
+                                                                  {"scalar", {0, 0}}};
+  for (PostOpKind kind : {PostOpKind::Add, PostOpKind::Sub, PostOpKind::Mul, PostOpKind::Div,
+                          PostOpKind::Max, PostOpKind::Min}) {
+    for (const auto& layout : layouts) {
+      SCOPED_TRACE(std::string(post_op_name(kind)) + " " + layout.first);
+      FusedMatMul f(m, k, n, a, b);
+      // Divisors away from zero; the rest around the products' range.
+      std::vector<float> t =
+          kind == PostOpKind::Div ? uniform(m * n, 0.5f, 1.5f, 4) : uniform(m * n, -1, 1, 4);
+      f.call.post_ops = {PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})},
+                         PostOp{kind, 0, 0, f.add(t, layout.second)}};
+      check_fused(f, 1e-5);
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(PostOps, SpecialValuesAsTheReferenceGivesThem) {
+  // K = 1 and B = [1, -1, 0.5]: C holds the special values themselves, then each kind on its
+  // own — the vector formulas must hand NaN, inf and out-of-range lanes to the scalar path.
+  const std::vector<float> specials = {NAN,  INFINITY, -INFINITY, 0.0f,   -0.0f, 1e-30f,
+                                       -100, 100,      87.5f,     -87.5f, 88.9f, -90,
+                                       1e5f, -1e5f,    3,         -3,     2e4f,  -2e4f};
+  const int64_t m = static_cast<int64_t>(specials.size()), n = 3;
+  std::vector<PostOp> ops = unary_kinds();
+  ops.push_back({PostOpKind::Clip, NAN, 1.0f});  // parameters no vector formula takes
+  for (const PostOp& p : ops) {
+    SCOPED_TRACE(post_op_text(p));
+    FusedMatMul f(m, 1, n, specials, {1, -1, 0.5f});
+    f.call.post_ops = {p};
+    check_fused(f, 2e-6);
+    if (HasFatalFailure()) return;
+  }
+  for (PostOpKind kind : {PostOpKind::Max, PostOpKind::Min, PostOpKind::Div}) {
+    SCOPED_TRACE(post_op_name(kind));
+    FusedMatMul f(m, 1, n, specials, {1, -1, 0.5f});
+    std::vector<float> t(static_cast<size_t>(m * n));
+    for (size_t i = 0; i < t.size(); ++i) t[i] = specials[(i * 7) % specials.size()];
+    f.call.post_ops = {PostOp{kind, 0, 0, f.add(t, {n, 1})}};
+    check_fused(f, 0);
+    if (HasFatalFailure()) return;
   }
 }
 
