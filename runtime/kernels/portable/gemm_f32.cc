@@ -68,7 +68,7 @@ void GemmBlock(const GemmF32& g, bool use_pa, bool use_pb, int64_t i_begin, int6
   const int64_t nr = geo.nr, m_pad = RoundUp(g.m, kMR), n_pad = RoundUp(g.n, nr);
   // Few rows: packing B would cost about as much as multiplying by it, so full panels are
   // read from B's rows in place. Decided on the whole product, never on a thread's block.
-  const bool direct_b = !use_pb && g.b_cs == 1 && g.m <= 2 * kMR;
+  const bool direct_b = !use_pb && !g.b_packer && g.b_cs == 1 && g.m <= 2 * kMR;
   const Epilogue* epilogue = g.epilogue && g.epilogue->active() ? g.epilogue : nullptr;
   for (int64_t j0 = j_begin; j0 < j_end; j0 += geo.nc) {
     const int64_t nc = std::min(geo.nc, j_end - j0);
@@ -77,7 +77,10 @@ void GemmBlock(const GemmF32& g, bool use_pa, bool use_pb, int64_t i_begin, int6
       const bool last = p0 + kc == g.k;
       BSource src{nullptr, nullptr};
       if (use_pb) {
-        src.block = g.b_packed->data.data() + p0 * n_pad + (j0 / nr) * kc * nr;
+        src.block = g.b_packed->data + p0 * n_pad + (j0 / nr) * kc * nr;
+      } else if (g.b_packer) {
+        g.b_packer(g.b_ctx, p0, kc, j0, nc, nr, b_buf);
+        src.block = b_buf;
       } else if (!direct_b) {
         PackB(g.b + p0 * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, nr, b_buf);
         src.block = b_buf;
@@ -90,7 +93,7 @@ void GemmBlock(const GemmF32& g, bool use_pa, bool use_pb, int64_t i_begin, int6
         const int64_t mc = std::min(kMC, i_end - i0);
         const float* a_block;
         if (use_pa) {
-          a_block = g.a_packed->data.data() + p0 * m_pad + (i0 / kMR) * kc * kMR;
+          a_block = g.a_packed->data + p0 * m_pad + (i0 / kMR) * kc * kMR;
         } else {
           PackA(g.a + i0 * g.a_rs + p0 * g.a_cs, g.a_rs, g.a_cs, mc, kc, kMR, a_buf);
           a_block = a_buf;
@@ -151,37 +154,36 @@ GemmGeometry gemm_f32_geometry() {
   return HWY_DYNAMIC_DISPATCH(Geometry)();
 }
 
+size_t gemm_f32_packed_a_floats(int64_t m, int64_t k) {
+  return static_cast<size_t>(round_up(m, gemm_f32_geometry().mr) * k);
+}
+
+size_t gemm_f32_packed_b_floats(int64_t k, int64_t n) {
+  return static_cast<size_t>(k * round_up(n, gemm_f32_geometry().nr));
+}
+
 void gemm_f32_pack_a(const float* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
-                     PackedOperand* out) {
+                     PackedOperand* out, float* dst) {
   out->geometry = gemm_f32_geometry();
   out->rows = m;
   out->cols = k;
-  float* dst = out->data.reserve(static_cast<size_t>(round_up(m, out->geometry.mr) * k));
+  if (!dst) dst = out->owned.reserve(gemm_f32_packed_a_floats(m, k));
+  out->data = dst;
   if (m > 0 && k > 0) HWY_DYNAMIC_DISPATCH(PackWholeA)(a, a_rs, a_cs, m, k, dst);
 }
 
 void gemm_f32_pack_b(const float* b, int64_t b_rs, int64_t b_cs, int64_t k, int64_t n,
-                     PackedOperand* out) {
+                     PackedOperand* out, float* dst) {
   out->geometry = gemm_f32_geometry();
   out->rows = k;
   out->cols = n;
-  float* dst = out->data.reserve(static_cast<size_t>(k * round_up(n, out->geometry.nr)));
+  if (!dst) dst = out->owned.reserve(gemm_f32_packed_b_floats(k, n));
+  out->data = dst;
   if (k > 0 && n > 0) HWY_DYNAMIC_DISPATCH(PackWholeB)(b, b_rs, b_cs, k, n, dst);
 }
 
 bool gemm_f32_packed_usable(const PackedOperand* p, int64_t rows, int64_t cols) {
-  return p && p->rows == rows && p->cols == cols && p->geometry == gemm_f32_geometry();
-}
-
-void GemmWorkspace::reserve(int slots, size_t a, size_t b) {
-  if (a_.size() < static_cast<size_t>(slots)) {
-    a_.resize(static_cast<size_t>(slots));
-    b_.resize(static_cast<size_t>(slots));
-  }
-  for (int s = 0; s < slots; ++s) {
-    a_[static_cast<size_t>(s)].reserve(a);
-    b_[static_cast<size_t>(s)].reserve(b);
-  }
+  return p && p->data && p->rows == rows && p->cols == cols && p->geometry == gemm_f32_geometry();
 }
 
 namespace {
@@ -207,26 +209,38 @@ Split split_for(const GemmF32& g, const GemmGeometry& geo, int threads) {
   return s;
 }
 
-}  // namespace
+// One thread's packing blocks: A (MC x KC) then B (KC x NC), each 64-byte aligned.
+struct SlotLayout {
+  size_t a = 0, b = 0, total = 0;
+};
 
-void gemm_f32_reserve(const GemmF32& g, int threads, GemmWorkspace* ws) {
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return;
-  const GemmGeometry geo = gemm_f32_geometry();
+SlotLayout slot_layout(const GemmF32& g, const GemmGeometry& geo) {
   const int64_t kc = std::min(geo.kc, g.k);
-  ws->reserve(static_cast<int>(split_for(g, geo, threads).parts),
-              static_cast<size_t>(round_up(std::min(geo.mc, g.m), geo.mr) * kc),
-              static_cast<size_t>(kc * round_up(std::min(geo.nc, g.n), geo.nr)));
+  ScratchLayout l;
+  SlotLayout s;
+  s.a = l.add(static_cast<size_t>(round_up(std::min(geo.mc, g.m), geo.mr) * kc));
+  s.b = l.add(static_cast<size_t>(kc * round_up(std::min(geo.nc, g.n), geo.nr)));
+  s.total = l.floats();
+  return s;
 }
 
-void gemm_f32(const GemmF32& g, int threads, GemmWorkspace* ws) {
+}  // namespace
+
+size_t gemm_f32_scratch_floats(const GemmF32& g, int threads) {
+  if (g.m <= 0 || g.n <= 0 || g.k <= 0) return 0;
+  const GemmGeometry geo = gemm_f32_geometry();
+  return static_cast<size_t>(split_for(g, geo, threads).parts) * slot_layout(g, geo).total;
+}
+
+void gemm_f32(const GemmF32& g, int threads, float* scratch) {
   if (g.m <= 0 || g.n <= 0 || g.k <= 0) return;
   const GemmGeometry geo = gemm_f32_geometry();
   const bool use_pa = gemm_f32_packed_usable(g.a_packed, g.m, g.k);
-  const bool use_pb = gemm_f32_packed_usable(g.b_packed, g.k, g.n);
+  const bool use_pb = !g.b_packer && gemm_f32_packed_usable(g.b_packed, g.k, g.n);
   const Split split = split_for(g, geo, threads);
-  GemmWorkspace local;
-  if (!ws) ws = &local;
-  gemm_f32_reserve(g, threads, ws);
+  const SlotLayout slot = slot_layout(g, geo);
+  FloatBuffer local;
+  if (!scratch) scratch = local.reserve(static_cast<size_t>(split.parts) * slot.total);
   const int64_t col_panels = (g.n + geo.nr - 1) / geo.nr, row_panels = (g.m + geo.mr - 1) / geo.mr;
   parallel_parts(threads, split.parts, [&](int64_t part) {
     int64_t i0 = 0, i1 = g.m, j0 = 0, j1 = g.n;
@@ -237,8 +251,9 @@ void gemm_f32(const GemmF32& g, int threads, GemmWorkspace* ws) {
       i0 = std::min(g.m, row_panels * part / split.parts * geo.mr);
       i1 = std::min(g.m, row_panels * (part + 1) / split.parts * geo.mr);
     }
-    const int slot = static_cast<int>(part);
-    HWY_DYNAMIC_DISPATCH(GemmBlock)(g, use_pa, use_pb, i0, i1, j0, j1, ws->a(slot), ws->b(slot));
+    float* mine = scratch + static_cast<size_t>(part) * slot.total;
+    HWY_DYNAMIC_DISPATCH(GemmBlock)
+    (g, use_pa, use_pb, i0, i1, j0, j1, mine + slot.a, mine + slot.b);
   });
 }
 

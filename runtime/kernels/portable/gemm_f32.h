@@ -7,6 +7,8 @@
 //   - weights packed once (gemm_f32_pack_a / _b, at prepare time) are used as they are;
 //   - with few rows of A (GEMV-like, M <= 2 MR) and unit-stride rows of B, B is read in
 //     place instead of packed (packing would cost as much as the product);
+//   - a B that exists only implicitly (a convolution's im2col matrix) is packed straight
+//     from its source by a callback, without being materialized;
 //   - the epilogue (epilogue.h) runs on each tile right after its last K block, while the
 //     tile is in registers and L1;
 //   - threads split C into blocks of whole tiles. Every element is computed by one thread
@@ -35,16 +37,27 @@ GemmGeometry gemm_f32_geometry();
 // the block in order — B: K x N as panels of nr columns (kc x nr each, zero-padded past N);
 // A: M x K as panels of mr rows (kc x mr each, k-major, zero-padded past M).
 struct PackedOperand {
-  FloatBuffer data;
+  const float* data = nullptr;  // in `owned`, or in memory the caller gave
+  FloatBuffer owned;
   GemmGeometry geometry;
   int64_t rows = 0, cols = 0;  // the logical matrix: K x N for B, M x K for A
 };
+// Floats of a packed A (m x k) or B (k x n) for the current geometry.
+size_t gemm_f32_packed_a_floats(int64_t m, int64_t k);
+size_t gemm_f32_packed_b_floats(int64_t k, int64_t n);
+// Packs into `dst` (that many floats) or, when it is null, into out->owned.
 void gemm_f32_pack_a(const float* a, int64_t a_rs, int64_t a_cs, int64_t m, int64_t k,
-                     PackedOperand* out);
+                     PackedOperand* out, float* dst = nullptr);
 void gemm_f32_pack_b(const float* b, int64_t b_rs, int64_t b_cs, int64_t k, int64_t n,
-                     PackedOperand* out);
+                     PackedOperand* out, float* dst = nullptr);
 // Whether `p` was packed for the current geometry with these dims (else it must be ignored).
 bool gemm_f32_packed_usable(const PackedOperand* p, int64_t rows, int64_t cols);
+
+// Packs B[p0 : p0 + kc, j0 : j0 + nc] of a B that exists only implicitly (a convolution's
+// im2col matrix) as panels of nr columns, the layout of a packed B block: panel q at
+// dst + q * kc * nr, kc rows of nr floats, zero-padded past nc.
+using GemmPackB = void (*)(const void* ctx, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                           int64_t nr, float* dst);
 
 struct GemmF32 {
   const float* a = nullptr;  // element (0, 0) of A
@@ -53,6 +66,8 @@ struct GemmF32 {
   const float* b = nullptr;
   int64_t b_rs = 0, b_cs = 0;
   const PackedOperand* b_packed = nullptr;
+  GemmPackB b_packer = nullptr;  // when set, B is what it packs (b and b_packed unused)
+  const void* b_ctx = nullptr;
   float* c = nullptr;
   int64_t c_rs = 0, c_cs = 0;
   int64_t m = 0, n = 0, k = 0;  // k > 0; every element the strides reach must exist
@@ -60,21 +75,11 @@ struct GemmF32 {
   const Epilogue* epilogue = nullptr;  // in C's coordinates; null or inactive: none
 };
 
-// Per-thread packing buffers, kept between calls.
-class GemmWorkspace {
- public:
-  // Room for `slots` threads, each with a packed A block of `a` and a B block of `b` floats.
-  void reserve(int slots, size_t a, size_t b);
-  float* a(int slot) { return a_[static_cast<size_t>(slot)].data(); }
-  float* b(int slot) { return b_[static_cast<size_t>(slot)].data(); }
+// Floats of scratch (per-thread packing blocks) gemm_f32(g, threads, ...) uses.
+size_t gemm_f32_scratch_floats(const GemmF32& g, int threads);
 
- private:
-  std::vector<FloatBuffer> a_, b_;
-};
-
-// Computes C on up to `threads` threads (a temporary workspace when `ws` is null).
-void gemm_f32(const GemmF32& g, int threads = 1, GemmWorkspace* ws = nullptr);
-// Grows `ws` to what gemm_f32(g, threads, ws) uses (then that call allocates nothing).
-void gemm_f32_reserve(const GemmF32& g, int threads, GemmWorkspace* ws);
+// Computes C on up to `threads` threads; `scratch`: gemm_f32_scratch_floats(g, threads)
+// floats, 64-byte aligned, or null (then allocated here).
+void gemm_f32(const GemmF32& g, int threads = 1, float* scratch = nullptr);
 
 }  // namespace ferrite

@@ -17,15 +17,14 @@ bool all_zero(const std::vector<int64_t>& v) {
   return std::all_of(v.begin(), v.end(), [](int64_t x) { return x == 0; });
 }
 
-// The post-ops of batch item `bi` as an epilogue over its C[i, j]: each operand's batch
-// offset applied, its last two strides as the row and column strides.
-Epilogue item_epilogue(const ExternCall& call, const ExternBuffer* inputs, const MatMulArgs& m,
-                       int64_t bi) {
-  Epilogue e;
-  e.ops = call.post_ops.data();
-  e.op_count = call.post_ops.size();
-  e.operands.resize(e.op_count);
-  for (size_t k = 0; k < e.op_count; ++k) {
+// Fills `e` with the post-ops of batch item `bi` as an epilogue over its C[i, j]: each
+// operand's batch offset applied, its last two strides as the row and column strides.
+void fill_epilogue(const ExternCall& call, const ExternBuffer* inputs, const MatMulArgs& m,
+                   int64_t bi, Epilogue* e) {
+  e->ops = call.post_ops.data();
+  e->op_count = call.post_ops.size();
+  e->operands.resize(e->op_count);
+  for (size_t k = 0; k < e->op_count; ++k) {
     const PostOp& p = call.post_ops[k];
     if (!post_op_is_binary(p.kind)) continue;
     const TensorRef& t = call.inputs[static_cast<size_t>(p.input)];
@@ -35,39 +34,73 @@ Epilogue item_epilogue(const ExternCall& call, const ExternBuffer* inputs, const
       offset += rest % m.batch[d] * t.strides[d];
       rest /= m.batch[d];
     }
-    e.operands[k] = {static_cast<const float*>(inputs[p.input].data) + offset, t.strides[rank - 2],
-                     t.strides[rank - 1]};
+    e->operands[k] = {static_cast<const float*>(inputs[p.input].data) + offset, t.strides[rank - 2],
+                      t.strides[rank - 1]};
   }
-  return e;
+}
+
+// The dims a run will see, from the call alone (zeros for a call run() will reject).
+struct Dims {
+  int64_t m = 0, k = 0, n = 0, batches = 0;
+  bool b_shared = false, b_unit_cols = false;
+};
+
+Dims dims_of(const ExternCall& call) {
+  Dims d;
+  if (op_input_count(call) != 2) return d;
+  const TensorRef &a = call.inputs[0], &b = call.inputs[1];
+  const size_t rank = a.shape.size();
+  if (rank < 2 || b.shape.size() != rank || b.strides.size() != rank) return d;
+  d.m = a.shape[rank - 2];
+  d.k = a.shape[rank - 1];
+  d.n = b.shape[rank - 1];
+  d.batches = 1;
+  for (size_t i = 0; i + 2 < rank; ++i) {
+    if (a.shape[i] < 0 || __builtin_mul_overflow(d.batches, a.shape[i], &d.batches)) return {};
+  }
+  d.b_shared = all_zero(std::vector<int64_t>(b.strides.begin(), b.strides.end() - 2));
+  d.b_unit_cols = b.strides[rank - 1] == 1;
+  return d;
 }
 
 class PortableMatMul : public PreparedExtern {
  public:
   PortableMatMul(const ExternCall& call, const std::vector<ExternBuffer>& constants, int threads)
-      : call_(call), threads_(std::max(threads, 1)), ws_(static_cast<size_t>(threads_)) {
+      : call_(call), threads_(std::max(threads, 1)) {
+    const Dims d = dims_of(call);
     if (constants.size() >= 2 && constants[1].data) pack_weight(constants[1]);
+    if (!call.post_ops.empty() && d.batches > 0) {
+      epilogues_.resize(static_cast<size_t>(d.batches));
+      for (Epilogue& e : epilogues_) e.operands.resize(call.post_ops.size());
+    }
+    scratch_floats_ = layout(d, nullptr).floats();
   }
+
+  size_t scratch_bytes() const override { return scratch_floats_ * sizeof(float); }
+  void bind_scratch(void* scratch) override { scratch_.bind(scratch, scratch_bytes()); }
 
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
     const MatMulArgs m = parse_matmul(call_, inputs, outputs);
     check_post_ops(call_, inputs, outputs);
     if (m.m == 0 || m.n == 0) return;
     const int64_t batches = m.batch_count();
-    if (m.k == 0) {  // an empty sum: C = 0, and A and B have no elements to point at
-      for (int64_t bi = 0; bi < batches; ++bi) {
-        int64_t oa, ob, oc;
-        m.batch_offsets(bi, &oa, &ob, &oc);
-        for (int64_t i = 0; i < m.m; ++i)
-          for (int64_t j = 0; j < m.n; ++j)
-            m.c[oc + i * m.lc.row_stride + j * m.lc.col_stride] = 0.0f;
-      }
-      return apply_post_ops(call_, inputs, outputs);
-    }
-    const PackedOperand* packed_b = shared_b(m, batches);
-    std::vector<Epilogue> epilogues;
-    if (!call_.post_ops.empty())
+    if (m.k == 0) return zero_product(m, batches, inputs, outputs);
+    Dims d;
+    d.m = m.m;
+    d.k = m.k;
+    d.n = m.n;
+    d.batches = batches;
+    d.b_shared = all_zero(m.lb.batch_strides);
+    d.b_unit_cols = m.lb.col_stride == 1;
+    Offsets at;
+    const ScratchLayout l = layout(d, &at);
+    float* scratch = scratch_.get(l.floats());
+    const PackedOperand* packed_b = shared_b(m, at.shared_b ? scratch + at.shared_b_at : nullptr);
+    if (!call_.post_ops.empty()) {
+      epilogues_.resize(static_cast<size_t>(batches));
       for (int64_t bi = 0; bi < batches; ++bi)
-        epilogues.push_back(item_epilogue(call_, inputs, m, bi));
+        fill_epilogue(call_, inputs, m, bi, &epilogues_[static_cast<size_t>(bi)]);
+    }
     auto item = [&](int64_t bi) {
       int64_t oa, ob, oc;
       m.batch_offsets(bi, &oa, &ob, &oc);
@@ -86,23 +119,62 @@ class PortableMatMul : public PreparedExtern {
       g.n = m.n;
       g.k = m.k;
       g.alpha = m.alpha;
-      g.epilogue = epilogues.empty() ? nullptr : &epilogues[static_cast<size_t>(bi)];
+      g.epilogue = epilogues_.empty() ? nullptr : &epilogues_[static_cast<size_t>(bi)];
       return g;
     };
-    if (threads_ > 1 && batches >= threads_) {
-      // Whole batch items per thread, each on its own workspace (reserved first: nothing may
-      // throw inside the parallel region).
-      for (GemmWorkspace& w : ws_) gemm_f32_reserve(item(0), 1, &w);
+    float* gemm_scratch = scratch + at.gemm_at;
+    if (at.per_item) {  // whole batch items per thread, each in its own part of the scratch
       parallel_parts(threads_, threads_, [&](int64_t part) {
+        float* mine = gemm_scratch + static_cast<size_t>(part) * at.gemm_slot;
         for (int64_t bi = batches * part / threads_; bi < batches * (part + 1) / threads_; ++bi)
-          gemm_f32(item(bi), 1, &ws_[static_cast<size_t>(part)]);
+          gemm_f32(item(bi), 1, mine);
       });
     } else {
-      for (int64_t bi = 0; bi < batches; ++bi) gemm_f32(item(bi), threads_, &ws_[0]);
+      for (int64_t bi = 0; bi < batches; ++bi) gemm_f32(item(bi), threads_, gemm_scratch);
     }
   }
 
  private:
+  // Where run() puts things in its scratch.
+  struct Offsets {
+    bool shared_b = false;  // B packed once per run for every batch item
+    size_t shared_b_at = 0;
+    bool per_item = false;  // threads take whole batch items
+    size_t gemm_at = 0, gemm_slot = 0;
+  };
+
+  ScratchLayout layout(const Dims& d, Offsets* out) const {
+    Offsets at;
+    ScratchLayout l;
+    if (d.batches <= 0 || d.m <= 0 || d.n <= 0 || d.k <= 0) return l;
+    // A shared B is packed per run unless it is the packed weight or few rows read it in place.
+    const bool read_in_place = d.b_unit_cols && d.m <= 2 * gemm_f32_geometry().mr;
+    at.shared_b = d.b_shared && d.batches >= 2 && !weight_ && !read_in_place;
+    if (at.shared_b) at.shared_b_at = l.add(gemm_f32_packed_b_floats(d.k, d.n));
+    GemmF32 g;
+    g.m = d.m;
+    g.n = d.n;
+    g.k = d.k;
+    at.per_item = threads_ > 1 && d.batches >= threads_;
+    at.gemm_slot = gemm_f32_scratch_floats(g, at.per_item ? 1 : threads_);
+    at.gemm_at = l.add(at.gemm_slot * static_cast<size_t>(at.per_item ? threads_ : 1));
+    if (out) *out = at;
+    return l;
+  }
+
+  // An empty sum: C = 0 (A and B have no elements to point at), then the post-ops.
+  void zero_product(const MatMulArgs& m, int64_t batches, const ExternBuffer* inputs,
+                    const ExternBuffer* outputs) {
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int64_t oa, ob, oc;
+      m.batch_offsets(bi, &oa, &ob, &oc);
+      for (int64_t i = 0; i < m.m; ++i)
+        for (int64_t j = 0; j < m.n; ++j)
+          m.c[oc + i * m.lc.row_stride + j * m.lc.col_stride] = 0.0f;
+    }
+    apply_post_ops(call_, inputs, outputs);
+  }
+
   // A constant B that is one matrix for every batch item (batch strides 0) is packed now,
   // once; a bad view is left for run to report, as the reference would.
   void pack_weight(const ExternBuffer& buffer) {
@@ -122,9 +194,9 @@ class PortableMatMul : public PreparedExtern {
   }
 
   // B packed for every batch item, when it is one matrix for all: the weight packed at
-  // prepare (again if the dispatch target changed since), or packed now for this run when
-  // several items share it and the GEMM would pack it anyway.
-  const PackedOperand* shared_b(const MatMulArgs& m, int64_t batches) {
+  // prepare (again if the dispatch target changed since), or packed now into `dst` when the
+  // layout reserved room for that.
+  const PackedOperand* shared_b(const MatMulArgs& m, float* dst) {
     if (!all_zero(m.lb.batch_strides)) return nullptr;
     const float* b = m.b + m.lb.offset;
     if (weight_ && m.b == weight_) {
@@ -132,17 +204,18 @@ class PortableMatMul : public PreparedExtern {
         gemm_f32_pack_b(b, m.lb.row_stride, m.lb.col_stride, m.k, m.n, &packed_weight_);
       return &packed_weight_;
     }
-    const bool read_in_place = m.lb.col_stride == 1 && m.m <= 2 * gemm_f32_geometry().mr;
-    if (batches < 2 || read_in_place) return nullptr;
-    gemm_f32_pack_b(b, m.lb.row_stride, m.lb.col_stride, m.k, m.n, &packed_shared_);
+    if (!dst) return nullptr;
+    gemm_f32_pack_b(b, m.lb.row_stride, m.lb.col_stride, m.k, m.n, &packed_shared_, dst);
     return &packed_shared_;
   }
 
   const ExternCall& call_;
   int threads_;
-  std::vector<GemmWorkspace> ws_;  // one per thread
   const float* weight_ = nullptr;  // B's buffer when it is a plan constant
   PackedOperand packed_weight_, packed_shared_;
+  std::vector<Epilogue> epilogues_;  // one per batch item, refilled each run
+  size_t scratch_floats_ = 0;
+  Scratch scratch_;
 };
 
 }  // namespace
