@@ -2,21 +2,23 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
-#include <vector>
 
 #include "compiler/plan/error.h"
 #include "runtime/kernels/portable/conv_simd_f32.h"
+#include "runtime/kernels/portable/epilogue.h"
+#include "runtime/kernels/portable/float_buffer.h"
 #include "runtime/kernels/portable/gemm_f32.h"
+#include "runtime/kernels/portable/parallel.h"
 #include "runtime/kernels/reference/conv.h"
+#include "runtime/kernels/reference/extern_operands.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {
 namespace {
 
-// Floats of im2col / col2im columns per chunk (1 MiB): enough columns per GEMM call to
-// amortize packing W, few enough that the columns stay in cache between the im2col that
-// writes them and the GEMM that packs them.
+// Floats of ConvTranspose's col2im columns per chunk (1 MiB): enough columns per GEMM call
+// to amortize packing W, few enough that the columns stay in cache between the GEMM that
+// writes them and col2im.
 constexpr int64_t kColBudget = int64_t{1} << 18;
 // More scratch than this (4 GiB) means a nonsensical call, not a model.
 constexpr int64_t kMaxScratch = int64_t{1} << 30;
@@ -62,7 +64,33 @@ void for_each_element(const Dims5& shape, const Dims5& strides, int64_t offset, 
               k++);
 }
 
-enum class Path { BiasOnly, Depthwise, Pointwise, Im2Col, Transpose };
+// The 5-D strides of a [n, c, spatial...] view (as ConvArgs has them for X, W and Y).
+Dims5 strides5(const TensorRef& r) {
+  Dims5 s{};
+  const size_t k = r.strides.size() - 2;
+  s[0] = r.strides[0];
+  s[1] = r.strides[1];
+  for (size_t d = 0; d < k; ++d) s[2 + (3 - k) + d] = r.strides[2 + d];
+  return s;
+}
+
+// The one stride that steps a post-op operand along the flattened output positions, when
+// its spatial strides are those of a dense plane scaled (a residual: 1; a per-channel
+// operand: 0); false when they do not flatten.
+bool flat_stride(const Dims5& s, const ConvArgs& a, int64_t* cs) {
+  int64_t unit = -1, inner = 1;
+  for (int d = 2; d >= 0; --d) {
+    if (a.out[d] == 1) continue;
+    const int64_t st = s[2 + d];
+    if (unit < 0) unit = st;
+    if (st != unit * inner) return false;
+    inner *= a.out[d];
+  }
+  *cs = unit < 0 ? 0 : unit;
+  return true;
+}
+
+enum class Path { BiasOnly, Depthwise, Pointwise, Implicit, Transpose };
 
 Path choose_path(const ConvArgs& a) {
   if (a.c_in_group() == 0) return Path::BiasOnly;  // an empty sum
@@ -70,7 +98,7 @@ Path choose_path(const ConvArgs& a) {
   if (a.c_in_group() == 1 && a.c_out_group() == 1) return Path::Depthwise;
   for (int d = 0; d < 3; ++d)
     if (a.kernel[d] != 1 || a.stride[d] != 1 || a.pad_begin[d] != 0 || a.pad_end[d] != 0)
-      return Path::Im2Col;
+      return Path::Implicit;
   return Path::Pointwise;
 }
 
@@ -81,213 +109,309 @@ int64_t checked_mul(const ConvArgs& a, int64_t x, int64_t y) {
   return r;
 }
 
-// im2col for one image and group, output rows [r0, r1) (row = (o0, o1), out[2] columns
-// each): col[(c, j), (r - r0) * out[2] + o2] = x[c, o * stride + j * dilation - pad_begin],
-// zero in the padding. Rows are ordered like W's [C/group, kernel...] dims.
-void im2col(const ConvArgs& a, const float* x, int64_t r0, int64_t r1, float* col) {
-  const int64_t ow = a.out[2], iw = a.in[2], s2 = a.stride[2];
-  const int64_t cols = (r1 - r0) * ow, plane = a.in_size();
-  float* dst = col;
-  for (int64_t c = 0; c < a.c_in_group(); ++c)
-    for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0)
-      for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1)
-        for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2, dst += cols) {
-          const int64_t off = j2 * a.dilation[2] - a.pad_begin[2];
-          int64_t lo, hi;
-          conv_valid_range(ow, iw, s2, off, &lo, &hi);
-          for (int64_t r = r0; r < r1; ++r) {
-            float* out = dst + (r - r0) * ow;
-            const int64_t o0 = r / a.out[1], o1 = r % a.out[1];
-            const int64_t i0 = o0 * a.stride[0] + j0 * a.dilation[0] - a.pad_begin[0];
-            const int64_t i1 = o1 * a.stride[1] + j1 * a.dilation[1] - a.pad_begin[1];
-            if (i0 < 0 || i0 >= a.in[0] || i1 < 0 || i1 >= a.in[1] || lo == hi) {
-              std::fill(out, out + ow, 0.0f);
-              continue;
-            }
-            const float* xrow = x + c * plane + (i0 * a.in[1] + i1) * iw;
-            std::fill(out, out + lo, 0.0f);
-            if (s2 == 1) {
-              std::memcpy(out + lo, xrow + lo + off, static_cast<size_t>(hi - lo) * sizeof(float));
-            } else {
-              for (int64_t o = lo; o < hi; ++o) out[o] = xrow[o * s2 + off];
-            }
-            std::fill(out + hi, out + ow, 0.0f);
-          }
-        }
-}
-
-// C[m x n] = A[m x k] B[k x n], C's rows `c_rs` apart, A given by its strides, B dense.
-void gemm(const float* a, int64_t a_rs, int64_t a_cs, const float* b, int64_t b_rs, float* c,
-          int64_t c_rs, int64_t m, int64_t n, int64_t k) {
-  GemmF32 g;
-  g.a = a;
-  g.a_rs = a_rs;
-  g.a_cs = a_cs;
-  g.b = b;
-  g.b_rs = b_rs;
-  g.b_cs = 1;
-  g.c = c;
-  g.c_rs = c_rs;
-  g.c_cs = 1;
-  g.m = m;
-  g.n = n;
-  g.k = k;
-  gemm_f32(g);
-}
-
 class PortableConv : public PreparedExtern {
  public:
-  PortableConv(const ExternCall& call, bool transpose) : call_(call), transpose_(transpose) {
+  PortableConv(const ExternCall& call, bool transpose, const std::vector<ExternBuffer>& constants,
+               int threads)
+      : call_(call), transpose_(transpose), threads_(std::max(threads, 1)) {
     const ConvArgs a = parse_conv_shapes(call, transpose);
     path_ = choose_path(a);
     if (elements(y_dims(a)) == 0) return;  // nothing to compute
-    if (!is_dense(x_dims(a), a.xs)) x_dense_.resize(static_cast<size_t>(elements(x_dims(a))));
-    if (!is_dense(w_dims(a), a.ws)) w_dense_.resize(static_cast<size_t>(elements(w_dims(a))));
-    if (!is_dense(y_dims(a), a.ys)) y_dense_.resize(static_cast<size_t>(elements(y_dims(a))));
-    // Columns come in chunks of whole rows (all but the innermost spatial dim) of the
-    // output (im2col) or of the input (ConvTranspose).
-    int64_t col_rows = 0, rows = 0, row_len = 0;
-    if (path_ == Path::Im2Col) {
-      col_rows = a.c_in_group() * a.kernel_size();
-      rows = a.out[0] * a.out[1];
-      row_len = a.out[2];
-    } else if (path_ == Path::Transpose) {
-      col_rows = a.c_out_group() * a.kernel_size();
-      rows = a.in[0] * a.in[1];
-      row_len = a.in[2];
+    fused_ = plan_post_ops(a);
+    if (path_ == Path::Transpose) {
+      // Columns come in chunks of whole input rows (all but the innermost spatial dim).
+      const int64_t per_row = checked_mul(a, a.c_out_group() * a.kernel_size(), a.in[2]);
+      chunk_rows_ = std::min(a.in[0] * a.in[1],
+                             std::max<int64_t>(1, kColBudget / std::max<int64_t>(per_row, 1)));
+      checked_mul(a, per_row, chunk_rows_);
     }
-    const int64_t per_row = checked_mul(a, col_rows, row_len);
-    chunk_rows_ = std::min(rows, std::max<int64_t>(1, kColBudget / std::max<int64_t>(per_row, 1)));
-    col_.resize(static_cast<size_t>(checked_mul(a, per_row, chunk_rows_)));
+    if (constants.size() >= 2 && constants[1].data) pack_weight(a, constants[1]);
+    scratch_floats_ = layout(a, nullptr).floats();
   }
+
+  size_t scratch_bytes() const override { return scratch_floats_ * sizeof(float); }
+  void bind_scratch(void* scratch) override { scratch_.bind(scratch, scratch_bytes()); }
 
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
     const ConvArgs a = parse_conv(call_, inputs, outputs, transpose_);
+    check_post_ops(call_, inputs, outputs);
     if (elements(y_dims(a)) == 0) return;
-    const float* x = dense_input(a.x, a.x_offset, x_dims(a), a.xs, &x_dense_);
-    const float* w = dense_input(a.w, a.w_offset, w_dims(a), a.ws, &w_dense_);
-    float* y = y_dense_.empty() ? a.y + a.y_offset : y_dense_.data();
-    switch (path_) {
-      case Path::BiasOnly:
-      case Path::Transpose:
-        fill_bias(a, y);
-        if (path_ == Path::Transpose) conv_transpose(a, x, w, y);
-        break;
-      case Path::Depthwise:
-        depthwise(a, x, w, y);
-        break;
-      case Path::Pointwise:
-      case Path::Im2Col:
-        if (path_ == Path::Pointwise) pointwise(a, x, w, y);
-        if (path_ == Path::Im2Col) im2col_gemm(a, x, w, y);
-        if (a.has_bias) {
-          for (int64_t n = 0; n < a.n; ++n)
-            conv_add_bias_f32(y + n * a.c_out * a.out_size(), a.c_out, a.out_size(),
-                              a.b + a.b_offset, a.b_stride);
-        }
-        break;
+    Offsets at;
+    const ScratchLayout l = layout(a, &at);
+    float* s = scratch_.get(l.floats());
+    const float* x = dense_input(a.x, a.x_offset, x_dims(a), a.xs, at.x ? s + at.x_at : nullptr);
+    const float* w = dense_input(a.w, a.w_offset, w_dims(a), a.ws, at.w ? s + at.w_at : nullptr);
+    float* y = at.y ? s + at.y_at : a.y + a.y_offset;
+    const bool packed = use_packed_weight(a);
+    for (int64_t n = 0; n < a.n; ++n) {
+      const float* xn = x + n * a.c_in * a.in_size();
+      float* yn = y + n * a.c_out * a.out_size();
+      image_epilogue(a, inputs, n);
+      switch (path_) {
+        case Path::BiasOnly:
+          std::fill(yn, yn + a.c_out * a.out_size(), 0.0f);
+          epilogue_apply_f32(epilogue_, yn, a.out_size(), a.c_out, a.out_size());
+          break;
+        case Path::Depthwise:
+          depthwise(a, xn, w, yn, s + at.work_at, at.work_slot);
+          break;
+        case Path::Pointwise:
+        case Path::Implicit:
+          gemm(a, xn, w, packed, yn, s + at.work_at);
+          break;
+        case Path::Transpose:
+          conv_transpose(a, xn, w, packed, yn, s + at.col_at, s + at.work_at);
+          break;
+      }
     }
-    if (!y_dense_.empty()) {
+    if (at.y) {
       for_each_element(y_dims(a), a.ys, a.y_offset,
-                       [&](int64_t view, int64_t k) { a.y[view] = y_dense_[k]; });
+                       [&](int64_t view, int64_t k) { a.y[view] = y[k]; });
     }
-    apply_post_ops(call_, inputs, outputs);
+    if (!fused_) apply_post_ops(call_, inputs, outputs);
   }
 
  private:
+  // Where run() puts things in its scratch (`x`, `w`, `y`: whether that operand needs a
+  // dense copy).
+  struct Offsets {
+    bool x = false, w = false, y = false;
+    size_t x_at = 0, w_at = 0, y_at = 0, col_at = 0, work_at = 0, work_slot = 0;
+  };
+
+  ScratchLayout layout(const ConvArgs& a, Offsets* out) const {
+    Offsets at;
+    ScratchLayout l;
+    if (elements(y_dims(a)) == 0) return l;
+    at.x = !is_dense(x_dims(a), a.xs) && elements(x_dims(a)) > 0;
+    at.w = !is_dense(w_dims(a), a.ws) && elements(w_dims(a)) > 0;
+    at.y = !is_dense(y_dims(a), a.ys);
+    if (at.x) at.x_at = l.add(static_cast<size_t>(elements(x_dims(a))));
+    if (at.w) at.w_at = l.add(static_cast<size_t>(elements(w_dims(a))));
+    if (at.y) at.y_at = l.add(static_cast<size_t>(elements(y_dims(a))));
+    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
+    GemmF32 g;
+    switch (path_) {
+      case Path::BiasOnly:
+        break;
+      case Path::Depthwise:
+        at.work_slot = conv_depthwise_scratch_floats(a);
+        at.work_at = l.add(at.work_slot * static_cast<size_t>(depthwise_parts(a)));
+        break;
+      case Path::Pointwise:
+      case Path::Implicit:
+        g.m = mg;
+        g.n = p;
+        g.k = cg * (path_ == Path::Implicit ? a.kernel_size() : 1);
+        at.work_at = l.add(gemm_f32_scratch_floats(g, threads_));
+        break;
+      case Path::Transpose:
+        g.m = mg * a.kernel_size();
+        g.n = chunk_rows_ * a.in[2];
+        g.k = cg;
+        at.col_at = l.add(static_cast<size_t>(g.m * g.n));
+        at.work_at = l.add(gemm_f32_scratch_floats(g, threads_));
+        break;
+    }
+    if (out) *out = at;
+    return l;
+  }
+
+  // Decides whether the post-ops can run per block (each operand's spatial strides flatten)
+  // and sizes the epilogue's operand list.
+  bool plan_post_ops(const ConvArgs& a) {
+    epilogue_.ops = call_.post_ops.data();
+    epilogue_.op_count = call_.post_ops.size();
+    epilogue_.operands.resize(call_.post_ops.size());
+    for (const PostOp& p : call_.post_ops) {
+      if (!post_op_is_binary(p.kind)) continue;
+      if (p.input < 0 || static_cast<size_t>(p.input) >= call_.inputs.size()) return false;
+      const TensorRef& t = call_.inputs[static_cast<size_t>(p.input)];
+      int64_t cs = 0;
+      if (t.strides.size() != call_.outputs[0].shape.size() || !flat_stride(strides5(t), a, &cs))
+        return false;
+    }
+    return true;
+  }
+
+  // The epilogue of image n in its (channel, output position) coordinates: the bias (for the
+  // paths that do not add it themselves) and, when fused, the post-ops.
+  void image_epilogue(const ConvArgs& a, const ExternBuffer* inputs, int64_t n) {
+    const bool bias = a.has_bias && (path_ == Path::BiasOnly || path_ == Path::Pointwise ||
+                                     path_ == Path::Implicit);
+    epilogue_.row_bias = bias ? a.b + a.b_offset : nullptr;
+    epilogue_.row_bias_stride = a.b_stride;
+    epilogue_.op_count = fused_ ? call_.post_ops.size() : 0;
+    for (size_t k = 0; k < epilogue_.op_count; ++k) {
+      const PostOp& p = call_.post_ops[k];
+      if (!post_op_is_binary(p.kind)) continue;
+      const TensorRef& t = call_.inputs[static_cast<size_t>(p.input)];
+      const Dims5 s = strides5(t);
+      int64_t cs = 0;
+      flat_stride(s, a, &cs);
+      epilogue_.operands[k] = {
+          static_cast<const float*>(inputs[p.input].data) + t.offset + n * s[0], s[1], cs};
+    }
+  }
+
+  // A constant W, dense, is packed now as the GEMM's A operand of each group (W_g, or W_g^T
+  // for ConvTranspose); a bad view is left for run to report, as the reference would.
+  void pack_weight(const ConvArgs& a, const ExternBuffer& buffer) {
+    if (path_ != Path::Pointwise && path_ != Path::Implicit && path_ != Path::Transpose) return;
+    try {
+      const TensorRef& w = call_.inputs[1];
+      check_f32_view(a.op(), "W", w, buffer, w.shape.size());
+    } catch (const Error&) {
+      return;
+    }
+    if (!is_dense(w_dims(a), a.ws)) return;
+    weight_ = static_cast<const float*>(buffer.data);
+    packed_w_.resize(static_cast<size_t>(a.group));
+    for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
+  }
+
+  void pack_group(const ConvArgs& a, const float* w, int64_t g) {
+    PackedOperand* out = &packed_w_[static_cast<size_t>(g)];
+    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), ks = a.kernel_size();
+    if (path_ == Path::Transpose) {
+      gemm_f32_pack_a(w + g * cg * mg * ks, 1, mg * ks, mg * ks, cg, out);
+    } else {
+      const int64_t kdim = cg * (path_ == Path::Implicit ? ks : 1);
+      gemm_f32_pack_a(w + g * mg * kdim, kdim, 1, mg, kdim, out);
+    }
+  }
+
+  // Whether this run uses the packed W (packing it again if the dispatch target changed).
+  bool use_packed_weight(const ConvArgs& a) {
+    if (!weight_ || a.w != weight_) return false;
+    const PackedOperand& p0 = packed_w_[0];
+    if (!gemm_f32_packed_usable(&p0, p0.rows, p0.cols))
+      for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
+    return true;
+  }
+
   // The operand as a dense array: in place when it is one, else copied into `scratch`.
   static const float* dense_input(const float* base, int64_t offset, const Dims5& shape,
-                                  const Dims5& strides, std::vector<float>* scratch) {
+                                  const Dims5& strides, float* scratch) {
     if (elements(shape) == 0) return base;  // never read; the offset may point anywhere
-    if (scratch->empty()) return base + offset;
-    float* dst = scratch->data();
-    for_each_element(shape, strides, offset, [&](int64_t view, int64_t k) { dst[k] = base[view]; });
-    return dst;
+    if (!scratch) return base + offset;
+    for_each_element(shape, strides, offset,
+                     [&](int64_t view, int64_t k) { scratch[k] = base[view]; });
+    return scratch;
   }
 
-  static void fill_bias(const ConvArgs& a, float* y) {
-    const int64_t plane = a.out_size();
-    for (int64_t n = 0; n < a.n; ++n)
-      for (int64_t m = 0; m < a.c_out; ++m) {
-        const float b = a.has_bias ? a.b[a.b_offset + m * a.b_stride] : 0.0f;
-        float* p = y + (n * a.c_out + m) * plane;
-        std::fill(p, p + plane, b);
-      }
+  int64_t depthwise_parts(const ConvArgs& a) const {
+    return std::max<int64_t>(1, std::min<int64_t>(threads_, a.c_out));
   }
 
-  static void depthwise(const ConvArgs& a, const float* x, const float* w, float* y) {
-    const int64_t k = a.kernel_size();
-    for (int64_t n = 0; n < a.n; ++n)
-      for (int64_t c = 0; c < a.c_out; ++c) {
-        const float b = a.has_bias ? a.b[a.b_offset + c * a.b_stride] : 0.0f;
-        conv_depthwise_plane_f32(a, x + (n * a.c_in + c) * a.in_size(), w + c * k, b,
-                                 y + (n * a.c_out + c) * a.out_size());
-      }
+  void depthwise(const ConvArgs& a, const float* x, const float* w, float* y, float* work,
+                 size_t slot) {
+    const Epilogue* post_ops = epilogue_.active() ? &epilogue_ : nullptr;
+    const int64_t parts = depthwise_parts(a);
+    parallel_parts(threads_, parts, [&](int64_t part) {
+      conv_depthwise_f32(a, x, w, y, post_ops, a.c_out * part / parts, a.c_out * (part + 1) / parts,
+                         work + static_cast<size_t>(part) * slot);
+    });
   }
 
-  static void pointwise(const ConvArgs& a, const float* x, const float* w, float* y) {
+  // Per group: Y_g [Mg, out] = W_g [Mg, Cg * kernel] @ B, B the group's X [Cg, in] itself
+  // (Pointwise) or its im2col matrix packed on the fly (Implicit); the epilogue per tile.
+  void gemm(const ConvArgs& a, const float* x, const float* w, bool packed, float* y, float* work) {
     const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
-    for (int64_t n = 0; n < a.n; ++n)
-      for (int64_t g = 0; g < a.group; ++g)
-        gemm(w + g * mg * cg, cg, 1, x + (n * a.c_in + g * cg) * p, p,
-             y + (n * a.c_out + g * mg) * p, p, mg, p, cg);
-  }
-
-  void im2col_gemm(const ConvArgs& a, const float* x, const float* w, float* y) {
-    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), kdim = cg * a.kernel_size();
-    const int64_t p = a.out_size(), rows = a.out[0] * a.out[1], ow = a.out[2];
-    for (int64_t n = 0; n < a.n; ++n)
-      for (int64_t g = 0; g < a.group; ++g) {
-        const float* xg = x + (n * a.c_in + g * cg) * a.in_size();
-        float* yg = y + (n * a.c_out + g * mg) * p;
-        for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows_) {
-          const int64_t r1 = std::min(rows, r0 + chunk_rows_), cols = (r1 - r0) * ow;
-          im2col(a, xg, r0, r1, col_.data());
-          gemm(w + g * mg * kdim, kdim, 1, col_.data(), cols, yg + r0 * ow, p, mg, cols, kdim);
-        }
+    const int64_t kdim = cg * (path_ == Path::Implicit ? a.kernel_size() : 1);
+    for (int64_t grp = 0; grp < a.group; ++grp) {
+      group_epilogue_ = epilogue_;  // (reuses its operand list: no allocation)
+      group_epilogue_.shift(grp * mg, 0);
+      const Im2ColSource source{&a, x + grp * cg * a.in_size()};
+      GemmF32 g;
+      g.a = w + grp * mg * kdim;
+      g.a_rs = kdim;
+      g.a_cs = 1;
+      g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;
+      if (path_ == Path::Implicit) {
+        g.b_packer = conv_pack_im2col_f32;
+        g.b_ctx = &source;
+      } else {
+        g.b = x + grp * cg * p;
+        g.b_rs = p;
+        g.b_cs = 1;
       }
+      g.c = y + grp * mg * p;
+      g.c_rs = p;
+      g.c_cs = 1;
+      g.m = mg;
+      g.n = p;
+      g.k = kdim;
+      g.epilogue = &group_epilogue_;
+      gemm_f32(g, threads_, work);
+    }
   }
 
-  // Per image and group: columns = W_g^T [Mg*kernel x Cg] @ X_g [Cg x in], added into Y by
-  // col2im, a chunk of input rows at a time.
-  void conv_transpose(const ConvArgs& a, const float* x, const float* w, float* y) {
+  // Per group: columns = W_g^T [Mg*kernel x Cg] @ X_g [Cg x in], added into Y (which starts
+  // as the bias) by col2im, a chunk of input rows at a time; then the post-ops.
+  void conv_transpose(const ConvArgs& a, const float* x, const float* w, bool packed, float* y,
+                      float* col, float* work) {
     const int64_t cg = a.c_in_group(), mg = a.c_out_group(), mk = mg * a.kernel_size();
-    const int64_t pin = a.in_size(), rows = a.in[0] * a.in[1], iw = a.in[2];
-    for (int64_t n = 0; n < a.n; ++n)
-      for (int64_t g = 0; g < a.group; ++g) {
-        const float* xg = x + (n * a.c_in + g * cg) * pin;
-        float* yg = y + (n * a.c_out + g * mg) * a.out_size();
-        for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows_) {
-          const int64_t r1 = std::min(rows, r0 + chunk_rows_), cols = (r1 - r0) * iw;
-          gemm(w + g * cg * mk, 1, mk, xg + r0 * iw, pin, col_.data(), cols, mk, cols, cg);
-          conv_col2im_add_f32(a, col_.data(), r0, r1, yg);
-        }
+    const int64_t pin = a.in_size(), rows = a.in[0] * a.in[1], iw = a.in[2], p = a.out_size();
+    for (int64_t m = 0; m < a.c_out; ++m) {
+      const float b = a.has_bias ? a.b[a.b_offset + m * a.b_stride] : 0.0f;
+      std::fill(y + m * p, y + (m + 1) * p, b);
+    }
+    for (int64_t grp = 0; grp < a.group; ++grp) {
+      for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows_) {
+        const int64_t r1 = std::min(rows, r0 + chunk_rows_), cols = (r1 - r0) * iw;
+        GemmF32 g;
+        g.a = w + grp * cg * mk;
+        g.a_rs = 1;
+        g.a_cs = mk;
+        g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;
+        g.b = x + grp * cg * pin + r0 * iw;
+        g.b_rs = pin;
+        g.b_cs = 1;
+        g.c = col;
+        g.c_rs = cols;
+        g.c_cs = 1;
+        g.m = mk;
+        g.n = cols;
+        g.k = cg;
+        gemm_f32(g, threads_, work);
+        conv_col2im_add_f32(a, col, r0, r1, y + grp * mg * p);
       }
+    }
+    epilogue_apply_f32(epilogue_, y, p, a.c_out, p);
   }
 
   const ExternCall& call_;
   bool transpose_;
+  int threads_;
   Path path_ = Path::BiasOnly;
+  bool fused_ = true;  // post-ops per block (else after the op, by the reference walk)
   int64_t chunk_rows_ = 0;
-  std::vector<float> col_, x_dense_, w_dense_, y_dense_;
+  Epilogue epilogue_, group_epilogue_;   // of the image, of the group being computed
+  const float* weight_ = nullptr;        // W's buffer when it is a plan constant
+  std::vector<PackedOperand> packed_w_;  // per group
+  size_t scratch_floats_ = 0;
+  Scratch scratch_;
 };
 
 }  // namespace
 
-std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call) {
+std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
+                                                      const std::vector<ExternBuffer>& constants,
+                                                      int threads) {
   if (call.op != "Conv" && call.op != "ConvTranspose")
     fail("prepare_portable_conv: op '", call.op, "' is not a convolution");
-  return std::make_unique<PortableConv>(call, call.op == "ConvTranspose");
+  return std::make_unique<PortableConv>(call, call.op == "ConvTranspose", constants, threads);
 }
 
 void portable_conv(const ExternCall& call, const ExternBuffer* inputs,
                    const ExternBuffer* outputs) {
-  PortableConv(call, false).run(inputs, outputs);
+  PortableConv(call, false, {}, 1).run(inputs, outputs);
 }
 
 void portable_conv_transpose(const ExternCall& call, const ExternBuffer* inputs,
                              const ExternBuffer* outputs) {
-  PortableConv(call, true).run(inputs, outputs);
+  PortableConv(call, true, {}, 1).run(inputs, outputs);
 }
 
 }  // namespace ferrite

@@ -1,27 +1,35 @@
 // The portable backend's Conv and ConvTranspose (semantics in
 // runtime/kernels/reference/conv.h), on gemm_f32 and the Highway loops of conv_simd_f32.h:
-//   1x1, stride 1, unpadded Conv   one GEMM per image and group, straight on X;
+//   1x1, stride 1, unpadded Conv   one GEMM per image and group, W @ X straight on X;
 //   depthwise Conv                 a direct vectorized loop per channel;
-//   any other Conv                 im2col of a chunk of output rows, then a GEMM, per image
-//                                  and group;
+//   any other Conv                 an implicit GEMM per image and group: W @ im2col(X), the
+//                                  im2col panels packed straight from X, never materialized;
 //   ConvTranspose                  GEMM W^T X into columns, then col2im adds them into Y.
-// Bias is added to the finished output (depthwise: it seeds the accumulation). Operands that
-// are not dense views (a transposed or sliced X, say) are first copied into dense scratch.
-// All scratch memory (im2col columns, dense copies) is sized from the call's shapes and
-// allocated once, when the extern is prepared.
+// The bias and the post-ops (ExternCall::post_ops) are applied while each output block is in
+// cache: per GEMM tile, per depthwise output row (the bias seeds the sums there); after
+// col2im, per image. Post-op operands whose spatial strides do not flatten into one (rare)
+// are applied after the whole op instead, by the reference walk.
+// A constant W (the session says so at prepare time) is packed once, per group. Operands
+// that are not dense views (a transposed or sliced X, say) are first copied into dense
+// scratch. Scratch memory is sized from the call's shapes at prepare time and taken from the
+// session's shared arena (PreparedExtern::scratch_bytes). Threads split each GEMM's columns
+// and the depthwise channels; results do not depend on the thread count.
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "runtime/backend.h"
 
 namespace ferrite {
 
-// The prepared form, which owns its scratch; `call` (op "Conv" or "ConvTranspose") must
-// outlive it. Checks the call's shapes now and throws ferrite::Error naming the op.
-std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call);
+// The prepared form; `call` (op "Conv" or "ConvTranspose") must outlive it. Checks the
+// call's shapes now and throws ferrite::Error naming the op.
+std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
+                                                      const std::vector<ExternBuffer>& constants,
+                                                      int threads);
 
-// One-shot forms (ExternFn) that allocate their scratch per call.
+// One-shot forms (ExternFn): one thread, nothing prepacked, scratch allocated per call.
 void portable_conv(const ExternCall& call, const ExternBuffer* inputs, const ExternBuffer* outputs);
 void portable_conv_transpose(const ExternCall& call, const ExternBuffer* inputs,
                              const ExternBuffer* outputs);

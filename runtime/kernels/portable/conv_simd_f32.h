@@ -1,11 +1,14 @@
-// The vectorized inner loops of the portable Conv and ConvTranspose (conv_f32.h), written
-// once with Highway. They work on dense (contiguous) planes of one image and group, with
-// the geometry of a parsed call (ConvArgs, spatial dims padded to 3).
+// The vectorized loops of the portable Conv and ConvTranspose (conv_f32.h), written once
+// with Highway: the depthwise convolution, the im2col packing of the implicit GEMM, and
+// ConvTranspose's col2im. They work on dense (contiguous) planes of one image (and group),
+// with the geometry of a parsed call (ConvArgs, spatial dims padded to 3).
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 
+#include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/reference/conv.h"
 
 namespace ferrite {
@@ -23,14 +26,26 @@ inline void conv_valid_range(int64_t count, int64_t limit, int64_t stride, int64
   *hi = h;
 }
 
-// y[r * cols + c] += bias[r * bias_stride] for r < rows, c < cols.
-void conv_add_bias_f32(float* y, int64_t rows, int64_t cols, const float* bias,
-                       int64_t bias_stride);
+// Depthwise Conv (C / group == M / group == 1), channels [c0, c1) of one image: y [M, out] =
+// a's bias + x [C, in] convolved per channel with w [M, kernel], then `post_ops` (an epilogue in
+// the coordinates (channel, flattened output position) of this image; null: none) on each
+// output row while it is in cache. Each input plane is first copied zero-padded, and split
+// into `stride` phases along the innermost dim, so that every tap reads whole vectors of
+// outputs. `scratch`: conv_depthwise_scratch_floats(a) floats, 64-byte aligned.
+size_t conv_depthwise_scratch_floats(const ConvArgs& a);
+void conv_depthwise_f32(const ConvArgs& a, const float* x, const float* w, float* y,
+                        const Epilogue* post_ops, int64_t c0, int64_t c1, float* scratch);
 
-// One channel of a depthwise Conv (C / group == M / group == 1): y [out] = bias + x [in]
-// convolved with the taps w [kernel].
-void conv_depthwise_plane_f32(const ConvArgs& a, const float* x, const float* w, float bias,
-                              float* y);
+// One image and group of a Conv as the B operand of the implicit GEMM (a GemmPackB): B is the
+// im2col matrix, row (c, j) for input channel c < C / group and kernel position j (W's order),
+// column o for output position o, holding x [c, o * stride + j * dilation - pad_begin] (zero
+// in the padding); it is packed panel by panel, never materialized.
+struct Im2ColSource {
+  const ConvArgs* a;
+  const float* x;  // the group's first input plane of the image
+};
+void conv_pack_im2col_f32(const void* source, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                          int64_t nr, float* dst);
 
 // ConvTranspose's col2im for one image and group: `col` has one row per (m, j) with
 // m < M / group and j a kernel position, and one column per input position of the input rows

@@ -28,8 +28,8 @@ struct Epilogue {
   std::vector<EpilogueOperand> operands;  // one per op; only binary ones are read
 
   bool active() const { return row_bias != nullptr || op_count != 0; }
-  // The same epilogue for the block of C whose element (0, 0) is this one's (di, dj).
-  Epilogue shifted(int64_t di, int64_t dj) const;
+  // Makes this the epilogue of the block of C whose element (0, 0) was this one's (di, dj).
+  void shift(int64_t di, int64_t dj);
 };
 
 // Applies `e` to y(r, c) = y[r * y_rs + c] for r < rows, c < cols: the paths that finish a

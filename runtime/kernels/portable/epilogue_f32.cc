@@ -42,12 +42,10 @@ namespace ferrite {
 
 HWY_EXPORT(ApplyRows);
 
-Epilogue Epilogue::shifted(int64_t di, int64_t dj) const {
-  Epilogue e = *this;
-  if (e.row_bias) e.row_bias += di * e.row_bias_stride;
-  for (EpilogueOperand& t : e.operands)
+void Epilogue::shift(int64_t di, int64_t dj) {
+  if (row_bias) row_bias += di * row_bias_stride;
+  for (EpilogueOperand& t : operands)
     if (t.p) t.p += di * t.rs + dj * t.cs;
-  return e;
 }
 
 void epilogue_apply_f32(const Epilogue& e, float* y, int64_t y_rs, int64_t rows, int64_t cols) {

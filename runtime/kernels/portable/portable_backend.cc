@@ -22,7 +22,8 @@ class PortableBackend : public KernelBackend {
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
     if (call.op == "MatMul") return prepare_portable_matmul(call, constants, threads_);
-    if (call.op == "Conv" || call.op == "ConvTranspose") return prepare_portable_conv(call);
+    if (call.op == "Conv" || call.op == "ConvTranspose")
+      return prepare_portable_conv(call, constants, threads_);
     return KernelBackend::prepare_extern(call, constants);
   }
 

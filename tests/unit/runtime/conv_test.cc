@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 
@@ -274,9 +275,26 @@ void check_strided(const Geometry& g, const Operand& x, const Operand& w, const 
   }
 }
 
+// Prepared as a session prepares it (W and B constants: W packed once) on `threads` threads,
+// run twice into y.
+void run_with_weights(const ExternCall& call, const std::vector<ExternBuffer>& in, Operand* y,
+                      int threads) {
+  std::vector<ExternBuffer> constants(in.size());
+  for (size_t i = 1; i < std::min<size_t>(in.size(), 3); ++i) constants[i] = in[i];
+  BackendOptions options;
+  options.threads = threads;
+  auto prepared = make_backend("portable", options)->prepare_extern(call, constants);
+  ExternBuffer yb = y->buffer();
+  for (int run = 0; run < 2; ++run) {
+    std::fill(y->data.begin(), y->data.end(), NAN);
+    prepared->run(in.data(), &yb);
+  }
+}
+
 // The reference on dense operands against `naive` (with `with_naive`); the portable backend
-// (one-shot, and prepared and run twice) against the reference; with `strided`, both
-// backends on scattered operands against the same values.
+// (one-shot; prepared and run twice; with the weights constant, on one and on two threads,
+// bitwise equal) against the reference; with `strided`, both backends on scattered operands
+// against the same values.
 void check_geometry(const Geometry& g, std::mt19937& rng, bool with_naive, bool strided) {
   SCOPED_TRACE(g.text());
   Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
@@ -312,6 +330,12 @@ void check_geometry(const Geometry& g, std::mt19937& rng, bool with_naive, bool 
       prepared->run(in_bufs.data(), &yb);
       expect_matches(y.data, "portable prepared");
     }
+    run_with_weights(call, in_bufs, &y, 1);
+    expect_matches(y.data, "portable, weights packed");
+    const std::vector<float> one = y.data;
+    run_with_weights(call, in_bufs, &y, 2);
+    ASSERT_EQ(std::memcmp(one.data(), y.data.data(), one.size() * sizeof(float)), 0)
+        << "two threads differ from one";
   });
   if (strided) check_strided(g, x, w, b, y_ref.data);
 }
@@ -453,6 +477,75 @@ TEST(Conv, FastPathsAndChunksMatchReference) {
   for (const Geometry& g : {chunked, pointwise, pointwise_groups, depthwise, depthwise_strided,
                             depthwise_multiplier, stem, transpose}) {
     check_geometry(g, rng, false, false);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Post-ops on `g`'s output: a per-channel Add, an activation, a full residual Mul, a scalar
+// Sub, and (with `spatial`) a Max with an operand broadcast along all but one spatial dim,
+// whose strides do not flatten (then the post-ops run after the op). Portable against the
+// reference on every SIMD target, weights constant, one and two threads bitwise equal.
+void check_fused_post_ops(const Geometry& g, PostOpKind activation, bool spatial,
+                          std::mt19937& rng) {
+  SCOPED_TRACE(g.text() + " then " + post_op_name(activation) + (spatial ? " + spatial" : ""));
+  const Dims yd = g.y_dims();
+  Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+  Operand b = random_dense({g.m}, rng), chan = random_dense({g.m}, rng);
+  Operand res = random_dense(yd, rng), scalar = random_dense({1}, rng);
+  Operand row = random_dense({yd[yd.size() - 2]}, rng);
+  Operand y = dense(yd, std::vector<float>(static_cast<size_t>(product(yd)), NAN));
+  std::vector<Operand*> ins{&x, &w};
+  if (g.bias) ins.push_back(&b);
+  ExternCall call = make_call(g, ins, y);
+  auto operand = [&](Operand* o, Dims strides) {
+    o->ref = TensorRef{0, yd, std::move(strides), 0};
+    ins.push_back(o);
+    call.inputs.push_back(o->ref);
+    return static_cast<int32_t>(call.inputs.size() - 1);
+  };
+  Dims per_channel(yd.size(), 0), per_row(yd.size(), 0);
+  per_channel[1] = 1;
+  per_row[yd.size() - 2] = 1;
+  call.post_ops = {PostOp{PostOpKind::Add, 0, 0, operand(&chan, per_channel)},
+                   PostOp{activation, 0.1f, 0.6f},
+                   PostOp{PostOpKind::Mul, 0, 0, operand(&res, dense_strides(yd))},
+                   PostOp{PostOpKind::Sub, 0, 0, operand(&scalar, Dims(yd.size(), 0))}};
+  if (spatial) call.post_ops.push_back(PostOp{PostOpKind::Max, 0, 0, operand(&row, per_row)});
+  std::vector<ExternBuffer> bufs;
+  for (Operand* o : ins) bufs.push_back(o->buffer());
+  ExternBuffer out = y.buffer();
+  reference_extern(call.op)(call, bufs.data(), &out);
+  const std::vector<float> want = y.data;
+  const double tol = 1e-4 * max_abs(want);
+  testing::for_each_simd_target([&] {
+    run_with_weights(call, bufs, &y, 1);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.data[i], want[i], tol) << "at " << i;
+    const std::vector<float> one = y.data;
+    run_with_weights(call, bufs, &y, 2);
+    ASSERT_EQ(std::memcmp(one.data(), y.data.data(), one.size() * sizeof(float)), 0)
+        << "two threads differ from one";
+    std::fill(y.data.begin(), y.data.end(), NAN);
+    portable_extern(call.op)(call, bufs.data(), &out);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.data[i], want[i], tol) << "at " << i;
+  });
+}
+
+TEST(Conv, PostOpsFusedOnEveryPath) {
+  std::mt19937 rng(11);
+  Geometry implicit = conv2d(2, 5, 14, 1, {9, 11}, 3, 1, 1, 1);  // tile remainders
+  Geometry strided = conv2d(1, 4, 8, 2, {13, 10}, 3, 2, 1, 1);
+  Geometry pointwise = conv2d(2, 16, 13, 1, {7, 9}, 1, 1, 1, 0);
+  Geometry depthwise = conv2d(2, 6, 6, 6, {11, 13}, 3, 1, 1, 1);
+  Geometry depthwise_s2 = conv2d(1, 5, 5, 5, {12, 9}, 3, 2, 2, 1);
+  Geometry transpose = conv2d(1, 6, 4, 2, {5, 6}, 3, 2, 1, 1);
+  transpose.transpose = true;
+  Geometry bias_only = conv1d(0, 3, 1, 7, 3, 1, 1, 1);  // no input channels: an empty sum
+  bias_only.bias = true;
+  for (const Geometry& g :
+       {implicit, strided, pointwise, depthwise, depthwise_s2, transpose, bias_only}) {
+    for (PostOpKind act : {PostOpKind::Relu, PostOpKind::GeluErf, PostOpKind::Clip})
+      check_fused_post_ops(g, act, false, rng);
+    check_fused_post_ops(g, PostOpKind::Sigmoid, true, rng);
     if (HasFatalFailure()) return;
   }
 }

@@ -1,0 +1,209 @@
+// The column loops of conv_simd_f32.h, compiled per target by foreach_target.h: packing
+// the implicit GEMM's im2col panels straight from the input planes, and ConvTranspose's
+// col2im. Rows along the innermost spatial dim are contiguous runs of both input and output
+// when its stride is 1: those are vector copies; other strides are scalar gathers.
+#include <algorithm>
+
+#include "runtime/kernels/portable/conv_simd_f32.h"
+
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "runtime/kernels/portable/conv_columns_f32.cc"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
+namespace ferrite {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+using DF = hn::ScalableTag<float>;
+using VF = hn::Vec<DF>;
+
+// y[0:n] = x[0:n]
+HWY_INLINE void CopyRow(const float* HWY_RESTRICT x, float* HWY_RESTRICT y, int64_t n) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= n; i += N) hn::StoreU(hn::LoadU(d, x + i), d, y + i);
+  for (; i < n; ++i) y[i] = x[i];
+}
+
+// y[0:n] = x[0:2n:2] (stride 2, as in strided stems and downsampling convolutions): pairs of
+// vectors de-interleaved while the source pair lies inside x[0 : limit).
+HWY_INLINE void CopyEvenRow(const float* HWY_RESTRICT x, int64_t limit, float* HWY_RESTRICT y,
+                            int64_t n) {
+  int64_t i = 0;
+#if HWY_TARGET != HWY_SCALAR
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  for (; i + N <= n && 2 * (i + N) <= limit; i += N)
+    hn::StoreU(hn::ConcatEven(d, hn::LoadU(d, x + 2 * i + N), hn::LoadU(d, x + 2 * i)), d, y + i);
+#else
+  (void)limit;
+#endif
+  for (; i < n; ++i) y[i] = x[2 * i];
+}
+
+// y[0:n] += x[0:n]
+HWY_INLINE void AddRow(const float* HWY_RESTRICT x, float* HWY_RESTRICT y, int64_t n) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  int64_t i = 0;
+  for (; i + N <= n; i += N)
+    hn::StoreU(hn::Add(hn::LoadU(d, x + i), hn::LoadU(d, y + i)), d, y + i);
+  for (; i < n; ++i) y[i] += x[i];
+}
+
+// A run of a panel's columns inside one output row: panel column `col` onwards holds output
+// positions (o0, o1, o2 ...) for `len` columns.
+struct Run {
+  int64_t col, o0, o1, o2, len;
+};
+
+// Panels are cut into pieces of at most this many columns (bounds the run table).
+constexpr int64_t kPiece = 256;
+// Kernel widths up to this get their valid output ranges tabulated once per call.
+constexpr int64_t kRangeTable = 64;
+
+// The runs of output positions [q, q + cols) (cols <= kPiece), starting at panel column col0.
+int64_t FindRuns(const ConvArgs& a, int64_t q, int64_t cols, int64_t col0, Run* runs) {
+  const int64_t ow = a.out[2];
+  int64_t o2 = q % ow, rows = q / ow;
+  int64_t o1 = rows % a.out[1], o0 = rows / a.out[1], n = 0;
+  for (int64_t col = 0; col < cols; ++n) {
+    const int64_t len = std::min(ow - o2, cols - col);
+    runs[n] = Run{col0 + col, o0, o1, o2, len};
+    col += len;
+    o2 = 0;
+    if (++o1 == a.out[1]) {
+      o1 = 0;
+      ++o0;
+    }
+  }
+  return n;
+}
+
+void PackIm2Col(const Im2ColSource& src, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int64_t nr,
+                float* dst) {
+  const ConvArgs& a = *src.a;
+  const int64_t iw = a.in[2], s2 = a.stride[2], k1 = a.kernel[1], k2 = a.kernel[2];
+  const int64_t ks = a.kernel_size();
+  // Per kernel column: its offset into the input row and the outputs that land inside it.
+  int64_t lo_tab[kRangeTable], hi_tab[kRangeTable];
+  for (int64_t j = 0; j < std::min(k2, kRangeTable); ++j)
+    conv_valid_range(a.out[2], iw, s2, j * a.dilation[2] - a.pad_begin[2], &lo_tab[j], &hi_tab[j]);
+  Run runs[kPiece];
+  for (int64_t jp = 0; jp < nc; jp += nr) {
+    const int64_t w = std::min(nr, nc - jp);
+    float* panel = dst + (jp / nr) * kc * nr;
+    for (int64_t c0 = 0; c0 < w; c0 += kPiece) {
+      const int64_t nruns = FindRuns(a, j0 + jp + c0, std::min(kPiece, w - c0), c0, runs);
+      // Row p0 + p of B is (c, j0k, j1k, j2k): channel and kernel position, stepped.
+      const int64_t r = p0 % ks;
+      int64_t c = p0 / ks, jk0 = r / (k1 * k2), jk1 = r / k2 % k1, jk2 = r % k2;
+      for (int64_t p = 0; p < kc; ++p) {
+        float* row = panel + p * nr;
+        const float* xc = src.x + c * a.in_size();
+        const int64_t t0 = jk0 * a.dilation[0] - a.pad_begin[0];
+        const int64_t t1 = jk1 * a.dilation[1] - a.pad_begin[1];
+        const int64_t off2 = jk2 * a.dilation[2] - a.pad_begin[2];
+        int64_t lo, hi;
+        if (jk2 < kRangeTable) {
+          lo = lo_tab[jk2];
+          hi = hi_tab[jk2];
+        } else {
+          conv_valid_range(a.out[2], iw, s2, off2, &lo, &hi);
+        }
+        for (int64_t i = 0; i < nruns; ++i) {
+          const Run& run = runs[i];
+          float* out = row + run.col;
+          const int64_t i0 = run.o0 * a.stride[0] + t0, i1 = run.o1 * a.stride[1] + t1;
+          if (i0 < 0 || i0 >= a.in[0] || i1 < 0 || i1 >= a.in[1]) {
+            std::fill(out, out + run.len, 0.0f);
+            continue;
+          }
+          const float* xrow = xc + (i0 * a.in[1] + i1) * iw;
+          const int64_t end = run.o2 + run.len;
+          const int64_t v0 = std::min(std::max(lo, run.o2), end);
+          const int64_t v1 = std::min(std::max(hi, v0), end);
+          std::fill(out, out + (v0 - run.o2), 0.0f);
+          if (s2 == 1) {
+            CopyRow(xrow + v0 + off2, out + (v0 - run.o2), v1 - v0);
+          } else if (s2 == 2) {
+            const int64_t first = 2 * v0 + off2;  // inside the row: v0 >= lo
+            CopyEvenRow(xrow + first, iw - first, out + (v0 - run.o2), v1 - v0);
+          } else {
+            for (int64_t o = v0; o < v1; ++o) out[o - run.o2] = xrow[o * s2 + off2];
+          }
+          std::fill(out + (v1 - run.o2), out + run.len, 0.0f);
+        }
+        if (++jk2 == k2) {
+          jk2 = 0;
+          if (++jk1 == k1) {
+            jk1 = 0;
+            if (++jk0 == a.kernel[0]) {
+              jk0 = 0;
+              ++c;
+            }
+          }
+        }
+      }
+    }
+    if (w < nr)
+      for (int64_t p = 0; p < kc; ++p) std::fill(panel + p * nr + w, panel + (p + 1) * nr, 0.0f);
+  }
+}
+
+void Col2Im(const ConvArgs& a, const float* col, int64_t r0, int64_t r1, float* y) {
+  const int64_t iw = a.in[2], ow = a.out[2], s2 = a.stride[2];
+  const int64_t cols = (r1 - r0) * iw, plane = a.out_size();
+  const float* crow = col;
+  for (int64_t m = 0; m < a.c_out_group(); ++m) {
+    for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0) {
+      for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1) {
+        for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2, crow += cols) {
+          const int64_t off = j2 * a.dilation[2] - a.pad_begin[2];
+          int64_t lo, hi;
+          conv_valid_range(iw, ow, s2, off, &lo, &hi);
+          if (lo == hi) continue;
+          for (int64_t r = r0; r < r1; ++r) {
+            const int64_t i0 = r / a.in[1], i1 = r % a.in[1];
+            const int64_t o0 = i0 * a.stride[0] + j0 * a.dilation[0] - a.pad_begin[0];
+            const int64_t o1 = i1 * a.stride[1] + j1 * a.dilation[1] - a.pad_begin[1];
+            if (o0 < 0 || o0 >= a.out[0] || o1 < 0 || o1 >= a.out[1]) continue;
+            float* yrow = y + m * plane + (o0 * a.out[1] + o1) * ow;
+            const float* src = crow + (r - r0) * iw;
+            if (s2 == 1) {
+              AddRow(src + lo, yrow + lo + off, hi - lo);
+            } else {
+              for (int64_t i = lo; i < hi; ++i) yrow[i * s2 + off] += src[i];
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace ferrite
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace ferrite {
+
+HWY_EXPORT(PackIm2Col);
+HWY_EXPORT(Col2Im);
+
+void conv_pack_im2col_f32(const void* source, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                          int64_t nr, float* dst) {
+  HWY_DYNAMIC_DISPATCH(PackIm2Col)
+  (*static_cast<const Im2ColSource*>(source), p0, kc, j0, nc, nr, dst);
+}
+
+void conv_col2im_add_f32(const ConvArgs& a, const float* col, int64_t r0, int64_t r1, float* y) {
+  HWY_DYNAMIC_DISPATCH(Col2Im)(a, col, r0, r1, y);
+}
+
+}  // namespace ferrite
+#endif  // HWY_ONCE
