@@ -23,7 +23,7 @@ using namespace gemm;  // NOLINT: this file is the GEMM's per-target driver
 // KC: the depth of a K block (the C tile is loaded and stored once per block). MC: rows of
 // a packed A block (in L2). NC: columns of a packed B block, in panels.
 constexpr int64_t kKC = 256;
-constexpr int64_t kMC = 96;
+constexpr int64_t kMC = 16 * kMR;
 constexpr int64_t kNCFloats = 1024;
 static_assert(kMC % kMR == 0, "A blocks are whole panels");
 

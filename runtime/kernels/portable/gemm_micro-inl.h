@@ -28,14 +28,17 @@ using vm::DF;
 using vm::kMaxLanes;
 using vm::VF;
 
-// The register tile: kMR rows of kNV vectors. With 32 vector registers (AVX-512; NEON and
-// SVE by the same count, not measured) 6 x 4 accumulators plus 4 loads of B and a broadcast
-// of A: on AVX-512 (Zen 4) it beat 8 x 3, 12 x 2, 4 x 4 and 6 x 2 (tests/perf portable-ops).
-// The other targets (AVX2, SSE4, WASM SIMD128 as V8 maps it) have 16: the classic 6 x 2.
-constexpr int kMR = 6;
+// The register tile: kMR rows of kNV vectors, chosen by measurement (tests/perf
+// portable-ops, Zen 4). With 32 vector registers (AVX-512; NEON and SVE by the same count,
+// not measured) 6 x 4 accumulators plus 4 loads of B and a broadcast of A: on AVX-512 it
+// beat 8 x 3, 12 x 2, 4 x 4 and 6 x 2. With 16 (AVX2, SSE4, WASM SIMD128, where V8 keeps one
+// for itself) 5 x 2, which leaves room for the product of a multiply-add without FMA: on
+// AVX2 it beat 6 x 2 by 10-20% and 4 x 3 on most shapes; on SSE4 it tied with 6 x 2.
 #if HWY_TARGET <= HWY_AVX3 || HWY_ARCH_ARM_A64
+constexpr int kMR = 6;
 constexpr int kNV = 4;
 #else
+constexpr int kMR = 5;
 constexpr int kNV = 2;
 #endif
 

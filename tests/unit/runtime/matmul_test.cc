@@ -216,8 +216,8 @@ TEST(MatMul, GemvLikeShapesEveryWay) {
 }
 
 TEST(MatMul, TileRemaindersAndKBlocksEveryWay) {
-  // M, N and K around the tile (6 rows; 32 or 64 columns), the A block (96 rows), the K
-  // block (256) and the B block (about 1024 columns).
+  // M, N and K around the tile (5 or 6 rows; 32 or 64 columns), the A block (80 or 96
+  // rows), the K block (256) and the B block (about 1024 columns).
   const Case cases[] = {
       {0, 6, 256, 64, false, false, false, 1},    {0, 13, 257, 47, false, false, false, 1},
       {0, 97, 513, 129, false, false, false, 1},  {0, 17, 1, 17, false, false, false, 1},

@@ -251,10 +251,10 @@ void check_fused(FusedMatMul& f, double tol) {
 }
 
 TEST(PostOps, EveryKindFusedPerTileOnEveryTarget) {
-  // 13 x 70: remainders of the 6-row tile and of the 32- or 64-column one; K = 300: two K
-  // blocks, the epilogue must run once, after the last. A bias per column first, then the
-  // kind; binary kinds read their operand per row, per column, full, full transposed and as
-  // one scalar.
+  // 13 x 70: remainders of the 5- or 6-row tile and of the 32- or 64-column one; K = 300:
+  // two K blocks, the epilogue must run once, after the last. A bias per column first, then
+  // the kind; binary kinds read their operand per row, per column, full, full transposed and
+  // as one scalar.
   const int64_t m = 13, k = 300, n = 70;
   const std::vector<float> a = uniform(m * k, -0.3f, 0.3f, 1), b = uniform(k * n, -1, 1, 2);
   const std::vector<float> bias = uniform(n, -1, 1, 3);
