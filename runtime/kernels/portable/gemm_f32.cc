@@ -66,9 +66,11 @@ void GemmBlock(const GemmF32& g, bool use_pa, bool use_pb, int64_t i_begin, int6
                int64_t j_begin, int64_t j_end, float* a_buf, float* b_buf) {
   const GemmGeometry geo = Geometry();
   const int64_t nr = geo.nr, m_pad = RoundUp(g.m, kMR), n_pad = RoundUp(g.n, nr);
-  // Few rows: packing B would cost about as much as multiplying by it, so full panels are
-  // read from B's rows in place. Decided on the whole product, never on a thread's block.
-  const bool direct_b = !use_pb && !g.b_packer && g.b_cs == 1 && g.m <= 2 * kMR;
+  // Rows of B with unit stride are read in place when A is one block (M <= MC): each block
+  // of B is then read once, and copying it would cost as much as using it (all of it, for a
+  // GEMV). Taller A rereads B once per block of A, which a packed block in L2 serves better.
+  // Decided on the whole product, never on a thread's block.
+  const bool direct_b = !use_pb && !g.b_packer && g.b_cs == 1 && g.m <= kMC;
   const Epilogue* epilogue = g.epilogue && g.epilogue->active() ? g.epilogue : nullptr;
   for (int64_t j0 = j_begin; j0 < j_end; j0 += geo.nc) {
     const int64_t nc = std::min(geo.nc, j_end - j0);

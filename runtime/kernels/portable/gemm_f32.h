@@ -5,8 +5,9 @@
 // where the strides are absorbed, so transposed or broadcast operands cost one copy, not a
 // slow loop. Around that core:
 //   - weights packed once (gemm_f32_pack_a / _b, at prepare time) are used as they are;
-//   - with few rows of A (GEMV-like, M <= 2 MR) and unit-stride rows of B, B is read in
-//     place instead of packed (packing would cost as much as the product);
+//   - when A is a single block (M <= MC: GEMV-like products, convolutions with few output
+//     channels) and B's rows have unit stride, B is read in place instead of packed (each
+//     block of B is used once, so copying it would cost as much as using it);
 //   - a B that exists only implicitly (a convolution's im2col matrix) is packed straight
 //     from its source by a callback, without being materialized;
 //   - the epilogue (epilogue.h) runs on each tile right after its last K block, while the

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <utility>
 
+#include "hwy/cache_control.h"
 #include "hwy/highway.h"
 #include "runtime/kernels/portable/epilogue-inl.h"
 
@@ -102,6 +103,24 @@ HWY_INLINE void StoreFull(DF d, const VF (&acc)[H][NV], const TileC& t) {
   }
 }
 
+// Starts loading what finishing the tile will touch — C's rows and the rows of unit-stride
+// post-op operands (a residual), which usually come from memory — so that they arrive
+// while the K loop runs instead of stalling the epilogue.
+inline void PrefetchFinish(const TileC& t, int h) {
+  constexpr int64_t kLine = 64 / sizeof(float);
+  const Epilogue& e = *t.epilogue;
+  for (int r = 0; r < h; ++r) {
+    if (t.c_cs == 1)
+      for (int64_t x = 0; x < t.w; x += kLine) hwy::Prefetch(t.c + r * t.c_rs + x);
+    for (size_t k = 0; k < e.op_count; ++k) {
+      const EpilogueOperand& o = e.operands[k];
+      if (!post_op_is_binary(e.ops[k].kind) || o.cs != 1) continue;
+      const float* row = o.p + (t.i + r) * o.rs + t.j;
+      for (int64_t x = 0; x < t.w; x += kLine) hwy::Prefetch(row + x);
+    }
+  }
+}
+
 // C tile (H rows) = A panel (kc x kMR, k-major) x B panel (kc rows of NV vectors, b_ks
 // floats apart: kNV * N when packed, B's row stride when read in place), then finished.
 template <int H, int NV>
@@ -109,6 +128,7 @@ HWY_NOINLINE void Micro(int64_t kc, const float* HWY_RESTRICT ap, const float* H
                         int64_t b_ks, const TileC& t) {
   const DF d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if (t.epilogue) PrefetchFinish(t, H);
   VF acc[H][NV];
   for (int r = 0; r < H; ++r)
     for (int v = 0; v < NV; ++v) acc[r][v] = hn::Zero(d);
