@@ -83,60 +83,66 @@ int64_t FindRuns(const ConvArgs& a, int64_t q, int64_t cols, int64_t col0, Run* 
   return n;
 }
 
+// One row of an im2col panel: input channel plane xc at kernel position (t0, t1, off2: the
+// offsets it adds to o * stride along each spatial dim), outputs [lo, hi) of a row landing
+// inside the input row; one segment per run.
+void FillRow(const ConvArgs& a, const float* xc, int64_t t0, int64_t t1, int64_t off2, int64_t lo,
+             int64_t hi, const Run* runs, int64_t nruns, float* row) {
+  const int64_t iw = a.in[2], s2 = a.stride[2];
+  for (int64_t i = 0; i < nruns; ++i) {
+    const Run& run = runs[i];
+    float* out = row + run.col;
+    const int64_t i0 = run.o0 * a.stride[0] + t0, i1 = run.o1 * a.stride[1] + t1;
+    if (i0 < 0 || i0 >= a.in[0] || i1 < 0 || i1 >= a.in[1]) {
+      std::fill(out, out + run.len, 0.0f);
+      continue;
+    }
+    const float* xrow = xc + (i0 * a.in[1] + i1) * iw;
+    const int64_t end = run.o2 + run.len;
+    const int64_t v0 = std::min(std::max(lo, run.o2), end);
+    const int64_t v1 = std::min(std::max(hi, v0), end);
+    std::fill(out, out + (v0 - run.o2), 0.0f);
+    if (s2 == 1) {
+      CopyRow(xrow + v0 + off2, out + (v0 - run.o2), v1 - v0);
+    } else if (s2 == 2) {
+      const int64_t first = 2 * v0 + off2;  // inside the row: v0 >= lo
+      CopyEvenRow(xrow + first, iw - first, out + (v0 - run.o2), v1 - v0);
+    } else {
+      for (int64_t o = v0; o < v1; ++o) out[o - run.o2] = xrow[o * s2 + off2];
+    }
+    std::fill(out + (v1 - run.o2), out + run.len, 0.0f);
+  }
+}
+
 void PackIm2Col(const Im2ColSource& src, int64_t p0, int64_t kc, int64_t j0, int64_t nc, int64_t nr,
                 float* dst) {
   const ConvArgs& a = *src.a;
-  const int64_t iw = a.in[2], s2 = a.stride[2], k1 = a.kernel[1], k2 = a.kernel[2];
-  const int64_t ks = a.kernel_size();
-  // Per kernel column: its offset into the input row and the outputs that land inside it.
+  const int64_t k1 = a.kernel[1], k2 = a.kernel[2], ks = a.kernel_size();
+  // Per kernel column: the outputs of a row that land inside the input row.
   int64_t lo_tab[kRangeTable], hi_tab[kRangeTable];
   for (int64_t j = 0; j < std::min(k2, kRangeTable); ++j)
-    conv_valid_range(a.out[2], iw, s2, j * a.dilation[2] - a.pad_begin[2], &lo_tab[j], &hi_tab[j]);
+    conv_valid_range(a.out[2], a.in[2], a.stride[2], j * a.dilation[2] - a.pad_begin[2], &lo_tab[j],
+                     &hi_tab[j]);
   Run runs[kPiece];
   for (int64_t jp = 0; jp < nc; jp += nr) {
     const int64_t w = std::min(nr, nc - jp);
     float* panel = dst + (jp / nr) * kc * nr;
     for (int64_t c0 = 0; c0 < w; c0 += kPiece) {
       const int64_t nruns = FindRuns(a, j0 + jp + c0, std::min(kPiece, w - c0), c0, runs);
-      // Row p0 + p of B is (c, j0k, j1k, j2k): channel and kernel position, stepped.
+      // Row p0 + p of B is (c, jk0, jk1, jk2): channel and kernel position, stepped.
       const int64_t r = p0 % ks;
       int64_t c = p0 / ks, jk0 = r / (k1 * k2), jk1 = r / k2 % k1, jk2 = r % k2;
       for (int64_t p = 0; p < kc; ++p) {
-        float* row = panel + p * nr;
-        const float* xc = src.x + c * a.in_size();
-        const int64_t t0 = jk0 * a.dilation[0] - a.pad_begin[0];
-        const int64_t t1 = jk1 * a.dilation[1] - a.pad_begin[1];
         const int64_t off2 = jk2 * a.dilation[2] - a.pad_begin[2];
         int64_t lo, hi;
         if (jk2 < kRangeTable) {
           lo = lo_tab[jk2];
           hi = hi_tab[jk2];
         } else {
-          conv_valid_range(a.out[2], iw, s2, off2, &lo, &hi);
+          conv_valid_range(a.out[2], a.in[2], a.stride[2], off2, &lo, &hi);
         }
-        for (int64_t i = 0; i < nruns; ++i) {
-          const Run& run = runs[i];
-          float* out = row + run.col;
-          const int64_t i0 = run.o0 * a.stride[0] + t0, i1 = run.o1 * a.stride[1] + t1;
-          if (i0 < 0 || i0 >= a.in[0] || i1 < 0 || i1 >= a.in[1]) {
-            std::fill(out, out + run.len, 0.0f);
-            continue;
-          }
-          const float* xrow = xc + (i0 * a.in[1] + i1) * iw;
-          const int64_t end = run.o2 + run.len;
-          const int64_t v0 = std::min(std::max(lo, run.o2), end);
-          const int64_t v1 = std::min(std::max(hi, v0), end);
-          std::fill(out, out + (v0 - run.o2), 0.0f);
-          if (s2 == 1) {
-            CopyRow(xrow + v0 + off2, out + (v0 - run.o2), v1 - v0);
-          } else if (s2 == 2) {
-            const int64_t first = 2 * v0 + off2;  // inside the row: v0 >= lo
-            CopyEvenRow(xrow + first, iw - first, out + (v0 - run.o2), v1 - v0);
-          } else {
-            for (int64_t o = v0; o < v1; ++o) out[o - run.o2] = xrow[o * s2 + off2];
-          }
-          std::fill(out + (v1 - run.o2), out + run.len, 0.0f);
-        }
+        FillRow(a, src.x + c * a.in_size(), jk0 * a.dilation[0] - a.pad_begin[0],
+                jk1 * a.dilation[1] - a.pad_begin[1], off2, lo, hi, runs, nruns, panel + p * nr);
         if (++jk2 == k2) {
           jk2 = 0;
           if (++jk1 == k1) {

@@ -54,18 +54,78 @@ void PackWholeA(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k, fl
     PackA(a + p0 * cs, rs, cs, m, std::min(kKC, k - p0), kMR, dst + p0 * m_pad);
 }
 
-// Where the panels of one K block of B come from.
+// Where the panels of one K block of B come from: packed (prepacked, by the caller's packer
+// or here) or read in place.
 struct BSource {
-  const float* block;  // panel q at block + q * kc * nr; null: read B in place
-  const float* tail;   // in place: the last, partial panel, packed
+  const float* block = nullptr;     // packed: panel q at block + q * kc * nr
+  const float* in_place = nullptr;  // else: B's element (p0, j0), rows `rs` apart
+  int64_t rs = 0;
+  const float* tail = nullptr;  // in place: the last, partial panel, packed
+
+  // The panel at column jr of the block, w columns wide, and its step along k.
+  const float* panel(int64_t jr, int64_t w, int64_t kc, int64_t nr, int64_t* k_step) const {
+    *k_step = nr;
+    if (block) return block + (jr / nr) * kc * nr;
+    if (w < nr) return tail;
+    *k_step = rs;
+    return in_place + jr;
+  }
 };
+
+BSource SourceOfB(const GemmF32& g, bool use_pb, bool direct_b, int64_t p0, int64_t kc, int64_t j0,
+                  int64_t nc, int64_t nr, float* b_buf) {
+  BSource src;
+  if (use_pb) {
+    src.block = g.b_packed->data + p0 * RoundUp(g.n, nr) + (j0 / nr) * kc * nr;
+  } else if (g.b_packer) {
+    g.b_packer(g.b_ctx, p0, kc, j0, nc, nr, b_buf);
+    src.block = b_buf;
+  } else if (!direct_b) {
+    PackB(g.b + p0 * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, nr, b_buf);
+    src.block = b_buf;
+  } else {
+    src.in_place = g.b + p0 * g.b_rs + j0;
+    src.rs = g.b_rs;
+    if (nc % nr != 0) {
+      const int64_t t0 = nc / nr * nr;
+      PackB(src.in_place + t0, g.b_rs, 1, kc, nc - t0, nr, b_buf);
+      src.tail = b_buf;
+    }
+  }
+  return src;
+}
+
+// The tiles of C[i0 : i0 + mc, j0 : j0 + nc] over the K block [p0, p0 + kc): A's panels at
+// a_block, B's from `src`; `epilogue` on the last K block.
+void BlockTiles(const GemmF32& g, const float* a_block, const BSource& src, int64_t i0, int64_t mc,
+                int64_t j0, int64_t nc, int64_t p0, int64_t kc, int64_t nr,
+                const Epilogue* epilogue) {
+  for (int64_t jr = 0; jr < nc; jr += nr) {
+    const int64_t w = std::min(nr, nc - jr);
+    int64_t b_ks = 0;
+    const float* bp = src.panel(jr, w, kc, nr, &b_ks);
+    for (int64_t ir = 0; ir < mc; ir += kMR) {
+      const int64_t h = std::min<int64_t>(kMR, mc - ir);
+      const TileC t{g.c + (i0 + ir) * g.c_rs + (j0 + jr) * g.c_cs,
+                    g.c_rs,
+                    g.c_cs,
+                    w,
+                    g.alpha,
+                    p0 > 0,
+                    epilogue,
+                    i0 + ir,
+                    j0 + jr};
+      MicroFor(h)(kc, a_block + (ir / kMR) * kc * kMR, bp, b_ks, t);
+    }
+  }
+}
 
 // C[i_begin:i_end, j_begin:j_end] of g, whole. Prepacked operands need i_begin and j_begin
 // on panel boundaries (the thread split keeps them there).
 void GemmBlock(const GemmF32& g, bool use_pa, bool use_pb, int64_t i_begin, int64_t i_end,
                int64_t j_begin, int64_t j_end, float* a_buf, float* b_buf) {
   const GemmGeometry geo = Geometry();
-  const int64_t nr = geo.nr, m_pad = RoundUp(g.m, kMR), n_pad = RoundUp(g.n, nr);
+  const int64_t m_pad = RoundUp(g.m, kMR);
   // Rows of B with unit stride are read in place when A is one block (M <= MC): each block
   // of B is then read once, and copying it would cost as much as using it (all of it, for a
   // GEMV). Taller A rereads B once per block of A, which a packed block in L2 serves better.
@@ -76,54 +136,17 @@ void GemmBlock(const GemmF32& g, bool use_pa, bool use_pb, int64_t i_begin, int6
     const int64_t nc = std::min(geo.nc, j_end - j0);
     for (int64_t p0 = 0; p0 < g.k; p0 += kKC) {
       const int64_t kc = std::min(kKC, g.k - p0);
-      const bool last = p0 + kc == g.k;
-      BSource src{nullptr, nullptr};
-      if (use_pb) {
-        src.block = g.b_packed->data + p0 * n_pad + (j0 / nr) * kc * nr;
-      } else if (g.b_packer) {
-        g.b_packer(g.b_ctx, p0, kc, j0, nc, nr, b_buf);
-        src.block = b_buf;
-      } else if (!direct_b) {
-        PackB(g.b + p0 * g.b_rs + j0 * g.b_cs, g.b_rs, g.b_cs, kc, nc, nr, b_buf);
-        src.block = b_buf;
-      } else if (nc % nr != 0) {
-        const int64_t t0 = nc / nr * nr;
-        PackB(g.b + p0 * g.b_rs + (j0 + t0), g.b_rs, 1, kc, nc - t0, nr, b_buf);
-        src.tail = b_buf;
-      }
+      const BSource src = SourceOfB(g, use_pb, direct_b, p0, kc, j0, nc, geo.nr, b_buf);
       for (int64_t i0 = i_begin; i0 < i_end; i0 += kMC) {
         const int64_t mc = std::min(kMC, i_end - i0);
-        const float* a_block;
+        const float* a_block = a_buf;
         if (use_pa) {
           a_block = g.a_packed->data + p0 * m_pad + (i0 / kMR) * kc * kMR;
         } else {
           PackA(g.a + i0 * g.a_rs + p0 * g.a_cs, g.a_rs, g.a_cs, mc, kc, kMR, a_buf);
-          a_block = a_buf;
         }
-        for (int64_t jr = 0; jr < nc; jr += nr) {
-          const int64_t w = std::min(nr, nc - jr);
-          const float* bp = src.tail;
-          int64_t b_ks = nr;
-          if (src.block) {
-            bp = src.block + (jr / nr) * kc * nr;
-          } else if (w == nr) {
-            bp = g.b + p0 * g.b_rs + (j0 + jr);
-            b_ks = g.b_rs;
-          }
-          for (int64_t ir = 0; ir < mc; ir += kMR) {
-            const int64_t h = std::min<int64_t>(kMR, mc - ir);
-            const TileC t{g.c + (i0 + ir) * g.c_rs + (j0 + jr) * g.c_cs,
-                          g.c_rs,
-                          g.c_cs,
-                          w,
-                          g.alpha,
-                          p0 > 0,
-                          last ? epilogue : nullptr,
-                          i0 + ir,
-                          j0 + jr};
-            MicroFor(h)(kc, a_block + (ir / kMR) * kc * kMR, bp, b_ks, t);
-          }
-        }
+        BlockTiles(g, a_block, src, i0, mc, j0, nc, p0, kc, geo.nr,
+                   p0 + kc == g.k ? epilogue : nullptr);
       }
     }
   }
