@@ -20,6 +20,15 @@ HWY_BEFORE_NAMESPACE();
 namespace ferrite {
 namespace HWY_NAMESPACE {
 namespace gemm {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// dst[0:n] = src[0:n], n a multiple of the vector length: rows of whole panels (a memcpy
+// call, or the `rep movs` GCC inlines for it, costs more than these few vectors).
+HWY_INLINE void CopyVectors(const float* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n) {
+  const hn::ScalableTag<float> d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  for (int64_t i = 0; i < n; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+}
 
 // The kc x nc block of B at `b` (rows rs apart, columns cs apart) as panels of nr columns:
 // panel q at dst + q * kc * nr holds kc rows of nr floats, zero-padded past nc.
@@ -29,6 +38,10 @@ inline void PackB(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc
     const int64_t w = std::min(nr, nc - jp);
     float* panel = dst + (jp / nr) * kc * nr;
     const float* src = b + jp * cs;
+    if (cs == 1 && w == nr) {
+      for (int64_t p = 0; p < kc; ++p) CopyVectors(src + p * rs, panel + p * nr, nr);
+      continue;
+    }
     if (cs == 1) {
       for (int64_t p = 0; p < kc; ++p) {
         std::memcpy(panel + p * nr, src + p * rs, static_cast<size_t>(w) * sizeof(float));
