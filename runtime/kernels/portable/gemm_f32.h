@@ -5,9 +5,9 @@
 // where the strides are absorbed, so transposed or broadcast operands cost one copy, not a
 // slow loop. Around that core:
 //   - weights packed once (gemm_f32_pack_a / _b, at prepare time) are used as they are;
-//   - when A is a single block (M <= MC: GEMV-like products, convolutions with few output
-//     channels) and B's rows have unit stride, B is read in place instead of packed (each
-//     block of B is used once, so copying it would cost as much as using it);
+//   - when B's rows have unit stride and A has few rows (GEMV-like; with AVX-512's wide
+//     panels, any single block of A: convolutions with few output channels), B is read in
+//     place instead of packed (copying it would cost about as much as using it);
 //   - a B that exists only implicitly (a convolution's im2col matrix) is packed straight
 //     from its source by a callback, without being materialized;
 //   - the epilogue (epilogue.h) runs on each tile right after its last K block, while the
@@ -25,9 +25,11 @@
 
 namespace ferrite {
 
-// The blocking of the target the dispatcher picks (a packed operand is tied to it).
+// The blocking of the target the dispatcher picks (a packed operand is tied to it), and the
+// most rows of A for which a B with unit-stride rows is read in place rather than packed.
 struct GemmGeometry {
   int64_t mr = 0, nr = 0, kc = 0, mc = 0, nc = 0;
+  int64_t in_place_b_max_m = 0;
   bool operator==(const GemmGeometry& o) const {
     return mr == o.mr && nr == o.nr && kc == o.kc && mc == o.mc && nc == o.nc;
   }

@@ -148,7 +148,7 @@ class PortableMatMul : public PreparedExtern {
     ScratchLayout l;
     if (d.batches <= 0 || d.m <= 0 || d.n <= 0 || d.k <= 0) return l;
     // A shared B is packed per run unless it is the packed weight or few rows read it in place.
-    const bool read_in_place = d.b_unit_cols && d.m <= gemm_f32_geometry().mc;
+    const bool read_in_place = d.b_unit_cols && d.m <= gemm_f32_geometry().in_place_b_max_m;
     at.shared_b = d.b_shared && d.batches >= 2 && !weight_ && !read_in_place;
     if (at.shared_b) at.shared_b_at = l.add(gemm_f32_packed_b_floats(d.k, d.n));
     GemmF32 g;
