@@ -146,7 +146,7 @@ class JitBackend : public KernelBackend {
       : isa_(choose_isa(options.isa)),
         threads_(options.threads),
         dump_dir_(options.dump_dir),
-        portable_(make_portable_backend()) {}
+        portable_(make_portable_backend(options)) {}
 
   const char* name() const override { return "jit"; }
 
@@ -220,7 +220,7 @@ class JitBackend : public KernelBackend {
 }  // namespace
 
 std::unique_ptr<KernelBackend> make_jit_backend(const BackendOptions& options) {
-  if (choose_isa(options.isa) == Isa::None) return make_portable_backend();
+  if (choose_isa(options.isa) == Isa::None) return make_portable_backend(options);
   return std::make_unique<JitBackend>(options);
 }
 

@@ -1,5 +1,6 @@
 #include "runtime/kernels/dnnl/dnnl_externs.h"
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 
@@ -7,6 +8,33 @@
 #include "runtime/kernels/dnnl/dnnl_matmul.h"
 
 namespace ferrite {
+
+namespace {
+
+double elements_of(const TensorRef& r) {
+  double n = 1;
+  for (int64_t d : r.shape) n *= d > 0 ? static_cast<double>(d) : 0.0;
+  return n;
+}
+
+// Multiply-adds of a call (0 when its operands are not what the op needs: the op's own
+// checks report that).
+double multiply_adds(const ExternCall& call) {
+  if (call.inputs.size() < 2 || call.outputs.empty()) return 0;
+  const TensorRef &x = call.inputs[0], &w = call.inputs[1], &y = call.outputs[0];
+  if (x.shape.empty() || w.shape.empty()) return 0;
+  if (call.op == "MatMul") return elements_of(y) * static_cast<double>(x.shape.back());
+  const double per_channel =
+      w.shape[0] > 0 ? elements_of(w) / static_cast<double>(w.shape[0]) : 0.0;
+  return elements_of(call.op == "Conv" ? y : x) * per_channel;
+}
+
+// oneDNN opens an OpenMP region for every primitive, whatever its size; below about a
+// million multiply-adds (~20 us on one AVX-512 core) the region's wake-up and barrier cost
+// more than the split saves, so such calls run on the caller's thread.
+constexpr double kMinParallelMultiplyAdds = 1e6;
+
+}  // namespace
 
 bool dnnl_enabled() {
   const char* v = std::getenv("FERRITE_DNNL");
@@ -17,6 +45,7 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<ExternBuffer>& constants,
                                                     int threads) {
   if (!dnnl_enabled()) return nullptr;
+  if (multiply_adds(call) < kMinParallelMultiplyAdds) threads = 1;
   if (call.op == "MatMul") return onednn::prepare_matmul(call, constants, threads);
   if (call.op == "Conv") return onednn::prepare_conv(call, constants, threads, false);
   if (call.op == "ConvTranspose") return onednn::prepare_conv(call, constants, threads, true);
