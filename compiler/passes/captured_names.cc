@@ -1,5 +1,8 @@
 #include "compiler/passes/captured_names.h"
 
+#include <algorithm>
+#include <memory>
+
 namespace ferrite {
 namespace {
 
@@ -23,6 +26,13 @@ std::set<std::string> captured_names(const Graph& g) {
   std::set<std::string> names;
   collect(g, &names);
   return names;
+}
+
+void erase_absorbed_nodes(Graph& g, const std::set<Node*>& gone) {
+  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(),
+                               [&](const std::unique_ptr<Node>& p) { return gone.count(p.get()); }),
+                g.nodes.end());
+  g.rebuild_uses();
 }
 
 }  // namespace ferrite

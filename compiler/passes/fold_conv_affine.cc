@@ -148,11 +148,7 @@ void fold_conv_affine(Graph& g) {
     }
   }
   if (absorbed.empty()) return;
-  const std::set<Node*> gone(absorbed.begin(), absorbed.end());
-  g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(),
-                               [&](const std::unique_ptr<Node>& p) { return gone.count(p.get()); }),
-                g.nodes.end());
-  g.rebuild_uses();
+  erase_absorbed_nodes(g, std::set<Node*>(absorbed.begin(), absorbed.end()));
   g.remove_dead();
 }
 

@@ -32,12 +32,7 @@ class Fuser {
     g_.rebuild_uses();
     for (const auto& owner : g_.nodes) fuse_into(owner.get());
     if (absorbed_.empty()) return;
-    g_.nodes.erase(std::remove_if(g_.nodes.begin(), g_.nodes.end(),
-                                  [&](const std::unique_ptr<Node>& p) {
-                                    return absorbed_.count(p.get()) != 0;
-                                  }),
-                   g_.nodes.end());
-    g_.rebuild_uses();
+    erase_absorbed_nodes(g_, absorbed_);
     g_.topo_sort();  // an operand may come after the extern in the old order
     g_.remove_dead();
   }

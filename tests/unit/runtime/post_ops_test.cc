@@ -53,19 +53,24 @@ double formula(const PostOp& p, double y) {
   }
 }
 
+const std::vector<PostOp>& unary_kinds() {
+  static const std::vector<PostOp> ops = {{PostOpKind::Relu},
+                                          {PostOpKind::Clip, -0.5f, 1.5f},
+                                          {PostOpKind::LeakyRelu, 0.1f},
+                                          {PostOpKind::Elu, 0.7f},
+                                          {PostOpKind::HardSigmoid, 0.2f, 0.5f},
+                                          {PostOpKind::HardSwish},
+                                          {PostOpKind::Sigmoid},
+                                          {PostOpKind::Tanh},
+                                          {PostOpKind::Silu},
+                                          {PostOpKind::GeluErf},
+                                          {PostOpKind::GeluTanh},
+                                          {PostOpKind::Linear, -2.0f, 0.25f}};
+  return ops;
+}
+
 TEST(PostOps, UnaryKindsFollowTheirFormulas) {
-  const std::vector<PostOp> ops = {{PostOpKind::Relu},
-                                   {PostOpKind::Clip, -0.5f, 1.5f},
-                                   {PostOpKind::LeakyRelu, 0.1f},
-                                   {PostOpKind::Elu, 0.7f},
-                                   {PostOpKind::HardSigmoid, 0.2f, 0.5f},
-                                   {PostOpKind::HardSwish},
-                                   {PostOpKind::Sigmoid},
-                                   {PostOpKind::Tanh},
-                                   {PostOpKind::Silu},
-                                   {PostOpKind::GeluErf},
-                                   {PostOpKind::GeluTanh},
-                                   {PostOpKind::Linear, -2.0f, 0.25f}};
+  const std::vector<PostOp>& ops = unary_kinds();
   ASSERT_EQ(ops.size(), static_cast<size_t>(PostOpKind::Add));  // every unary kind
   for (const PostOp& p : ops) {
     SCOPED_TRACE(post_op_text(p));
@@ -162,22 +167,6 @@ TEST(PostOps, ConvWithBiasThenPostOps) {
         EXPECT_NEAR(y[m * 9 + p], v, 1e-5) << m << "," << p;
       }
   }
-}
-
-const std::vector<PostOp>& unary_kinds() {
-  static const std::vector<PostOp> ops = {{PostOpKind::Relu},
-                                          {PostOpKind::Clip, -0.5f, 1.5f},
-                                          {PostOpKind::LeakyRelu, 0.1f},
-                                          {PostOpKind::Elu, 0.7f},
-                                          {PostOpKind::HardSigmoid, 0.2f, 0.5f},
-                                          {PostOpKind::HardSwish},
-                                          {PostOpKind::Sigmoid},
-                                          {PostOpKind::Tanh},
-                                          {PostOpKind::Silu},
-                                          {PostOpKind::GeluErf},
-                                          {PostOpKind::GeluTanh},
-                                          {PostOpKind::Linear, -2.0f, 0.25f}};
-  return ops;
 }
 
 // A MatMul C [m, n] = A [m, k] @ B [k, n] whose post-ops read operands appended with `add`.
