@@ -47,6 +47,9 @@ class PreparedExtern {
   // Session (tests) gets no binding and must then allocate its own.
   virtual size_t scratch_bytes() const { return 0; }
   virtual void bind_scratch(void* scratch) { (void)scratch; }
+  // The library implementation that runs the call, e.g. oneDNN's "brg:avx512_core"; empty
+  // when the backend's own code does (profiles, tests).
+  virtual std::string implementation() const { return ""; }
 };
 
 class KernelBackend {

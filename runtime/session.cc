@@ -4,6 +4,7 @@
 #include "runtime/session.h"
 
 #include <algorithm>
+#include <chrono>
 #include <string>
 
 #include "compiler/plan/error.h"
@@ -38,10 +39,12 @@ struct Session::Impl {
   // Scratch tables reused by every run.
   std::vector<void*> args;
   std::vector<ExternBuffer> ext_in, ext_out;
+  std::vector<StepTime> times;  // one per step with options.profile
 
   void load();
   void bind_inputs(const std::vector<const Tensor*>& in);
-  void run_step(const Step& step);
+  // False when a guard skipped the step.
+  bool run_step(const Step& step);
   ExternBuffer extern_buffer(int32_t id) const {
     const PlanBuffer& b = plan.buffers[id];
     return ExternBuffer{bases[id], b.dtype, b.elements()};
@@ -80,6 +83,20 @@ void Session::Impl::load() {
     scratch = aligned_alloc_bytes(scratch_bytes);
     for (const auto& e : externs) e->bind_scratch(scratch.get());
   }
+  if (options.profile) {
+    for (const Step& step : plan.steps) {
+      StepTime t;
+      if (step.kind == StepKind::Kernel) {
+        t.label = "kernel " + plan.kernels[step.index].name;
+      } else {
+        const ExternCall& call = plan.externs[step.index];
+        const std::string impl = externs[step.index]->implementation();
+        t.label = "extern " + (call.origin.empty() ? call.op : call.origin) +
+                  (impl.empty() ? "" : " [" + impl + "]");
+      }
+      times.push_back(std::move(t));
+    }
+  }
   for (int32_t id : plan.inputs) inputs.push_back(io_info(plan.buffers[id]));
   for (int32_t id : plan.outputs) outputs.push_back(io_info(plan.buffers[id]));
 }
@@ -98,15 +115,15 @@ void Session::Impl::bind_inputs(const std::vector<const Tensor*>& in) {
   }
 }
 
-void Session::Impl::run_step(const Step& step) {
+bool Session::Impl::run_step(const Step& step) {
   for (const Guard& g : step.guards) {
-    if ((*static_cast<const uint8_t*>(bases[g.buffer]) != 0) != g.value) return;
+    if ((*static_cast<const uint8_t*>(bases[g.buffer]) != 0) != g.value) return false;
   }
   if (step.kind == StepKind::Kernel) {
     args.clear();
     for (int32_t id : step.buffers) args.push_back(bases[id]);
     kernels[step.index]->run(args.data());
-    return;
+    return true;
   }
   const ExternCall& call = plan.externs[step.index];
   ext_in.clear();
@@ -119,6 +136,7 @@ void Session::Impl::run_step(const Step& step) {
     if (call.origin.empty()) throw;
     fail(call.origin, ": ", e.what());
   }
+  return true;
 }
 
 Session::Session(Plan plan, SessionOptions options) : impl_(std::make_unique<Impl>()) {
@@ -149,8 +167,29 @@ std::vector<Tensor> Session::run(const std::vector<const Tensor*>& inputs) {
     s.bases[s.plan.outputs[i]] = out.back().data();
   }
   // Input and output bases are rebound on every run, before any step reads them.
-  for (const Step& step : s.plan.steps) s.run_step(step);
+  if (s.times.empty()) {
+    for (const Step& step : s.plan.steps) s.run_step(step);
+    return out;
+  }
+  using Clock = std::chrono::steady_clock;
+  for (size_t i = 0; i < s.plan.steps.size(); ++i) {
+    const Clock::time_point start = Clock::now();
+    if (!s.run_step(s.plan.steps[i])) continue;
+    s.times[i].total_ms += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+    ++s.times[i].runs;
+  }
   return out;
+}
+
+std::vector<StepTime> Session::profile() const {
+  return impl_->times;
+}
+
+void Session::reset_profile() {
+  for (StepTime& t : impl_->times) {
+    t.runs = 0;
+    t.total_ms = 0;
+  }
 }
 
 std::vector<std::string> available_backends() {

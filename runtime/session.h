@@ -19,6 +19,14 @@ struct SessionOptions {
   int threads = 1;
   std::string isa;       // the JIT's instruction set (BackendOptions::isa)
   std::string dump_dir;  // generated code is written here (BackendOptions::dump_dir)
+  bool profile = false;  // time every step of every run (Session::profile)
+};
+
+// The time one plan step took over the runs profiled so far.
+struct StepTime {
+  std::string label;  // "kernel NAME" or "extern ORIGIN [IMPLEMENTATION]" (OP without an origin)
+  int64_t runs = 0;   // times it ran (guarded steps may be skipped)
+  double total_ms = 0;
 };
 
 struct IoInfo {
@@ -42,6 +50,11 @@ class Session {
   // `inputs` in the plan's input order. Throws ferrite::Error on a count, dtype or shape
   // mismatch (naming the input) and on a kernel failure (e.g. an index out of range).
   std::vector<Tensor> run(const std::vector<const Tensor*>& inputs);
+
+  // With SessionOptions::profile: one entry per plan step, in plan order, over every run
+  // since the session was created or the profile reset; empty otherwise.
+  std::vector<StepTime> profile() const;
+  void reset_profile();
 
  private:
   struct Impl;

@@ -32,6 +32,9 @@ commands:
     --dump DIR               write the compiler's intermediate forms (and the JIT's
                              kernels, 50_jit_*.txt) to DIR; FERRITE_DUMP does the same
     --no-fusion              skip the scheduler's fusion (one kernel per realized buffer)
+    --profile                time every step (kernel or extern call) of the timed runs
+                             (with --bench; else of the one run) and list them, slowest
+                             first, with their share; ends with 'profile_total_ms: X'
   inspect MODEL [options]    compile MODEL (as run does, without running it) and summarize
                              the plan: inputs and outputs with their shapes, buffers,
                              steps (kernels by origin op, externs by op), in-place pairs,

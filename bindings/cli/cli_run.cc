@@ -24,7 +24,7 @@ using Feeds = std::vector<std::pair<std::string, const Tensor*>>;
 const std::vector<OptionSpec> kRunOptions = {
     {"input", true},  {"output-dir", true}, {"backend", true}, {"bench", true},
     {"warmup", true}, {"bench-json", true}, {"dump", true},    {"no-fusion", false},
-    {"isa", true},    {"threads", true}};
+    {"isa", true},    {"threads", true},    {"profile", false}};
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -101,6 +101,7 @@ struct RunTimes {
 void bench(Engine& engine, const Feeds& feeds, int64_t warmup, int64_t runs, RunTimes* times) {
   for (int64_t i = 0; i < warmup; ++i) engine.run(feeds);
   times->warmup = warmup;
+  engine.session_for_feeds(feeds).reset_profile();  // profile the timed runs only
   for (int64_t i = 0; i < runs; ++i) {
     const Clock::time_point start = Clock::now();
     engine.run(feeds);
@@ -113,6 +114,26 @@ void bench(Engine& engine, const Feeds& feeds, int64_t warmup, int64_t runs, Run
   std::printf("bench_runs: %lld\n", static_cast<long long>(n));
   print_ms("min_ms", sorted.front());
   print_ms("median_ms", median);
+}
+
+// --profile: each step's time per run, slowest first, and the sum.
+void print_profile(const Session& session) {
+  std::vector<StepTime> steps = session.profile();
+  std::stable_sort(steps.begin(), steps.end(),
+                   [](const StepTime& a, const StepTime& b) { return a.total_ms > b.total_ms; });
+  double total = 0;
+  int64_t runs = 0;
+  for (const StepTime& s : steps) {
+    total += s.total_ms;
+    runs = std::max(runs, s.runs);
+  }
+  if (runs == 0) return;
+  std::printf("profile: %zu steps, ms per run over %lld runs\n", steps.size(),
+              static_cast<long long>(runs));
+  for (const StepTime& s : steps)
+    std::printf("  %9.4f %5.1f%%  %s\n", s.total_ms / static_cast<double>(runs),
+                total > 0 ? 100 * s.total_ms / total : 0.0, s.label.c_str());
+  std::printf("profile_total_ms: %.4f\n", total / static_cast<double>(runs));
 }
 
 // One JSON object: load_ms, compile_ms, ready_ms (load + compile: until the first run can
@@ -152,6 +173,7 @@ int run_command(const std::vector<std::string>& arg_list) {
   apply_session_options(args, &options.session);
   options.compile.dump_dir = dump_dir_option(args);
   options.compile.fuse = !args.has("no-fusion");
+  options.session.profile = args.has("profile");
   const std::string output_dir = args.get("output-dir");
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
 
@@ -182,6 +204,7 @@ int run_command(const std::vector<std::string>& arg_list) {
     bench(*engine, feeds, warmup, bench_runs, &times);
     if (!bench_json.empty()) write_bench_json(bench_json, times);
   }
+  if (options.session.profile) print_profile(engine->session_for_feeds(feeds));
   std::fflush(stdout);
   return 0;
 }

@@ -120,6 +120,17 @@ else
   echo "ok   bench-json run"
 fi
 
+# --profile lists every step of the timed runs, slowest first, and their sum.
+if ! ferrite run "$mlp" --bench 3 --profile >"$tmp/out" 2>"$tmp/err"; then
+  fail "profile run: $(cat "$tmp/err")"
+elif ! grep -q '^profile: [0-9]* steps, ms per run over 3 runs$' "$tmp/out" ||
+  ! grep -qE '^ +[0-9.]+ +[0-9.]+%  (kernel|extern) ' "$tmp/out" ||
+  ! tail -1 "$tmp/out" | grep -q '^profile_total_ms: '; then
+  fail "profile run: unexpected output: $(cat "$tmp/out")"
+else
+  echo "ok   profile run: $(tail -1 "$tmp/out")"
+fi
+
 # --dump writes the compiler's intermediate forms.
 if ! ferrite run "$fixtures/add_relu.onnx" --dump "$tmp/dump" >"$tmp/out" 2>"$tmp/err"; then
   fail "dump run: $(cat "$tmp/err")"

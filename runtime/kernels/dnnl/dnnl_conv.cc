@@ -15,6 +15,8 @@
 #include "runtime/kernels/dnnl/dnnl_conv.h"
 
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <string>
 
 #include "compiler/plan/error.h"
@@ -184,20 +186,22 @@ bool spatial_of(const ConvArgs& a, size_t k, Spatial* s) {
 // A created (de)convolution with what the steps need to know of it.
 struct Primitive {
   dnnl::primitive primitive;
-  dnnl::memory::desc weights, scratchpad;
+  dnnl::memory::desc src, weights, dst, scratchpad;
   std::string impl;
 };
 
 template <class P>
 Primitive create(const typename P::desc& d, const dnnl::primitive_attr& attr) {
   const typename P::primitive_desc pd(d, attr, cpu_engine());
-  return Primitive{P(pd), pd.weights_desc(), pd.scratchpad_desc(), pd.impl_info_str()};
+  return Primitive{P(pd),         pd.src_desc(),        pd.weights_desc(),
+                   pd.dst_desc(), pd.scratchpad_desc(), pd.impl_info_str()};
 }
 
 // Throws dnnl::error when oneDNN rejects the call.
-Primitive create_primitive(const ConvArgs& a, const Spatial& s, const dnnl::memory::desc& x,
-                           const dnnl::memory::desc& w, const dnnl::memory::desc& b,
-                           const dnnl::memory::desc& y, const dnnl::primitive_attr& attr) {
+Primitive create_primitive(const ConvArgs& a, dnnl::algorithm algorithm, const Spatial& s,
+                           const dnnl::memory::desc& x, const dnnl::memory::desc& w,
+                           const dnnl::memory::desc& b, const dnnl::memory::desc& y,
+                           const dnnl::primitive_attr& attr) {
   const auto inference = dnnl::prop_kind::forward_inference;
   if (a.transpose) {
     using P = dnnl::deconvolution_forward;
@@ -206,9 +210,94 @@ Primitive create_primitive(const ConvArgs& a, const Spatial& s, const dnnl::memo
                      attr);
   }
   using P = dnnl::convolution_forward;
-  return create<P>(P::desc(inference, dnnl::algorithm::convolution_direct, x, w, b, y, s.strides,
-                           s.dilations, s.pad_l, s.pad_r),
-                   attr);
+  return create<P>(
+      P::desc(inference, algorithm, x, w, b, y, s.strides, s.dilations, s.pad_l, s.pad_r), attr);
+}
+
+// Whether a convolution is worth trying on oneDNN's Winograd kernels (F(2x2,3x3) and
+// F(4x4,3x3), blocked nChw16c activations): 2-D, 3x3, stride 1, undilated, ungrouped, 32+
+// channels each way, and a large enough output. Measured on one AVX-512 core with the
+// reorders from and to channels-last included, against the direct brgconv (tests/perf:
+// `ferrite_kernel_bench ops`), time ratios: 64ch 56x56 0.58, 128ch 28x28 0.36, 256ch
+// 14x14 0.51, 32ch 56x56 0.74; but 128ch 14x14 0.85 and 512ch 7x7 0.76 on one thread turn
+// to 1.3-1.5 and 1.0 on two (too few tiles to split), and 16ch 112x112 is 1.07. The choice
+// does not depend on the thread count, so results stay bitwise equal across counts.
+// FERRITE_WINOGRAD=0 turns it off (A/B runs).
+bool winograd_candidate(const ConvArgs& a, size_t rank) {
+  if (a.transpose || rank != 4 || a.group != 1 || a.c_in < 32 || a.c_out < 32) return false;
+  for (size_t D = 1; D < 3; ++D)
+    if (a.kernel[D] != 3 || a.stride[D] != 1 || a.dilation[D] != 1) return false;
+  static const bool enabled = [] {
+    const char* v = std::getenv("FERRITE_WINOGRAD");
+    return !(v && std::string(v) == "0");
+  }();
+  if (!enabled) return false;
+  const int64_t pixels = a.out[1] * a.out[2];
+  const double multiply_adds = static_cast<double>(a.n) * static_cast<double>(pixels) *
+                               static_cast<double>(a.c_in) * static_cast<double>(a.c_out) * 9;
+  return pixels >= 28 * 28 || (pixels >= 14 * 14 && multiply_adds >= 50e6);
+}
+
+// The call's operands as oneDNN sees them, and which are plan constants.
+struct Operands {
+  View x, w, b, y;
+  const ExternBuffer *x_constant = nullptr, *w_constant = nullptr, *b_constant = nullptr;
+};
+
+// The extern running primitive `p` on the operands: X, W and B reordered into the layouts
+// `p` reads where they differ, the binary post-op operands bound (read in `order`), the sum
+// post-op's operand (`sum`, when its input is set) copied into Y's memory first, and Y
+// reordered back when `p` writes another layout. Null when a constant operand lies outside
+// its buffer.
+std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, Border border,
+                                     const Primitive& p, const Operands& o,
+                                     const std::vector<BinaryOperand>& binaries,
+                                     const BinaryOperand& sum, const std::vector<int>& order,
+                                     const std::vector<ExternBuffer>& constants, int threads) {
+  auto conv = std::make_unique<DnnlConv>(call, threads, a.transpose, a.has_bias, std::move(border));
+  conv->set_implementation(p.impl);
+  DnnlSteps& steps = conv->steps();
+  Args args;
+  args[DNNL_ARG_SRC] = steps.input(o.x, p.src, 0, o.x_constant);
+  args[DNNL_ARG_WEIGHTS] = steps.input(o.w, p.weights, 1, o.w_constant);
+  if (a.has_bias) args[DNNL_ARG_BIAS] = steps.input(o.b, f32_desc({a.c_out}, {1}), 2, o.b_constant);
+  if (!bind_binary_operands(binaries, order, constants, &steps, &args)) return nullptr;
+  dnnl::memory copy_back;
+  const dnnl::memory dst = steps.output(o.y, p.dst, 0, &copy_back);
+  args[DNNL_ARG_DST] = dst;
+  if (sum.input != SIZE_MAX) steps.add_copy(sum.view, sum.input, dst);
+  steps.add(p.primitive, p.scratchpad, std::move(args));
+  if (copy_back) steps.add_reorder(dst, copy_back);
+  steps.finish();
+  return conv;
+}
+
+// A Winograd convolution for the call (winograd_candidate), or null when oneDNN has none for
+// it or its post-ops (binary ones other than a full-size Add, which becomes a sum).
+std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArgs& a,
+                                           const Spatial& spatial, const Operands& o,
+                                           const std::vector<ExternBuffer>& constants,
+                                           int threads) {
+  dnnl::post_ops ops;
+  std::vector<BinaryOperand> binaries;
+  BinaryOperand sum;
+  const std::vector<int> order = channels_last_order(4);
+  if (!append_post_ops(call, order, &ops, &binaries, &sum) || !binaries.empty()) return nullptr;
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  attr.set_post_ops(ops);
+  const auto f32 = dnnl::memory::data_type::f32;
+  const auto any = dnnl::memory::format_tag::any;
+  try {
+    const Primitive p = create_primitive(
+        a, dnnl::algorithm::convolution_winograd, spatial, dnnl::memory::desc(o.x.dims, f32, any),
+        dnnl::memory::desc(o.w.dims, f32, any),
+        a.has_bias ? f32_desc({a.c_out}, {1}) : dnnl::memory::desc(),
+        dnnl::memory::desc(o.y.dims, f32, any), attr);
+    if (p.impl.find("wino") == std::string::npos) return nullptr;
+    return assemble(call, a, Border{}, p, o, binaries, sum, order, constants, threads);
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
 }
 
 // `call` prepared as `computed` (the same call, or its cropped part: crop_call) with
@@ -219,16 +308,21 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   const TensorRef &x = computed.inputs[0], &w = computed.inputs[1], &y = computed.outputs[0];
   const size_t rank = x.shape.size();
   bool bad = false;
-  const ExternBuffer* x_constant = constant_input(call, constants, 0, &bad);
-  const ExternBuffer* w_constant = constant_input(call, constants, 1, &bad);
-  const ExternBuffer* b_constant = a.has_bias ? constant_input(call, constants, 2, &bad) : nullptr;
+  Operands o;
+  o.x_constant = constant_input(call, constants, 0, &bad);
+  o.w_constant = constant_input(call, constants, 1, &bad);
+  o.b_constant = a.has_bias ? constant_input(call, constants, 2, &bad) : nullptr;
   Spatial spatial;
   if (bad || !spatial_of(a, rank - 2, &spatial)) return nullptr;
+  o.x = view_of(x);
+  o.y = view_of(y);
+  o.w = weights_view(a, w);
+  o.b = View{{a.c_out}, {a.b_stride}, a.b_offset};
 
-  const View xv = view_of(x), yv = view_of(y), wv = weights_view(a, w);
-  const View bv{{a.c_out}, {a.b_stride}, a.b_offset};
-  const dnnl::memory::desc x_want = channels_last(xv.dims), y_want = channels_last(yv.dims);
-  const dnnl::memory::desc w_any(wv.dims, dnnl::memory::data_type::f32,
+  if (border.lead.empty() && winograd_candidate(a, rank))
+    if (auto conv = build_winograd(call, a, spatial, o, constants, threads)) return conv;
+
+  const dnnl::memory::desc w_any(o.w.dims, dnnl::memory::data_type::f32,
                                  dnnl::memory::format_tag::any);
   const dnnl::memory::desc b_want = a.has_bias ? f32_desc({a.c_out}, {1}) : dnnl::memory::desc();
   dnnl::primitive_attr attr = user_scratchpad_attr();
@@ -237,24 +331,13 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   const std::vector<int> order = channels_last_order(rank);
   if (!append_post_ops(computed, order, &ops, &binaries)) return nullptr;
   attr.set_post_ops(ops);
-  const Primitive p = create_primitive(a, spatial, x_want, w_any, b_want, y_want, attr);
+  const Primitive p =
+      create_primitive(a, dnnl::algorithm::convolution_direct, spatial, channels_last(o.x.dims),
+                       w_any, b_want, channels_last(o.y.dims), attr);
   if (!worth_using(p.impl, true, !binaries.empty())) return nullptr;
-
-  auto conv = std::make_unique<DnnlConv>(call, threads, a.transpose, a.has_bias, std::move(border));
-  conv->set_implementation(p.impl);
-  DnnlSteps& steps = conv->steps();
-  Args args;
-  args[DNNL_ARG_SRC] = steps.input(xv, x_want, 0, x_constant);
-  args[DNNL_ARG_WEIGHTS] = steps.input(wv, p.weights, 1, w_constant);
-  if (a.has_bias) args[DNNL_ARG_BIAS] = steps.input(bv, b_want, 2, b_constant);
-  if (!bind_binary_operands(binaries, order, constants, &steps, &args)) return nullptr;
-  dnnl::memory copy_back;
-  const dnnl::memory dst = steps.output(yv, y_want, 0, &copy_back);
-  args[DNNL_ARG_DST] = dst;
-  steps.add(p.primitive, p.scratchpad, std::move(args));
-  if (copy_back) steps.add_reorder(dst, copy_back);
-  steps.finish();
-  return conv;
+  BinaryOperand no_sum;
+  no_sum.input = SIZE_MAX;
+  return assemble(call, a, std::move(border), p, o, binaries, no_sum, order, constants, threads);
 }
 
 // The part of a ConvTranspose call with negative pads that its full output covers: pads

@@ -22,7 +22,7 @@ namespace ferrite {
 class DnnlExtern : public PreparedExtern {
  public:
   // The oneDNN implementation of the op's primitive, e.g. "brg:avx512_core" (tests, reports).
-  virtual std::string implementation() const = 0;
+  std::string implementation() const override = 0;
 };
 
 // `call` prepared on oneDNN (a DnnlExtern), or nullptr when oneDNN does not take it: an op

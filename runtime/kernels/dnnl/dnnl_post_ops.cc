@@ -1,5 +1,7 @@
 #include "runtime/kernels/dnnl/dnnl_post_ops.h"
 
+#include <cstdint>
+
 #include "compiler/plan/error.h"
 #include "runtime/kernels/reference/extern_operands.h"
 
@@ -105,9 +107,10 @@ dnnl::memory::desc operand_desc(const View& v, const std::vector<int>& order) {
 }  // namespace
 
 bool append_post_ops(const ExternCall& call, const std::vector<int>& order, dnnl::post_ops* ops,
-                     std::vector<BinaryOperand>* binaries) {
+                     std::vector<BinaryOperand>* binaries, BinaryOperand* sum) {
   const TensorRef& y = call.outputs[0];
   Eltwises eltwises(ops);
+  if (sum) sum->input = SIZE_MAX;
   for (const PostOp& p : call.post_ops) {
     if (!post_op_is_binary(p.kind)) {
       if (!append_unary(p, &eltwises)) return false;
@@ -128,6 +131,12 @@ bool append_post_ops(const ExternCall& call, const std::vector<int>& order, dnnl
       const bool broadcast = t.strides[d] == 0;
       b.view.dims.push_back(broadcast ? 1 : t.shape[d]);
       b.view.strides.push_back(t.strides[d]);
+    }
+    if (sum && sum->input == SIZE_MAX && p.kind == PostOpKind::Add && b.view.dims == y.shape) {
+      b.position = -1;
+      *sum = std::move(b);
+      ops->append_sum(1.0f);
+      continue;
     }
     ops->append_binary(a, operand_desc(b.view, order));
     binaries->push_back(std::move(b));

@@ -26,8 +26,14 @@ struct BinaryOperand {
 // minimum exceeds its maximum), when oneDNN 2.6 would compute the chain wrongly (one eltwise
 // algorithm twice with different parameters: relu then leaky relu, two different clips), or
 // when an operand is not a view of the output's shape.
+//
+// With `sum` (for a primitive writing scratch, which the caller fills with that operand
+// first), the first Add of an operand of the output's full shape (no broadcast dim) becomes
+// oneDNN's sum post-op instead (dst += its previous contents), `*sum` its operand; its
+// `input` is SIZE_MAX when there is none. oneDNN's Winograd convolutions take sum, not
+// binary post-ops.
 bool append_post_ops(const ExternCall& call, const std::vector<int>& order, dnnl::post_ops* ops,
-                     std::vector<BinaryOperand>* binaries);
+                     std::vector<BinaryOperand>* binaries, BinaryOperand* sum = nullptr);
 
 // Gives each operand its memory in `steps` (bound directly, or copied: once now for a plan
 // constant, else by a reorder step added now) and its execution argument in `args`. False

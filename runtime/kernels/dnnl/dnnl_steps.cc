@@ -133,6 +133,10 @@ dnnl::memory DnnlSteps::output(const View& v, const dnnl::memory::desc& want, si
   return scratch(want);
 }
 
+void DnnlSteps::add_copy(const View& v, size_t index, const dnnl::memory& to) {
+  add_reorder(bind(view_desc(v), false, index, v.offset), to);
+}
+
 void DnnlSteps::add(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad, Args args) {
   steps_.push_back(Step{p, scratchpad, std::move(args)});
 }

@@ -100,6 +100,10 @@ class DnnlSteps {
   dnnl::memory output(const View& v, const dnnl::memory::desc& want, size_t index,
                       dnnl::memory* copy_back);
 
+  // A reorder step copying input `index` seen as `v` into `to` (which a primitive then
+  // updates in place: oneDNN's sum post-op).
+  void add_copy(const View& v, size_t index, const dnnl::memory& to);
+
   // A primitive created with user_scratchpad_attr, run with `args` at each run.
   void add(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad, Args args);
   void add_reorder(const dnnl::memory& from, const dnnl::memory& to);

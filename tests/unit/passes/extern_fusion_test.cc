@@ -223,13 +223,18 @@ TEST(FuseExternEpilogues, WhatCannotBeFusedStaysCorrect) {
 }
 
 TEST(ChannelsLast, ConvOutputsAreStoredNhwcAndReadAsNchw) {
-  // conv -> relu -> maxpool -> conv + residual -> global average pool, and a 1-D conv.
+  // conv -> relu -> maxpool -> conv + residual -> global average pool, a padded average
+  // pool of the first conv, and a 1-D conv. The pools over channels-last convolutions are
+  // stored channels-last too.
   Case c = make_case([](GraphBuilder& b) {
     Value* x = b.input("x", DType::F32, {2, 3, 9, 8});
-    Value* y =
+    Value* r =
         b.op("Relu",
              {b.op("Conv", {x, conv_weights(b, 5, 3, 3, 1)}, {{"pads", attr_is({1, 1, 1, 1})}})});
-    y = b.op("MaxPool", {y}, {{"kernel_shape", attr_is({2, 2})}, {"strides", attr_is({2, 2})}});
+    b.output(b.op("AveragePool", {r},
+                  {{"kernel_shape", attr_is({3, 2})}, {"pads", attr_is({1, 0, 1, 1})}}));
+    Value* y =
+        b.op("MaxPool", {r}, {{"kernel_shape", attr_is({2, 2})}, {"strides", attr_is({2, 2})}});
     Value* z = b.op("Conv", {y, conv_weights(b, 5, 5, 3, 2)}, {{"pads", attr_is({1, 1, 1, 1})}});
     b.output(b.op("GlobalAveragePool", {b.op("Add", {z, y})}));
     Value* s = b.input("s", DType::F32, {1, 2, 11});
@@ -244,6 +249,7 @@ TEST(ChannelsLast, ConvOutputsAreStoredNhwcAndReadAsNchw) {
   EXPECT_EQ(y0.strides, (std::vector<int64_t>{360, 1, 40, 5}));  // [N, H, W, C] storage
   const TensorRef& x1 = r.plan.externs[1].inputs[0];  // the pooled value, a kernel's output
   EXPECT_EQ(x1.shape, (std::vector<int64_t>{2, 5, 4, 4}));
+  EXPECT_EQ(x1.strides, (std::vector<int64_t>{80, 1, 20, 5}));  // the pool's [N, H, W, C]
   const TensorRef& s2 = r.plan.externs[2].outputs[0];
   EXPECT_EQ(s2.strides, (std::vector<int64_t>{36, 1, 4}));
   expect_same_values(c, 2e-5f, cl);

@@ -215,6 +215,37 @@ TEST(Session, ExternsShareOneScratchArenaAndSeeTheirConstants) {
   g_scratch_log = nullptr;
 }
 
+TEST(Session, ProfileTimesEveryStepOfEveryRun) {
+  Plan p = two_step_plan();
+  p.externs[0].origin = "MatMul 'mm'";
+  const std::string kernel = "kernel " + p.kernels[0].name;
+  SessionOptions opts;
+  opts.backend = "portable";
+  Session plain(two_step_plan(), opts);
+  EXPECT_TRUE(plain.profile().empty());
+  opts.profile = true;
+  Session s(std::move(p), opts);
+  const std::vector<float> xv = {1, 2, 3, 4, 5, 6};
+  const Tensor x(DType::F32, {2, 3}, xv.data());
+  for (int rep = 0; rep < 3; ++rep) {
+    const std::vector<Tensor> got = s.run({&x}), want = plain.run({&x});
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(got[0].as<float>()[i], want[0].as<float>()[i]);
+  }
+  std::vector<StepTime> t = s.profile();
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].label, kernel);
+  EXPECT_EQ(t[1].label, "extern MatMul 'mm'");  // the portable MatMul names no library
+  for (const StepTime& step : t) {
+    EXPECT_EQ(step.runs, 3);
+    EXPECT_GE(step.total_ms, 0.0);
+  }
+  s.reset_profile();
+  s.run({&x});
+  t = s.profile();
+  EXPECT_EQ(t[0].runs, 1);
+  EXPECT_EQ(t[1].runs, 1);
+}
+
 TEST(Session, InvalidPlanIsRejected) {
   Plan p = two_step_plan();
   p.buffers[3].offset = 4096;  // past the pool

@@ -95,6 +95,8 @@ TEST(CliMain, UsageDocumentsEveryCommandAndOption) {
                            "ready_ms",
                            "samples_ms",
                            "--dump",
+                           "--profile",
+                           "profile_total_ms",
                            "FERRITE_DUMP",
                            "--expect",
                            "--write-expect",

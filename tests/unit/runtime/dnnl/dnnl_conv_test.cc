@@ -287,6 +287,43 @@ TEST(DnnlConv, TakesTheFastKernels) {
   }
 }
 
+TEST(DnnlConv, WinogradForLarge3x3ConvolutionsWithTheResidualAsSum) {
+  // 3x3 stride-1 convolutions with 32+ channels and a large output run on oneDNN's
+  // Winograd kernels, activations reordered to and from its blocked layout around them, a
+  // full-size residual Add turned into oneDNN's sum post-op (the residual copied into the
+  // output first). Other binary post-ops keep the direct kernels. Same error bound as the
+  // direct ones, and the same bits for any thread count.
+  std::mt19937 rng(21);
+  const Geometry g = conv2d(1, 64, 48, 1, {28, 28}, 3, 1, 1);
+  const Dims y = g.y_dims();
+  for (bool prepacked : {false, true}) {
+    ConvCase residual = make_conv(g, Storage::ChannelsLast, Storage::ChannelsLast, rng);
+    residual.add_binary(PostOpKind::Add, stored(y, Storage::ChannelsLast, rng));
+    residual.call.post_ops.push_back({PostOpKind::Relu});
+    ConvCase plain = make_conv(g, Storage::ChannelsFirst, Storage::Scattered, rng);
+    plain.call.post_ops.push_back({PostOpKind::Relu});
+    ConvCase scaled = make_conv(g, Storage::ChannelsLast, Storage::ChannelsLast, rng);
+    scaled.add_binary(PostOpKind::Add, stored(y, Storage::ChannelsFirst, rng));
+    scaled.add_binary(PostOpKind::Mul, broadcast_operand(y, 1, rng));
+    for (const ConvCase* c : {&residual, &plain, &scaled}) {
+      std::string impl;
+      const std::vector<size_t> constants = prepacked ? c->constants() : std::vector<size_t>{};
+      const std::vector<float> one = run_dnnl(c->call, c->ins, c->out, constants, 1, &impl);
+      EXPECT_EQ(impl.find("wino") != std::string::npos, c != &scaled) << impl;
+      expect_close(one, run_reference(c->call, c->ins, c->out), c->g.tol(), "wino vs reference");
+      const std::vector<float> two = run_dnnl(c->call, c->ins, c->out, constants, 2);
+      ASSERT_EQ(one.size(), two.size());
+      for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], two[i]) << i;
+    }
+  }
+  // A small output stays on the direct kernels (too few tiles to gain).
+  const ConvCase small = make_conv(conv2d(1, 64, 64, 1, {12, 12}, 3, 1, 1), Storage::ChannelsLast,
+                                   Storage::ChannelsLast, rng);
+  std::string impl;
+  run_dnnl(small.call, small.ins, small.out, {}, 1, &impl);
+  EXPECT_EQ(impl.find("wino"), std::string::npos) << impl;
+}
+
 TEST(DnnlConv, SharesOneScratchArena) {
   // As in a Session: two calls whose channels-first operands are copied channels-last into
   // scratch, and their scratchpads, in one arena, refilled with junk before every run.
