@@ -56,6 +56,28 @@ PoolGeometry pool_geometry(const LowerCtx& c, const std::vector<int64_t>& in) {
 using WindowFn =
     std::function<V(KernelBuilder&, const std::vector<Index>&, const std::vector<Index>&)>;
 
+// src[n, c, pos...] where every pos[d] lies in [0, spatial[d]) (read under that mask), else
+// `fill`.
+V load_inside(KernelBuilder& b, const TensorBoxPtr& src, const Index& n, const Index& c,
+              const std::vector<Index>& pos, const std::vector<int64_t>& spatial, double fill) {
+  std::vector<Index> idx{n, c};
+  V inside = b.constant(ScalarType::Bool, 1);
+  for (size_t d = 0; d < pos.size(); ++d) {
+    const V p = b.index_value(pos[d]);
+    inside = b.binary(Op::And, inside, b.binary(Op::Ge, p, b.constant(ScalarType::I64, 0)));
+    inside =
+        b.binary(Op::And, inside,
+                 b.binary(Op::Lt, p, b.constant(ScalarType::I64, static_cast<double>(spatial[d]))));
+    idx.push_back(pos[d]);
+  }
+  V v;
+  {
+    MaskScope scope(b, inside);
+    v = src->load(b, idx);
+  }
+  return b.where(inside, v, b.constant(v.type, fill));
+}
+
 // The element of window position `w` for output position `o`, or the reduction's neutral
 // fill (-inf for max, 0 for sums) where the window hangs over the padding. `masked` false:
 // every window lies inside `src` (padded_input), so there is nothing to test.
@@ -69,27 +91,14 @@ WindowFn window_loader(const TensorBoxPtr& src, const PoolGeometry& g,
         idx.push_back(ix_add(ix_mul(o[2 + d], g.strides[d]), ix_mul(w[d], g.dilations[d])));
       return src->load(b, idx);
     };
-  return [src, g, k, is_max, spatial](KernelBuilder& b, const std::vector<Index>& o,
-                                      const std::vector<Index>& w) {
-    std::vector<Index> idx{o[0], o[1]};
-    V inside = b.constant(ScalarType::Bool, 1);
-    for (size_t d = 0; d < k; ++d) {
-      Index pos = ix_add(ix_add(ix_mul(o[2 + d], g.strides[d]), ix_mul(w[d], g.dilations[d])),
-                         ix_const(-g.pad_begin[d]));
-      V p = b.index_value(pos);
-      inside = b.binary(Op::And, inside, b.binary(Op::Ge, p, b.constant(ScalarType::I64, 0)));
-      inside = b.binary(
-          Op::And, inside,
-          b.binary(Op::Lt, p, b.constant(ScalarType::I64, static_cast<double>(spatial[d]))));
-      idx.push_back(pos);
-    }
-    V v;
-    {
-      MaskScope scope(b, inside);
-      v = src->load(b, idx);
-    }
-    double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-    return b.where(inside, v, b.constant(v.type, fill));
+  const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+  return [src, g, k, spatial, fill](KernelBuilder& b, const std::vector<Index>& o,
+                                    const std::vector<Index>& w) {
+    std::vector<Index> pos;
+    for (size_t d = 0; d < k; ++d)
+      pos.push_back(ix_add(ix_add(ix_mul(o[2 + d], g.strides[d]), ix_mul(w[d], g.dilations[d])),
+                           ix_const(-g.pad_begin[d])));
+    return load_inside(b, src, o[0], o[1], pos, spatial, fill);
   };
 }
 
@@ -163,23 +172,9 @@ TensorBoxPtr padded_input(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry
   }
   if (!any) return nullptr;
   Loader fn = [x, g, k, spatial, fill](KernelBuilder& b, const std::vector<Index>& i) {
-    std::vector<Index> idx{i[0], i[1]};
-    V inside = b.constant(ScalarType::Bool, 1);
-    for (size_t d = 0; d < k; ++d) {
-      const Index pos = ix_add(i[2 + d], ix_const(-g.pad_begin[d]));
-      const V p = b.index_value(pos);
-      inside = b.binary(Op::And, inside, b.binary(Op::Ge, p, b.constant(ScalarType::I64, 0)));
-      inside = b.binary(
-          Op::And, inside,
-          b.binary(Op::Lt, p, b.constant(ScalarType::I64, static_cast<double>(spatial[d]))));
-      idx.push_back(pos);
-    }
-    V v;
-    {
-      MaskScope scope(b, inside);
-      v = x->load(b, idx);
-    }
-    return b.where(inside, v, b.constant(v.type, fill));
+    std::vector<Index> pos;
+    for (size_t d = 0; d < k; ++d) pos.push_back(ix_add(i[2 + d], ix_const(-g.pad_begin[d])));
+    return load_inside(b, x, i[0], i[1], pos, spatial, fill);
   };
   // Stored in `var` order: stored dim var[d] is dim d.
   std::vector<int64_t> stored(k + 2);
@@ -232,7 +227,8 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
   def->reduction_ranges = g.kernel;
   const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
   const TensorBoxPtr padded = padded_input(c, x, g, spatial, fill, var);
-  WindowFn window = window_loader(padded ? padded : x, g, spatial, is_max, !padded);
+  // Without a padded copy no window leaves x: neither needs masks.
+  WindowFn window = window_loader(padded ? padded : x, g, spatial, is_max, false);
   def->rfn = [window, var](KernelBuilder& b, const std::vector<Index>& o,
                            const std::vector<Index>& w) {
     std::vector<Index> nc_order;
