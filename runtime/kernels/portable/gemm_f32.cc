@@ -117,6 +117,7 @@ BSource SourceOfB(const GemmF32& g, bool use_pb, bool direct_b, int64_t p0, int6
 void BlockTiles(const GemmF32& g, const float* a_block, const BSource& src, int64_t i0, int64_t mc,
                 int64_t j0, int64_t nc, int64_t p0, int64_t kc, int64_t nr,
                 const Epilogue* epilogue) {
+  const bool in_registers = epilogue && epi::EpilogueInRegisters(*epilogue);
   for (int64_t jr = 0; jr < nc; jr += nr) {
     const int64_t w = std::min(nr, nc - jr);
     int64_t b_ks = 0;
@@ -130,6 +131,7 @@ void BlockTiles(const GemmF32& g, const float* a_block, const BSource& src, int6
                     g.alpha,
                     p0 > 0,
                     epilogue,
+                    in_registers,
                     i0 + ir,
                     j0 + jr};
       MicroFor(h)(kc, a_block + (ir / kMR) * kc * kMR, bp, b_ks, t);

@@ -51,6 +51,7 @@ struct TileC {
   float alpha;
   bool accumulate;           // C holds the sum of earlier K blocks
   const Epilogue* epilogue;  // the last K block of an active epilogue, else null
+  bool in_registers;         // epi::EpilogueInRegisters(*epilogue)
   int64_t i, j;              // the tile's position in C (the epilogue's coordinates)
 };
 
@@ -103,6 +104,23 @@ HWY_INLINE void StoreFull(DF d, const VF (&acc)[H][NV], const TileC& t) {
   }
 }
 
+// A whole-width, unit-stride tile through an epilogue that has vector formulas for all its
+// ops (epi::EpilogueInRegisters), finished in registers with FinishTile's arithmetic.
+template <int H, int NV>
+HWY_INLINE void StoreWithEpilogue(DF d, VF (&acc)[H][NV], const TileC& t) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  const VF alpha = hn::Set(d, t.alpha);
+  for (int r = 0; r < H; ++r) {
+    const float* c = t.c + r * t.c_rs;
+    for (int v = 0; v < NV; ++v)
+      acc[r][v] = t.accumulate ? hn::MulAdd(alpha, acc[r][v], hn::LoadU(d, c + v * N))
+                               : hn::Mul(alpha, acc[r][v]);
+  }
+  epi::EpilogueTile<H, NV>(*t.epilogue, t.i, t.j, acc);
+  for (int r = 0; r < H; ++r)
+    for (int v = 0; v < NV; ++v) hn::StoreU(acc[r][v], d, t.c + r * t.c_rs + v * N);
+}
+
 // Starts loading what finishing the tile will touch — C's rows and the rows of unit-stride
 // post-op operands (a residual), which usually come from memory — so that they arrive
 // while the K loop runs instead of stalling the epilogue.
@@ -140,7 +158,10 @@ HWY_NOINLINE void Micro(int64_t kc, const float* HWY_RESTRICT ap, const float* H
       for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
   }
-  if (!t.epilogue && t.c_cs == 1 && t.w == NV * N) return StoreFull<H, NV>(d, acc, t);
+  if (t.c_cs == 1 && t.w == NV * N) {
+    if (!t.epilogue) return StoreFull<H, NV>(d, acc, t);
+    if (t.in_registers) return StoreWithEpilogue<H, NV>(d, acc, t);
+  }
   HWY_ALIGN float tile[H * NV * kMaxLanes];
   for (int r = 0; r < H; ++r)
     for (int v = 0; v < NV; ++v) hn::Store(acc[r][v], d, tile + (r * NV + v) * N);

@@ -276,24 +276,29 @@ TEST(PostOps, EveryKindFusedPerTileOnEveryTarget) {
 }
 
 TEST(PostOps, SpecialValuesAsTheReferenceGivesThem) {
-  // K = 1 and B = [1, -1, 0.5]: C holds the special values themselves, then each kind on its
-  // own — the vector formulas must hand NaN, inf and out-of-range lanes to the scalar path.
+  // K = 1 and B = [1, -1, 0.5, 1, ...]: C holds the special values themselves, then each kind
+  // on its own — the vector formulas must hand NaN, inf and out-of-range lanes to the scalar
+  // path. 70 columns: whole tiles (finished in registers where the kind allows) and a partial
+  // one (finished in memory) on every target.
   const std::vector<float> specials = {NAN,  INFINITY, -INFINITY, 0.0f,   -0.0f, 1e-30f,
                                        -100, 100,      87.5f,     -87.5f, 88.9f, -90,
                                        1e5f, -1e5f,    3,         -3,     2e4f,  -2e4f};
-  const int64_t m = static_cast<int64_t>(specials.size()), n = 3;
+  const int64_t m = static_cast<int64_t>(specials.size()), n = 70;
+  std::vector<float> b(static_cast<size_t>(n));
+  for (size_t j = 0; j < b.size(); ++j) b[j] = j % 3 == 0 ? 1.0f : j % 3 == 1 ? -1.0f : 0.5f;
   std::vector<PostOp> ops = unary_kinds();
   ops.push_back({PostOpKind::Clip, NAN, 1.0f});  // parameters no vector formula takes
   for (const PostOp& p : ops) {
     SCOPED_TRACE(post_op_text(p));
-    FusedMatMul f(m, 1, n, specials, {1, -1, 0.5f});
+    FusedMatMul f(m, 1, n, specials, b);
     f.call.post_ops = {p};
     check_fused(f, 2e-6);
     if (HasFatalFailure()) return;
   }
-  for (PostOpKind kind : {PostOpKind::Max, PostOpKind::Min, PostOpKind::Div}) {
+  for (PostOpKind kind : {PostOpKind::Add, PostOpKind::Sub, PostOpKind::Mul, PostOpKind::Max,
+                          PostOpKind::Min, PostOpKind::Div}) {
     SCOPED_TRACE(post_op_name(kind));
-    FusedMatMul f(m, 1, n, specials, {1, -1, 0.5f});
+    FusedMatMul f(m, 1, n, specials, b);
     std::vector<float> t(static_cast<size_t>(m * n));
     for (size_t i = 0; i < t.size(); ++i) t[i] = specials[(i * 7) % specials.size()];
     f.call.post_ops = {PostOp{kind, 0, 0, f.add(t, {n, 1})}};
