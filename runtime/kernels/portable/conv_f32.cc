@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <string>
 
 #include "compiler/plan/error.h"
 #include "runtime/kernels/portable/conv_simd_f32.h"
@@ -90,7 +91,7 @@ bool flat_stride(const Dims5& s, const ConvArgs& a, int64_t* cs) {
   return true;
 }
 
-enum class Path { BiasOnly, Depthwise, Pointwise, Implicit, Transpose };
+enum class Path { BiasOnly, Depthwise, Pointwise, Implicit, Windowed, Transpose };
 
 Path choose_path(const ConvArgs& a) {
   if (a.c_in_group() == 0) return Path::BiasOnly;  // an empty sum
@@ -100,6 +101,16 @@ Path choose_path(const ConvArgs& a) {
     if (a.kernel[d] != 1 || a.stride[d] != 1 || a.pad_begin[d] != 0 || a.pad_end[d] != 0)
       return Path::Implicit;
   return Path::Pointwise;
+}
+
+// Whether the windows layout (conv_simd_f32.h) beats packing im2col from X: it packs with
+// plain copies but computes the columns between output rows too. Per im2col element the
+// GEMM does M / group multiply-adds; packing from X costs about kPackFromX of them (the
+// bounds of every run), from the copy kPackFromCopy (measured on wasm's resnet18 layers).
+constexpr int64_t kPackFromX = 24, kPackFromCopy = 4;
+bool windows_pay(const ConvArgs& a, const ConvWindows& w) {
+  const int64_t mg = a.c_out_group();
+  return w.cols * (mg + kPackFromCopy) < a.out_size() * (mg + kPackFromX);
 }
 
 int64_t checked_mul(const ConvArgs& a, int64_t x, int64_t y) {
@@ -117,6 +128,13 @@ class PortableConv : public PreparedExtern {
     const ConvArgs a = parse_conv_shapes(call, transpose);
     path_ = choose_path(a);
     if (elements(y_dims(a)) == 0) return;  // nothing to compute
+    if (path_ == Path::Implicit && a.kernel_size() > 1) {
+      windows_ = conv_windows(a);
+      checked_mul(a, a.c_in, windows_.channel);
+      checked_mul(a, a.c_out_group(), windows_.cols);
+      if (windows_pay(a, windows_)) path_ = Path::Windowed;
+      gapless_ = windows_.cols == a.out_size();
+    }
     fused_ = plan_post_ops(a);
     if (path_ == Path::Transpose) {
       // Columns come in chunks of whole input rows (all but the innermost spatial dim).
@@ -127,6 +145,24 @@ class PortableConv : public PreparedExtern {
     }
     if (constants.size() >= 2 && constants[1].data) pack_weight(a, constants[1]);
     scratch_floats_ = layout(a, nullptr).floats();
+  }
+
+  std::string implementation() const override {
+    switch (path_) {
+      case Path::BiasOnly:
+        return "bias only";
+      case Path::Depthwise:
+        return "depthwise";
+      case Path::Pointwise:
+        return "gemm 1x1";
+      case Path::Implicit:
+        return "gemm im2col";
+      case Path::Windowed:
+        return "gemm windows";
+      case Path::Transpose:
+        return "gemm col2im";
+    }
+    return "";
   }
 
   size_t scratch_bytes() const override { return scratch_floats_ * sizeof(float); }
@@ -159,6 +195,9 @@ class PortableConv : public PreparedExtern {
         case Path::Implicit:
           gemm(a, xn, w, packed, yn, s + at.work_at);
           break;
+        case Path::Windowed:
+          windowed(a, xn, w, packed, yn, s + at.copy_at, s + at.c_at, s + at.work_at);
+          break;
         case Path::Transpose:
           conv_transpose(a, xn, w, packed, yn, s + at.col_at, s + at.work_at);
           break;
@@ -177,6 +216,7 @@ class PortableConv : public PreparedExtern {
   struct Offsets {
     bool x = false, w = false, y = false;
     size_t x_at = 0, w_at = 0, y_at = 0, col_at = 0, work_at = 0, work_slot = 0;
+    size_t copy_at = 0, c_at = 0;  // Windowed: X's windows copy, one group's GEMM result
   };
 
   ScratchLayout layout(const ConvArgs& a, Offsets* out) const {
@@ -203,6 +243,14 @@ class PortableConv : public PreparedExtern {
         g.m = mg;
         g.n = p;
         g.k = cg * (path_ == Path::Implicit ? a.kernel_size() : 1);
+        at.work_at = l.add(gemm_f32_scratch_floats(g, threads_));
+        break;
+      case Path::Windowed:
+        g.m = mg;
+        g.n = windows_.cols;
+        g.k = cg * a.kernel_size();
+        at.copy_at = l.add(static_cast<size_t>(a.c_in * windows_.channel));
+        if (!gapless_) at.c_at = l.add(static_cast<size_t>(mg * windows_.cols));
         at.work_at = l.add(gemm_f32_scratch_floats(g, threads_));
         break;
       case Path::Transpose:
@@ -237,8 +285,8 @@ class PortableConv : public PreparedExtern {
   // The epilogue of image n in its (channel, output position) coordinates: the bias (for the
   // paths that do not add it themselves) and, when fused, the post-ops.
   void image_epilogue(const ConvArgs& a, const ExternBuffer* inputs, int64_t n) {
-    const bool bias = a.has_bias && (path_ == Path::BiasOnly || path_ == Path::Pointwise ||
-                                     path_ == Path::Implicit);
+    const bool bias =
+        a.has_bias && (path_ == Path::BiasOnly || path_ == Path::Pointwise || im2col());
     epilogue_.row_bias = bias ? a.b + a.b_offset : nullptr;
     epilogue_.row_bias_stride = a.b_stride;
     epilogue_.op_count = fused_ ? call_.post_ops.size() : 0;
@@ -257,7 +305,7 @@ class PortableConv : public PreparedExtern {
   // A constant W, dense, is packed now as the GEMM's A operand of each group (W_g, or W_g^T
   // for ConvTranspose); a bad view is left for run to report, as the reference would.
   void pack_weight(const ConvArgs& a, const ExternBuffer& buffer) {
-    if (path_ != Path::Pointwise && path_ != Path::Implicit && path_ != Path::Transpose) return;
+    if (path_ != Path::Pointwise && !im2col() && path_ != Path::Transpose) return;
     try {
       const TensorRef& w = call_.inputs[1];
       check_f32_view(a.op(), "W", w, buffer, w.shape.size());
@@ -276,7 +324,7 @@ class PortableConv : public PreparedExtern {
     if (path_ == Path::Transpose) {
       gemm_f32_pack_a(w + g * cg * mg * ks, 1, mg * ks, mg * ks, cg, out);
     } else {
-      const int64_t kdim = cg * (path_ == Path::Implicit ? ks : 1);
+      const int64_t kdim = cg * (im2col() ? ks : 1);
       gemm_f32_pack_a(w + g * mg * kdim, kdim, 1, mg, kdim, out);
     }
   }
@@ -347,6 +395,50 @@ class PortableConv : public PreparedExtern {
     }
   }
 
+  // The windows path: X copied into the windows layout, then per group Y_g = W_g @ B with B
+  // packed from the copy, into `c` (the GEMM's columns have gaps between output rows) and
+  // from there into Y through the epilogue; without gaps (1-D), straight into Y.
+  void windowed(const ConvArgs& a, const float* x, const float* w, bool packed, float* y,
+                float* copy, float* c, float* work) {
+    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
+    const int64_t kdim = cg * a.kernel_size();
+    const int64_t fill_parts = std::max<int64_t>(1, std::min<int64_t>(threads_, a.c_in));
+    parallel_parts(threads_, fill_parts, [&](int64_t part) {
+      conv_windows_fill_f32(a, windows_, x, a.c_in * part / fill_parts,
+                            a.c_in * (part + 1) / fill_parts, copy);
+    });
+    for (int64_t grp = 0; grp < a.group; ++grp) {
+      group_epilogue_ = epilogue_;
+      group_epilogue_.shift(grp * mg, 0);
+      const Epilogue* post_ops = group_epilogue_.active() ? &group_epilogue_ : nullptr;
+      const WindowsSource source{&windows_, copy + grp * cg * windows_.channel};
+      float* yg = y + grp * mg * p;
+      GemmF32 g;
+      g.a = w + grp * mg * kdim;
+      g.a_rs = kdim;
+      g.a_cs = 1;
+      g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;
+      g.b_packer = conv_pack_windows_f32;
+      g.b_ctx = &source;
+      g.c = gapless_ ? yg : c;
+      g.c_rs = windows_.cols;
+      g.c_cs = 1;
+      g.m = mg;
+      g.n = windows_.cols;
+      g.k = kdim;
+      g.epilogue = gapless_ ? post_ops : nullptr;
+      gemm_f32(g, threads_, work);
+      if (gapless_) continue;
+      const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(threads_, mg));
+      parallel_parts(threads_, parts, [&](int64_t part) {
+        conv_windows_unpad_f32(a, windows_, c, post_ops, mg * part / parts, mg * (part + 1) / parts,
+                               yg);
+      });
+    }
+  }
+
+  bool im2col() const { return path_ == Path::Implicit || path_ == Path::Windowed; }
+
   // Per group: columns = W_g^T [Mg*kernel x Cg] @ X_g [Cg x in], added into Y (which starts
   // as the bias) by col2im, a chunk of input rows at a time; then the post-ops.
   void conv_transpose(const ConvArgs& a, const float* x, const float* w, bool packed, float* y,
@@ -387,6 +479,8 @@ class PortableConv : public PreparedExtern {
   Path path_ = Path::BiasOnly;
   bool fused_ = true;  // post-ops per block (else after the op, by the reference walk)
   int64_t chunk_rows_ = 0;
+  ConvWindows windows_;   // Windowed
+  bool gapless_ = false;  // its GEMM's columns are the output positions (no gaps: 1-D)
   Epilogue epilogue_, group_epilogue_;   // of the image, of the group being computed
   const float* weight_ = nullptr;        // W's buffer when it is a plan constant
   std::vector<PackedOperand> packed_w_;  // per group

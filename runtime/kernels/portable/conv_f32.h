@@ -3,7 +3,12 @@
 //   1x1, stride 1, unpadded Conv   one GEMM per image and group, W @ X straight on X;
 //   depthwise Conv                 a direct vectorized loop per channel;
 //   any other Conv                 an implicit GEMM per image and group: W @ im2col(X), the
-//                                  im2col panels packed straight from X, never materialized;
+//                                  im2col matrix never materialized. Kernels larger than 1x1
+//                                  pack its panels with plain copies from a padded,
+//                                  phase-split copy of X (the windows layout of
+//                                  conv_simd_f32.h) when that pays for the columns it
+//                                  computes between output rows; otherwise, and for strided
+//                                  1x1, they are packed straight from X;
 //   ConvTranspose                  GEMM W^T X into columns, then col2im adds them into Y.
 // The bias and the post-ops (ExternCall::post_ops) are applied while each output block is in
 // cache: per GEMM tile, per depthwise output row (the bias seeds the sums there); after

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/reference/conv.h"
@@ -46,6 +48,42 @@ struct Im2ColSource {
 };
 void conv_pack_im2col_f32(const void* source, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
                           int64_t nr, float* dst);
+
+// The implicit GEMM over windows, for convolutions with a kernel larger than 1x1: X is first
+// copied (once per image) zero-padded and split into its stride phases along every spatial
+// dim — channel c, phase (f0, f1, f2), position (r0, r1, r2) holds padded X at
+// u[d] = r[d] * stride[d] + f[d]. Every row of the im2col matrix is then one contiguous run of
+// the copy, at a fixed offset per row (channel and kernel position), so packing it is a plain
+// copy, with no bounds to test. The price: output rows are len[d] apart in the GEMM's columns
+// (column q = (o0 * len[1] + o1) * len[2] + o2), and the len[d] - out[d] columns between them
+// are computed and dropped.
+struct ConvWindows {
+  std::array<int64_t, 3> len{};  // positions per phase: ceil(padded in[d] / stride[d])
+  int64_t plane = 0;             // len[0] * len[1] * len[2]
+  int64_t channel = 0;           // floats per channel of the copy (every phase)
+  int64_t cols = 0;              // the GEMM's columns: the last output's column + 1
+  std::vector<int64_t> offsets;  // per im2col row (c < C / group, kernel position)
+};
+ConvWindows conv_windows(const ConvArgs& a);
+
+// Copies channels [c0, c1) of one image's X [C, in] into the windows layout at `dst` (the
+// copy of channel 0; conv_windows(a).channel floats per channel).
+void conv_windows_fill_f32(const ConvArgs& a, const ConvWindows& w, const float* x, int64_t c0,
+                           int64_t c1, float* dst);
+
+// A GemmPackB: im2col row p, columns [j0, j0 + nc), is copy[offsets[p] + j0 ...].
+struct WindowsSource {
+  const ConvWindows* w;
+  const float* copy;  // the group's first channel in the copy
+};
+void conv_pack_windows_f32(const void* source, int64_t p0, int64_t kc, int64_t j0, int64_t nc,
+                           int64_t nr, float* dst);
+
+// Rows [m0, m1) of one group's GEMM result c [M / group, w.cols] to y [M / group, out],
+// dropping the columns between output rows, through `post_ops` (in the coordinates of y,
+// shifted to the group; null: none).
+void conv_windows_unpad_f32(const ConvArgs& a, const ConvWindows& w, const float* c,
+                            const Epilogue* post_ops, int64_t m0, int64_t m1, float* y);
 
 // ConvTranspose's col2im for one image and group: `col` has one row per (m, j) with
 // m < M / group and j a kernel position, and one column per input position of the input rows

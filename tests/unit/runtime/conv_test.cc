@@ -463,20 +463,49 @@ TEST(Conv, RandomShapesMatchNaiveAndReference) {
   }
 }
 
+// The portable implementation `g` is prepared with (PortableConv's path).
+std::string portable_path(const Geometry& g, std::mt19937& rng) {
+  Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+  Operand b = random_dense({g.m}, rng), y = dense(g.y_dims(), std::vector<float>(1));
+  std::vector<Operand*> ins{&x, &w};
+  if (g.bias) ins.push_back(&b);
+  return make_backend("portable")->prepare_extern(make_call(g, ins, y))->implementation();
+}
+
 TEST(Conv, FastPathsAndChunksMatchReference) {
   std::mt19937 rng(7);
-  Geometry chunked = conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 1, 1);  // im2col in 3 chunks
+  // K in 3 blocks; small M: im2col rows copied from the windows layout (padded, stride 1).
+  Geometry windows = conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 1, 1);
+  // Large M over short rows: the columns between output rows would cost more than packing
+  // im2col straight from X (K in 3 blocks).
+  Geometry im2col = conv2d(1, 64, 256, 1, {12, 12}, 3, 1, 1, 0);
   Geometry pointwise = conv2d(2, 32, 48, 1, {20, 20}, 1, 1, 1, 0);
   Geometry pointwise_groups = conv2d(1, 32, 16, 2, {9, 11}, 1, 1, 1, 0);
   Geometry depthwise = conv2d(2, 16, 16, 16, {17, 19}, 3, 1, 1, 1);
   Geometry depthwise_strided = conv2d(1, 8, 8, 8, {17, 19}, 3, 2, 2, 2);
   Geometry depthwise_multiplier = conv2d(1, 8, 16, 8, {9, 9}, 3, 1, 1, 1);
-  Geometry stem = conv2d(1, 3, 16, 1, {40, 40}, 7, 2, 1, 3);
+  Geometry stem = conv2d(1, 3, 16, 1, {40, 40}, 7, 2, 1, 3);     // windows over 2 x 2 phases
+  Geometry dilated = conv2d(2, 6, 10, 2, {15, 13}, 3, 3, 2, 2);  // phases of dilated taps
+  Geometry strided_1x1 = conv2d(1, 16, 24, 1, {15, 15}, 1, 2, 1, 0);
+  Geometry conv_1d = conv1d(8, 12, 1, 300, 5, 1, 2, 2);             // windows without gaps
   Geometry transpose = conv2d(1, 16, 16, 1, {40, 40}, 4, 2, 1, 1);  // col2im in 2 chunks
   transpose.transpose = true;
-  for (const Geometry& g : {chunked, pointwise, pointwise_groups, depthwise, depthwise_strided,
-                            depthwise_multiplier, stem, transpose}) {
-    check_geometry(g, rng, false, false);
+  const std::pair<Geometry, const char*> cases[] = {{windows, "gemm windows"},
+                                                    {im2col, "gemm im2col"},
+                                                    {pointwise, "gemm 1x1"},
+                                                    {pointwise_groups, "gemm 1x1"},
+                                                    {depthwise, "depthwise"},
+                                                    {depthwise_strided, "depthwise"},
+                                                    {depthwise_multiplier, "gemm windows"},
+                                                    {stem, "gemm windows"},
+                                                    {dilated, "gemm windows"},
+                                                    {strided_1x1, "gemm im2col"},
+                                                    {conv_1d, "gemm windows"},
+                                                    {transpose, "gemm col2im"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.first.text());
+    EXPECT_EQ(portable_path(c.first, rng), c.second);
+    check_geometry(c.first, rng, false, false);
     if (HasFatalFailure()) return;
   }
 }
