@@ -91,7 +91,7 @@ bool flat_stride(const Dims5& s, const ConvArgs& a, int64_t* cs) {
   return true;
 }
 
-enum class Path { BiasOnly, Depthwise, Pointwise, Implicit, Windowed, Transpose };
+enum class Path { BiasOnly, Depthwise, Pointwise, Implicit, Windowed, Winograd, Transpose };
 
 Path choose_path(const ConvArgs& a) {
   if (a.c_in_group() == 0) return Path::BiasOnly;  // an empty sum
@@ -112,6 +112,13 @@ bool windows_pay(const ConvArgs& a, const ConvWindows& w) {
   const int64_t mg = a.c_out_group();
   return w.cols * (mg + kPackFromCopy) < a.out_size() * (mg + kPackFromX);
 }
+
+// Winograd F(2x2, 3x3) needs its weights transformed, so a constant W; with fewer channels
+// than this each way, the transforms cost more than the multiply-adds they save.
+constexpr int64_t kWinogradMinChannels = 8;
+// Floats of the transformed inputs and products of one block of tile rows (both GEMM
+// operands of a block stay in L2).
+constexpr int64_t kWinogradBlock = int64_t{1} << 17;
 
 int64_t checked_mul(const ConvArgs& a, int64_t x, int64_t y) {
   int64_t r = 0;
@@ -135,6 +142,17 @@ class PortableConv : public PreparedExtern {
       if (windows_pay(a, windows_)) path_ = Path::Windowed;
       gapless_ = windows_.cols == a.out_size();
     }
+    const bool w_constant = constants.size() >= 2 && constants[1].data;
+    const Path direct = path_;
+    if (w_constant && im2col() && conv_winograd_applies(a) &&
+        a.c_in_group() >= kWinogradMinChannels && a.c_out_group() >= kWinogradMinChannels) {
+      path_ = Path::Winograd;
+      wino_ = conv_winograd(a);
+      checked_mul(a, a.c_in, wino_.windows.channel);
+      const int64_t per_row = checked_mul(a, 16 * (a.c_in_group() + a.c_out_group()), wino_.twp);
+      wino_rows_ = std::min(wino_.th, std::max<int64_t>(1, kWinogradBlock / per_row));
+      checked_mul(a, per_row, wino_rows_);
+    }
     fused_ = plan_post_ops(a);
     if (path_ == Path::Transpose) {
       // Columns come in chunks of whole input rows (all but the innermost spatial dim).
@@ -143,7 +161,8 @@ class PortableConv : public PreparedExtern {
                              std::max<int64_t>(1, kColBudget / std::max<int64_t>(per_row, 1)));
       checked_mul(a, per_row, chunk_rows_);
     }
-    if (constants.size() >= 2 && constants[1].data) pack_weight(a, constants[1]);
+    if (w_constant) pack_weight(a, constants[1]);
+    if (path_ == Path::Winograd && !weight_) path_ = direct;  // W's view is bad: run reports it
     scratch_floats_ = layout(a, nullptr).floats();
   }
 
@@ -159,6 +178,8 @@ class PortableConv : public PreparedExtern {
         return "gemm im2col";
       case Path::Windowed:
         return "gemm windows";
+      case Path::Winograd:
+        return "winograd 2x2 3x3";
       case Path::Transpose:
         return "gemm col2im";
     }
@@ -197,6 +218,10 @@ class PortableConv : public PreparedExtern {
           break;
         case Path::Windowed:
           windowed(a, xn, w, packed, yn, s + at.copy_at, s + at.c_at, s + at.work_at);
+          break;
+        case Path::Winograd:
+          winograd(a, xn, w, packed, yn, s + at.copy_at, s + at.col_at, s + at.c_at,
+                   s + at.work_at);
           break;
         case Path::Transpose:
           conv_transpose(a, xn, w, packed, yn, s + at.col_at, s + at.work_at);
@@ -253,6 +278,17 @@ class PortableConv : public PreparedExtern {
         if (!gapless_) at.c_at = l.add(static_cast<size_t>(mg * windows_.cols));
         at.work_at = l.add(gemm_f32_scratch_floats(g, threads_));
         break;
+      case Path::Winograd: {  // the copy, V (col_at), the products (c_at)
+        const int64_t tb = wino_rows_ * wino_.twp;
+        g.m = mg;
+        g.n = tb;
+        g.k = cg;
+        at.copy_at = l.add(static_cast<size_t>(a.c_in * wino_.windows.channel));
+        at.col_at = l.add(static_cast<size_t>(16 * cg * tb));
+        at.c_at = l.add(static_cast<size_t>(16 * mg * tb));
+        at.work_at = l.add(gemm_f32_scratch_floats(g, threads_));
+        break;
+      }
       case Path::Transpose:
         g.m = mg * a.kernel_size();
         g.n = chunk_rows_ * a.in[2];
@@ -285,8 +321,8 @@ class PortableConv : public PreparedExtern {
   // The epilogue of image n in its (channel, output position) coordinates: the bias (for the
   // paths that do not add it themselves) and, when fused, the post-ops.
   void image_epilogue(const ConvArgs& a, const ExternBuffer* inputs, int64_t n) {
-    const bool bias =
-        a.has_bias && (path_ == Path::BiasOnly || path_ == Path::Pointwise || im2col());
+    const bool bias = a.has_bias && (path_ == Path::BiasOnly || path_ == Path::Pointwise ||
+                                     path_ == Path::Winograd || im2col());
     epilogue_.row_bias = bias ? a.b + a.b_offset : nullptr;
     epilogue_.row_bias_stride = a.b_stride;
     epilogue_.op_count = fused_ ? call_.post_ops.size() : 0;
@@ -305,7 +341,9 @@ class PortableConv : public PreparedExtern {
   // A constant W, dense, is packed now as the GEMM's A operand of each group (W_g, or W_g^T
   // for ConvTranspose); a bad view is left for run to report, as the reference would.
   void pack_weight(const ConvArgs& a, const ExternBuffer& buffer) {
-    if (path_ != Path::Pointwise && !im2col() && path_ != Path::Transpose) return;
+    if (path_ != Path::Pointwise && !im2col() && path_ != Path::Winograd &&
+        path_ != Path::Transpose)
+      return;
     try {
       const TensorRef& w = call_.inputs[1];
       check_f32_view(a.op(), "W", w, buffer, w.shape.size());
@@ -314,14 +352,25 @@ class PortableConv : public PreparedExtern {
     }
     if (!is_dense(w_dims(a), a.ws)) return;
     weight_ = static_cast<const float*>(buffer.data);
-    packed_w_.resize(static_cast<size_t>(a.group));
+    if (path_ == Path::Winograd) {
+      const int64_t per_group = 16 * a.c_out_group() * a.c_in_group();
+      wino_u_.resize(static_cast<size_t>(a.group * per_group));
+      for (int64_t g = 0; g < a.group; ++g)
+        conv_winograd_weights(a, weight_ + a.w_offset, g, wino_u_.data() + g * per_group);
+    }
+    packed_w_.resize(static_cast<size_t>(a.group * (path_ == Path::Winograd ? 16 : 1)));
     for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
   }
 
   void pack_group(const ConvArgs& a, const float* w, int64_t g) {
     PackedOperand* out = &packed_w_[static_cast<size_t>(g)];
     const int64_t cg = a.c_in_group(), mg = a.c_out_group(), ks = a.kernel_size();
-    if (path_ == Path::Transpose) {
+    if (path_ == Path::Winograd) {  // U_xi of the group, transformed at prepare time
+      const float* u = wino_u_.data() + g * 16 * mg * cg;
+      for (int64_t xi = 0; xi < 16; ++xi)
+        gemm_f32_pack_a(u + xi * mg * cg, cg, 1, mg, cg,
+                        &packed_w_[static_cast<size_t>(g * 16 + xi)]);
+    } else if (path_ == Path::Transpose) {
       gemm_f32_pack_a(w + g * cg * mg * ks, 1, mg * ks, mg * ks, cg, out);
     } else {
       const int64_t kdim = cg * (im2col() ? ks : 1);
@@ -439,6 +488,60 @@ class PortableConv : public PreparedExtern {
 
   bool im2col() const { return path_ == Path::Implicit || path_ == Path::Windowed; }
 
+  // Winograd F(2x2, 3x3): X copied into 2 x 2 phases, then per group and block of tile rows
+  // V = the input transform, 16 GEMMs U_xi @ V_xi, and the output transform with the
+  // epilogue into Y. U is packed at prepare time; if this run's W is another buffer than
+  // the constant it was prepared with (no plan does that), U is transformed here.
+  void winograd(const ConvArgs& a, const float* x, const float* w, bool packed, float* y,
+                float* copy, float* v, float* products, float* work) {
+    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
+    const int64_t fill_parts = std::max<int64_t>(1, std::min<int64_t>(threads_, a.c_in));
+    parallel_parts(threads_, fill_parts, [&](int64_t part) {
+      conv_windows_fill_f32(wino_.fill, wino_.windows, x, a.c_in * part / fill_parts,
+                            a.c_in * (part + 1) / fill_parts, copy);
+    });
+    const int64_t in_parts = std::max<int64_t>(1, std::min<int64_t>(threads_, cg));
+    const int64_t out_parts = std::max<int64_t>(1, std::min<int64_t>(threads_, mg));
+    std::vector<float> u_run(packed ? 0 : static_cast<size_t>(16 * mg * cg));
+    const float* u = u_run.data();
+    for (int64_t grp = 0; grp < a.group; ++grp) {
+      if (!packed) conv_winograd_weights(a, w, grp, u_run.data());
+      group_epilogue_ = epilogue_;
+      group_epilogue_.shift(grp * mg, 0);
+      const Epilogue* post_ops = group_epilogue_.active() ? &group_epilogue_ : nullptr;
+      const float* group_copy = copy + grp * cg * wino_.windows.channel;
+      for (int64_t ty0 = 0; ty0 < wino_.th; ty0 += wino_rows_) {
+        const int64_t ty1 = std::min(wino_.th, ty0 + wino_rows_), tb = (ty1 - ty0) * wino_.twp;
+        parallel_parts(threads_, in_parts, [&](int64_t part) {
+          conv_winograd_input_f32(wino_, group_copy, cg * part / in_parts,
+                                  cg * (part + 1) / in_parts, ty0, ty1, v);
+        });
+        for (int64_t xi = 0; xi < 16; ++xi) {
+          GemmF32 g;
+          g.a = u + xi * mg * cg;
+          g.a_rs = cg;
+          g.a_cs = 1;
+          g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp * 16 + xi)] : nullptr;
+          g.b = v + xi * cg * tb;
+          g.b_rs = tb;
+          g.b_cs = 1;
+          g.c = products + xi * mg * tb;
+          g.c_rs = tb;
+          g.c_cs = 1;
+          g.m = mg;
+          g.n = tb;
+          g.k = cg;
+          gemm_f32(g, threads_, work);
+        }
+        parallel_parts(threads_, out_parts, [&](int64_t part) {
+          conv_winograd_output_f32(wino_, products, mg * part / out_parts,
+                                   mg * (part + 1) / out_parts, ty0, ty1, post_ops,
+                                   y + grp * mg * p);
+        });
+      }
+    }
+  }
+
   // Per group: columns = W_g^T [Mg*kernel x Cg] @ X_g [Cg x in], added into Y (which starts
   // as the bias) by col2im, a chunk of input rows at a time; then the post-ops.
   void conv_transpose(const ConvArgs& a, const float* x, const float* w, bool packed, float* y,
@@ -479,8 +582,11 @@ class PortableConv : public PreparedExtern {
   Path path_ = Path::BiasOnly;
   bool fused_ = true;  // post-ops per block (else after the op, by the reference walk)
   int64_t chunk_rows_ = 0;
-  ConvWindows windows_;   // Windowed
-  bool gapless_ = false;  // its GEMM's columns are the output positions (no gaps: 1-D)
+  ConvWinograd wino_;          // Winograd
+  int64_t wino_rows_ = 0;      // tile rows per block
+  std::vector<float> wino_u_;  // U of every group, from the constant W
+  ConvWindows windows_;        // Windowed
+  bool gapless_ = false;       // its GEMM's columns are the output positions (no gaps: 1-D)
   Epilogue epilogue_, group_epilogue_;   // of the image, of the group being computed
   const float* weight_ = nullptr;        // W's buffer when it is a plan constant
   std::vector<PackedOperand> packed_w_;  // per group

@@ -2,6 +2,9 @@
 // runtime/kernels/reference/conv.h), on gemm_f32 and the Highway loops of conv_simd_f32.h:
 //   1x1, stride 1, unpadded Conv   one GEMM per image and group, W @ X straight on X;
 //   depthwise Conv                 a direct vectorized loop per channel;
+//   3x3 stride-1 2-D Conv          Winograd F(2x2, 3x3) with 8+ channels each way and a
+//                                  constant W: 16 GEMMs over transformed tiles (2.25x fewer
+//                                  multiply-adds), the weights transformed and packed once;
 //   any other Conv                 an implicit GEMM per image and group: W @ im2col(X), the
 //                                  im2col matrix never materialized. Kernels larger than 1x1
 //                                  pack its panels with plain copies from a padded,

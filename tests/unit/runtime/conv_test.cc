@@ -463,22 +463,60 @@ TEST(Conv, RandomShapesMatchNaiveAndReference) {
   }
 }
 
-// The portable implementation `g` is prepared with (PortableConv's path).
+// The portable implementation `g` is prepared with as a session prepares it (W and B
+// constants): PortableConv's path.
 std::string portable_path(const Geometry& g, std::mt19937& rng) {
   Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
   Operand b = random_dense({g.m}, rng), y = dense(g.y_dims(), std::vector<float>(1));
   std::vector<Operand*> ins{&x, &w};
   if (g.bias) ins.push_back(&b);
-  return make_backend("portable")->prepare_extern(make_call(g, ins, y))->implementation();
+  std::vector<ExternBuffer> constants(ins.size());
+  for (size_t i = 1; i < ins.size(); ++i) constants[i] = ins[i]->buffer();
+  return make_backend("portable")
+      ->prepare_extern(make_call(g, ins, y), constants)
+      ->implementation();
+}
+
+TEST(Conv, WinogradMatchesReference) {
+  std::mt19937 rng(5);
+  // Odd outputs (tiles past the edge) and a batch; two groups of 8 channels without padding;
+  // 64 channels on 31 x 31: tile rows in several blocks.
+  const Geometry cases[] = {conv2d(2, 16, 24, 1, {13, 17}, 3, 1, 1, 1),
+                            conv2d(1, 16, 16, 2, {10, 9}, 3, 1, 1, 0),
+                            conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 1, 1)};
+  for (const Geometry& g : cases) {
+    SCOPED_TRACE(g.text());
+    EXPECT_EQ(portable_path(g, rng), "winograd 2x2 3x3");
+    check_geometry(g, rng, false, false);
+    if (HasFatalFailure()) return;
+    // Run with W in another buffer than the one it was prepared with: U transformed per run.
+    Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+    Operand b = random_dense({g.m}, rng);
+    Operand y = dense(g.y_dims(), std::vector<float>(product(g.y_dims()), NAN));
+    const ExternCall call = make_call(g, {&x, &w, &b}, y);
+    Operand w_elsewhere = w;
+    std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
+    const std::vector<ExternBuffer> constants{{}, w.buffer(), b.buffer()};
+    ExternBuffer out = y.buffer();
+    reference_extern(call.op)(call, in.data(), &out);
+    const std::vector<float> want = y.data;
+    auto prepared = make_backend("portable")->prepare_extern(call, constants);
+    in[1] = w_elsewhere.buffer();
+    std::fill(y.data.begin(), y.data.end(), NAN);
+    prepared->run(in.data(), &out);
+    const double tol = 1e-4 * max_abs(want);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(y.data[i], want[i], tol) << "W elsewhere, at " << i;
+  }
 }
 
 TEST(Conv, FastPathsAndChunksMatchReference) {
   std::mt19937 rng(7);
-  // K in 3 blocks; small M: im2col rows copied from the windows layout (padded, stride 1).
-  Geometry windows = conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 1, 1);
+  // K in 3 blocks; small M: im2col rows copied from the windows layout (padded, dilated).
+  Geometry windows = conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 2, 2);
   // Large M over short rows: the columns between output rows would cost more than packing
   // im2col straight from X (K in 3 blocks).
-  Geometry im2col = conv2d(1, 64, 256, 1, {12, 12}, 3, 1, 1, 0);
+  Geometry im2col = conv2d(1, 64, 256, 1, {14, 14}, 3, 1, 2, 0);
   Geometry pointwise = conv2d(2, 32, 48, 1, {20, 20}, 1, 1, 1, 0);
   Geometry pointwise_groups = conv2d(1, 32, 16, 2, {9, 11}, 1, 1, 1, 0);
   Geometry depthwise = conv2d(2, 16, 16, 16, {17, 19}, 3, 1, 1, 1);
@@ -562,6 +600,7 @@ void check_fused_post_ops(const Geometry& g, PostOpKind activation, bool spatial
 TEST(Conv, PostOpsFusedOnEveryPath) {
   std::mt19937 rng(11);
   Geometry implicit = conv2d(2, 5, 14, 1, {9, 11}, 3, 1, 1, 1);  // tile remainders
+  Geometry winograd = conv2d(2, 8, 12, 1, {9, 11}, 3, 1, 1, 1);
   Geometry strided = conv2d(1, 4, 8, 2, {13, 10}, 3, 2, 1, 1);
   Geometry pointwise = conv2d(2, 16, 13, 1, {7, 9}, 1, 1, 1, 0);
   Geometry depthwise = conv2d(2, 6, 6, 6, {11, 13}, 3, 1, 1, 1);
@@ -571,7 +610,7 @@ TEST(Conv, PostOpsFusedOnEveryPath) {
   Geometry bias_only = conv1d(0, 3, 1, 7, 3, 1, 1, 1);  // no input channels: an empty sum
   bias_only.bias = true;
   for (const Geometry& g :
-       {implicit, strided, pointwise, depthwise, depthwise_s2, transpose, bias_only}) {
+       {implicit, winograd, strided, pointwise, depthwise, depthwise_s2, transpose, bias_only}) {
     for (PostOpKind act : {PostOpKind::Relu, PostOpKind::GeluErf, PostOpKind::Clip})
       check_fused_post_ops(g, act, false, rng);
     check_fused_post_ops(g, PostOpKind::Sigmoid, true, rng);
