@@ -50,8 +50,7 @@ inline void PackB(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc
       continue;
     }
     // Column by column: contiguous reads when B is stored transposed (rs == 1).
-    if (w < nr)
-      for (int64_t p = 0; p < kc; ++p) std::fill(panel + p * nr + w, panel + (p + 1) * nr, 0.0f);
+    if (w < nr) std::fill(panel, panel + kc * nr, 0.0f);
     for (int64_t c = 0; c < w; ++c)
       for (int64_t p = 0; p < kc; ++p) panel[p * nr + c] = src[c * cs + p * rs];
   }
@@ -72,8 +71,7 @@ inline void PackA(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc
       }
       continue;
     }
-    if (h < mr)
-      for (int64_t p = 0; p < kc; ++p) std::fill(panel + p * mr + h, panel + (p + 1) * mr, 0.0f);
+    if (h < mr) std::fill(panel, panel + kc * mr, 0.0f);  // one call, not one per k
     for (int64_t r = 0; r < h; ++r)
       for (int64_t p = 0; p < kc; ++p) panel[p * mr + r] = src[r * rs + p * cs];
   }
