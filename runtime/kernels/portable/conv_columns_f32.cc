@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "runtime/kernels/portable/conv_simd_f32.h"
+#include "runtime/kernels/portable/keep_loop.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "runtime/kernels/portable/conv_columns_f32.cc"
@@ -26,8 +27,14 @@ HWY_INLINE void CopyRow(const float* HWY_RESTRICT x, float* HWY_RESTRICT y, int6
   const DF d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(hn::LoadU(d, x + i), d, y + i);
-  for (; i < n; ++i) y[i] = x[i];
+  for (; i + N <= n; i += N) {
+    hn::StoreU(hn::LoadU(d, x + i), d, y + i);
+    FERRITE_KEEP_LOOP();
+  }
+  for (; i < n; ++i) {
+    y[i] = x[i];
+    FERRITE_KEEP_LOOP();
+  }
 }
 
 // y[0:n] = x[0:2n:2] (stride 2, as in strided stems and downsampling convolutions): pairs of

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "runtime/kernels/portable/conv_simd_f32.h"
+#include "runtime/kernels/portable/keep_loop.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "runtime/kernels/portable/conv_depthwise_f32.cc"
@@ -55,8 +56,14 @@ HWY_INLINE void CopyFloats(const float* HWY_RESTRICT src, float* HWY_RESTRICT ds
   const DF d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   int64_t i = 0;
-  for (; i + N <= n; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
-  for (; i < n; ++i) dst[i] = src[i];
+  for (; i + N <= n; i += N) {
+    hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+    FERRITE_KEEP_LOOP();
+  }
+  for (; i < n; ++i) {
+    dst[i] = src[i];
+    FERRITE_KEEP_LOOP();
+  }
 }
 
 // Padded column t of an input row is x[t - pad_begin] (zero outside); it goes to phase
@@ -69,9 +76,15 @@ void FillPlane(const ConvArgs& a, const Layout& l, const float* x, float* plane,
     const float* src = x + r * iw;
     float* dst = plane + r * span;
     float* padded = l.stride == 1 ? dst : tmp;
-    for (int64_t t = 0; t < lo; ++t) padded[t] = 0.0f;
+    for (int64_t t = 0; t < lo; ++t) {
+      padded[t] = 0.0f;
+      FERRITE_KEEP_LOOP();
+    }
     CopyFloats(src + (lo - pb), padded + lo, hi - lo);
-    for (int64_t t = hi; t < span; ++t) padded[t] = 0.0f;
+    for (int64_t t = hi; t < span; ++t) {
+      padded[t] = 0.0f;
+      FERRITE_KEEP_LOOP();
+    }
     if (l.stride == 1) continue;
     int64_t u = 0;
 #if HWY_TARGET != HWY_SCALAR

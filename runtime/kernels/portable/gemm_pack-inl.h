@@ -15,6 +15,7 @@
 #include <cstring>
 
 #include "hwy/highway.h"
+#include "runtime/kernels/portable/keep_loop.h"
 
 HWY_BEFORE_NAMESPACE();
 namespace ferrite {
@@ -27,7 +28,10 @@ namespace hn = hwy::HWY_NAMESPACE;
 HWY_INLINE void CopyVectors(const float* HWY_RESTRICT src, float* HWY_RESTRICT dst, int64_t n) {
   const hn::ScalableTag<float> d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  for (int64_t i = 0; i < n; i += N) hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+  for (int64_t i = 0; i < n; i += N) {
+    hn::StoreU(hn::LoadU(d, src + i), d, dst + i);
+    FERRITE_KEEP_LOOP();
+  }
 }
 
 // The kc x nc block of B at `b` (rows rs apart, columns cs apart) as panels of nr columns:
