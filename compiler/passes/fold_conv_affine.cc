@@ -91,15 +91,24 @@ std::shared_ptr<TensorData> f32_data(const std::vector<int64_t>& shape,
   return t;
 }
 
-// Folds `a` into conv `n` (weights W [M, Cg, k...], bias B [M]): W' = W * scale[m],
-// B' = B * scale + shift. New constants: W and B may be shared with other nodes.
-void fold(Graph& g, Node* n, const Affine& a) {
+// Folds `a` into conv `n` over M output channels: W' = W * scale[m], B' = B * scale + shift.
+// Conv's W is [M, Cg, k...]; ConvTranspose's [C, M / group, k...], where input channel c
+// of group c / (C / group) feeds output channels group * M / group + j. New constants: W and
+// B may be shared with other nodes.
+void fold(Graph& g, Node* n, int64_t m, const Affine& a) {
   const TensorData& w = *n->inputs[1]->data;
-  const int64_t m = w.shape[0], per = w.elements() / m;
+  const bool transpose = n->op_type == "ConvTranspose";
+  const int64_t rows = w.shape[0], mg = w.shape[1], per = w.elements() / rows;
+  const int64_t kernel = per / std::max<int64_t>(mg, 1);
+  const int64_t rows_per_group = rows / std::max<int64_t>(m / std::max<int64_t>(mg, 1), 1);
   std::vector<float> wv(static_cast<size_t>(w.elements())), bv(static_cast<size_t>(m));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < per; ++i) {
+      const int64_t o = transpose ? r / rows_per_group * mg + i / kernel : r;
+      wv[r * per + i] = static_cast<float>(w.float_at(r * per + i) * a.scale[o]);
+    }
+  }
   for (int64_t o = 0; o < m; ++o) {
-    for (int64_t i = 0; i < per; ++i)
-      wv[o * per + i] = static_cast<float>(w.float_at(o * per + i) * a.scale[o]);
     const double b = n->input(2) ? n->inputs[2]->data->float_at(o) : 0.0;
     bv[o] = static_cast<float>(b * a.scale[o] + a.shift[o]);
   }
@@ -109,12 +118,20 @@ void fold(Graph& g, Node* n, const Affine& a) {
   n->inputs[2] = b;
 }
 
-// Whether `n` is a Conv whose weights and bias are float32 constants of known shape.
+// Whether `n` is a Conv or ConvTranspose whose weights and bias are float32 constants of
+// known shape; *m: its output channels.
 bool foldable_conv(const Node& n, int64_t* m) {
-  if (n.op_type != "Conv" || n.outputs.size() != 1 || !n.outputs[0]) return false;
+  const bool transpose = n.op_type == "ConvTranspose";
+  if ((n.op_type != "Conv" && !transpose) || n.outputs.size() != 1 || !n.outputs[0]) return false;
   const Value* w = n.input(1);
   if (!f32_constant(w) || w->data->shape.size() < 3 || w->data->shape[0] <= 0) return false;
-  *m = w->data->shape[0];
+  if (transpose) {
+    const int64_t group = n.attr_int("group", 1);
+    if (group <= 0 || w->data->shape[0] % group != 0 || w->data->shape[1] <= 0) return false;
+    *m = w->data->shape[1] * group;
+  } else {
+    *m = w->data->shape[0];
+  }
   const Value* b = n.input(2);
   if (b && (!f32_constant(b) || b->data->shape != std::vector<int64_t>{*m})) return false;
   return n.input(0) != nullptr && n.input(0)->type.rank_known;
@@ -138,7 +155,7 @@ void fold_conv_affine(Graph& g) {
       Node* u = v->users[0];
       Affine a;
       if (!affine_of(*u, v, rank, m, &a)) break;
-      fold(g, n, a);
+      fold(g, n, m, a);
       Value* w = u->outputs[0];
       n->outputs[0] = w;  // the conv now produces what u produced
       u->inputs.clear();

@@ -107,6 +107,25 @@ TEST(FoldConvAffine, BatchNormThenMulThenAddBecomeOneConv) {
   expect_same_values(c);
 }
 
+TEST(FoldConvAffine, BatchNormAndMulIntoGroupedConvTranspose) {
+  // W [C = 4, M / group = 3, 3, 3] in 2 groups: output channel m = group * 3 + j.
+  Case c = make_case([](GraphBuilder& b) {
+    Value* x = b.input("x", DType::F32, {1, 4, 5, 4});
+    Value* w = b.constant_f32({4, 3, 3, 3}, random_floats(108, 9));
+    Value* y = b.op("ConvTranspose", {x, w, b.constant_f32({6}, {1, -1, 2, 0, 0.5f, 3})},
+                    {{"group", attr_i(2)}, {"strides", attr_is({2, 2})}});
+    y = b.op("BatchNormalization", {y, b.constant_f32({6}, {0.5f, 2, -1, 1.5f, 1, -0.25f}),
+                                    b.constant_f32({6}, {0, 1, -2, 3, 0.5f, 1}),
+                                    b.constant_f32({6}, {0.1f, -0.2f, 0.3f, 0, 1, 2}),
+                                    b.constant_f32({6}, {1, 4, 0.25f, 2, 0.5f, 3})});
+    b.output(b.op("Mul", {y, b.constant_f32({1, 6, 1, 1}, {2, -1, 0.5f, 3, 1.5f, -2})}));
+  });
+  EXPECT_EQ(count_ops(*c.fused, "BatchNormalization"), 0);
+  EXPECT_EQ(count_ops(*c.fused, "Mul"), 0);
+  EXPECT_EQ(count_ops(*c.fused, "ConvTranspose"), 1);
+  expect_same_values(c);
+}
+
 TEST(FoldConvAffine, LeavesWhatItCannotFold) {
   Case c = make_case([](GraphBuilder& b) {
     Value* x = b.input("x", DType::F32, {1, 2, 4, 4});
