@@ -7,6 +7,7 @@
 #include "compiler/dump.h"
 #include "compiler/passes/eliminate_dead_nodes.h"
 #include "compiler/passes/fold_conv_affine.h"
+#include "compiler/passes/fold_matmul_affine.h"
 #include "compiler/passes/fuse_extern_epilogues.h"
 #include "compiler/passes/remove_identities.h"
 #include "compiler/plan/error.h"
@@ -23,6 +24,7 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse) {
       {"eliminate_dead_nodes", eliminate_dead_nodes, false},
       {"remove_identities", remove_identities, false},
       {"fold_conv_affine", fold_conv_affine, true},
+      {"fold_matmul_affine", fold_matmul_affine, true},
       {"fuse_extern_epilogues", fuse_extern_epilogues, true},
   };
   dump_text(dump_dir, "00_imported.txt", graph_to_string(g));

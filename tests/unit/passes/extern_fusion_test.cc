@@ -1,8 +1,8 @@
-// The fusing graph passes: fold_conv_affine (BatchNormalization / per-channel Mul, Add, Sub
-// into conv weights) and fuse_extern_epilogues (activations and binary ops into extern
-// post-ops). Each case compiles the graph with and without the passes and checks the
-// structure (what was absorbed, the plan's post-ops) and that every backend gives the
-// unfused graph's values.
+// The fusing graph passes: fold_conv_affine and fold_matmul_affine (BatchNormalization and
+// per-channel Mul, Div, Add, Sub into conv and MatMul / Gemm weights) and
+// fuse_extern_epilogues (activations and binary ops into extern post-ops). Each case
+// compiles the graph with and without the passes and checks the structure (what was
+// absorbed, the plan's post-ops) and that every backend gives the unfused graph's values.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -142,6 +142,75 @@ TEST(FoldConvAffine, LeavesWhatItCannotFold) {
   EXPECT_EQ(count_ops(*c.fused, "Conv"), 3);
   // Nothing folded into a weight: the Muls/Add remain or became post-ops, never vanished
   // into the conv's constants (the first conv's W is an input).
+  expect_same_values(c);
+}
+
+TEST(FoldMatMulAffine, BiasThenScaleThenShiftIntoMatMulWeights) {
+  // MatMul -> bias Add -> Mul (per column) -> Div (scalar) -> Sub: the scales go into W's
+  // columns, the shifts into one Add (then the bias post-op); the Relu stays a post-op.
+  Case c = make_case([](GraphBuilder& b) {
+    Value* x = b.input("x", DType::F32, {2, 3, 8});
+    Value* y = b.op("MatMul", {x, b.constant_f32({8, 5}, random_floats(40, 21))});
+    y = b.op("Add", {b.constant_f32({5}, {1, -1, 2, 0, 0.5f}), y});
+    y = b.op("Mul", {y, b.constant_f32({1, 1, 5}, {2, -1, 0.5f, 3, 1.5f})});
+    y = b.op("Div", {y, b.constant_f32({}, {4})});
+    y = b.op("Sub", {y, b.constant_f32({5}, {0.25f, 0, -1, 2, 1})});
+    b.output(b.op("Relu", {y}));
+  });
+  EXPECT_EQ(count_ops(*c.fused, "Mul"), 0);
+  EXPECT_EQ(count_ops(*c.fused, "Div"), 0);
+  EXPECT_EQ(count_ops(*c.fused, "Sub"), 0);
+  EXPECT_EQ(count_ops(*c.fused, "MatMul"), 1);
+  const Compiled r = run_graph(*c.fused, c.inputs, "reference");
+  EXPECT_TRUE(r.plan.kernels.empty());
+  EXPECT_EQ(plan_post_ops(r.plan), (std::vector<PostOpKind>{PostOpKind::Add, PostOpKind::Relu}));
+  expect_same_values(c);
+}
+
+TEST(FoldMatMulAffine, GemmThenBatchNorm1d) {
+  // torch's Linear -> BatchNorm1d: into Gemm's (transposed) B and C, beta folded too.
+  Case c = make_case([](GraphBuilder& b) {
+    Value* x = b.input("x", DType::F32, {4, 6});
+    Value* w = b.constant_f32({3, 6}, random_floats(18, 22));
+    Value* y = b.op("Gemm", {x, w, b.constant_f32({3}, {1, 2, -1})},
+                    {{"transB", attr_i(1)}, {"beta", attr_f(0.5)}});
+    y = b.op("BatchNormalization",
+             {y, b.constant_f32({3}, {0.5f, 2, -1}), b.constant_f32({3}, {0, 1, -2}),
+              b.constant_f32({3}, {0.1f, -0.2f, 0.3f}), b.constant_f32({3}, {1, 4, 0.25f})});
+    b.output(y);
+  });
+  EXPECT_EQ(count_ops(*c.fused, "BatchNormalization"), 0);
+  EXPECT_EQ(count_ops(*c.fused, "Gemm"), 1);
+  expect_same_values(c);
+}
+
+TEST(FoldMatMulAffine, LeavesWhatItCannotFold) {
+  Case c = make_case([](GraphBuilder& b) {
+    Value* x = b.input("x", DType::F32, {2, 4});
+    // Weights that are an input; a Mul along the rows; a bias Add alone (left to the
+    // epilogue); an output read twice; BatchNormalization over dim 1 of a 3-D MatMul.
+    Value* w = b.input("w", DType::F32, {4, 3});
+    b.output(b.op("Mul", {b.op("MatMul", {x, w}), b.constant_f32({3}, {1, 2, 3})}));
+    Value* r = b.op("MatMul", {x, b.constant_f32({4, 3}, random_floats(12, 23))});
+    b.output(b.op("Mul", {r, b.constant_f32({2, 1}, {2, 3})}));
+    Value* s = b.op("MatMul", {x, b.constant_f32({4, 3}, random_floats(12, 24))});
+    b.output(b.op("Add", {s, b.constant_f32({3}, {1, 2, 3})}));
+    Value* t = b.op("MatMul", {x, b.constant_f32({4, 3}, random_floats(12, 25))});
+    b.output(b.op("Mul", {t, b.constant_f32({3}, {1, 2, 3})}));
+    b.output(t);
+    Value* x3 = b.input("x3", DType::F32, {2, 3, 4});
+    Value* u = b.op("MatMul", {x3, b.constant_f32({4, 5}, random_floats(20, 26))});
+    b.output(b.op("BatchNormalization",
+                  {u, b.constant_f32({3}, {1, 2, 3}), b.constant_f32({3}, {0, 1, 0}),
+                   b.constant_f32({3}, {0, 0, 1}), b.constant_f32({3}, {1, 1, 2})}));
+  });
+  EXPECT_EQ(count_ops(*c.fused, "BatchNormalization"), 1);
+  EXPECT_EQ(count_ops(*c.fused, "MatMul"), 5);
+  for (const auto& n : c.fused->nodes) {  // no weight was replaced by a folded one
+    if (n->op_type == "MatMul") {
+      EXPECT_EQ(n->inputs[1]->name.find("_folded"), std::string::npos) << n->describe();
+    }
+  }
   expect_same_values(c);
 }
 
