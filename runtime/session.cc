@@ -58,9 +58,12 @@ void Session::Impl::load() {
   backend_options.threads = options.threads;
   backend_options.dump_dir = options.dump_dir;
   backend = make_backend(options.backend, backend_options);
-  for (const auto& c : plan.constants) {
+  // The constants move into aligned memory; the plan keeps their sizes only (one copy of the
+  // weights fewer for the life of the session).
+  for (auto& c : plan.constants) {
     constants.push_back(aligned_alloc_bytes(c.size()));
     if (!c.empty()) std::memcpy(constants.back().get(), c.data(), c.size());
+    std::vector<uint8_t>().swap(c);
   }
   pool = aligned_alloc_bytes(static_cast<size_t>(plan.pool_bytes));
   bases.assign(plan.buffers.size(), nullptr);

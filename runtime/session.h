@@ -45,6 +45,7 @@ class Session {
 
   const std::vector<IoInfo>& inputs() const;
   const std::vector<IoInfo>& outputs() const;
+  // The plan it runs, without its constants' bytes (moved into the session at load).
   const Plan& plan() const;
 
   // `inputs` in the plan's input order. Throws ferrite::Error on a count, dtype or shape

@@ -106,6 +106,12 @@ std::string default_backend() {
 
 Engine::~Engine() = default;
 
+bool Engine::static_inputs() const {
+  for (const TensorType& t : declared_)
+    if (!t.is_static()) return false;
+  return true;
+}
+
 void Engine::init(std::unique_ptr<Graph> g, EngineOptions options) {
   if (!g) fail("model import produced no graph");
   graph_ = std::move(g);
@@ -120,6 +126,7 @@ void Engine::init(std::unique_ptr<Graph> g, EngineOptions options) {
                                      dtype_name(v->type.dtype), ", which is not supported"));
     }
     inputs_.push_back(io_info(*v));
+    declared_.push_back(v->type);
   }
   for (const Value* v : graph_->outputs) {
     if (v->type.dtype == DType::String) {
@@ -155,7 +162,7 @@ std::vector<const Tensor*> Engine::checked_feeds(
   }
   SymbolSizes symbols;
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    const TensorType& declared = graph_->inputs[i]->type;
+    const TensorType& declared = declared_[i];
     const std::string& name = inputs_[i].name;
     if (!ordered[i]) fail("missing input '", name, "' (expected ", type_string(declared), ")");
     if (ordered[i]->dtype() != declared.dtype) {
@@ -204,6 +211,7 @@ Session& Engine::session_for_values(const std::vector<const Tensor*>& inputs) {
   if (it != value_sessions_.end()) return *it->second;
   // A model fed ever-changing values must not grow the cache without bound.
   if (value_sessions_.size() >= kMaxValueSessions) value_sessions_.clear();
+  if (!graph_) fail("the model's graph was released after its only plan was compiled");
   Plan plan = compile_graph(*graph_, types, options_.compile, values);
   auto session = std::make_unique<Session>(std::move(plan), options_.session);
   return *value_sessions_.emplace(key, std::move(session)).first->second;
@@ -224,7 +232,12 @@ Session& Engine::session_for(const std::vector<std::vector<int64_t>>& shapes) {
     types[i].dtype = inputs_[i].dtype;
     types[i].shape = shapes[i];
   }
+  if (!graph_) fail("the model's graph was released after its only plan was compiled");
   Plan plan = compile_graph(*graph_, types, options_.compile);
+  // With every input dim static, these are the only shapes checked feeds can have, and this
+  // plan did not need input values: the graph (a copy of every weight) is never needed
+  // again. Released before the session copies the plan's constants.
+  if (static_inputs()) graph_.reset();
   auto session = std::make_unique<Session>(std::move(plan), options_.session);
   return *sessions_.emplace(shapes, std::move(session)).first->second;
 }

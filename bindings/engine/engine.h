@@ -1,7 +1,10 @@
 // The engine: what every door (CLI, C API, Python, JS) shares. Loads a model, prepares its
 // graph once, compiles it for the concrete input shapes of a run (cached per shape set),
 // and runs it through a runtime Session. Inputs are matched by name and checked against
-// the model's declared dtypes and static dims before anything runs.
+// the model's declared dtypes and static dims before anything runs. A model whose inputs
+// are all static has one plan: once it is compiled the graph is released, so that its
+// weights are held once by the session (and once more, prepacked, by the externs that
+// packed them) instead of also by the graph.
 #pragma once
 
 #include <map>
@@ -57,9 +60,14 @@ class Engine {
       const std::vector<std::pair<std::string, const Tensor*>>& feeds) const;
   Session& session_for_checked(const std::vector<const Tensor*>& ordered);
 
+  // Whether every declared input dim is static (then the first plan compiled without input
+  // values is the only one there will be, and graph_ is released once it exists).
+  bool static_inputs() const;
+
   std::unique_ptr<Graph> graph_;
   EngineOptions options_;
   std::vector<IoInfo> inputs_, outputs_;
+  std::vector<TensorType> declared_;  // the inputs' types, symbols included
   std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<Session>> sessions_;
 
   // Plans that need input values (compile_graph's NeedsInputValueError, e.g. a Reshape

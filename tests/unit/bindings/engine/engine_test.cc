@@ -127,6 +127,22 @@ TEST_F(EngineTest, SessionsAreCachedPerShapeSet) {
   EXPECT_THROW(e->session_for({{2, 3}}), Error);
 }
 
+TEST_F(EngineTest, StaticInputsReleaseTheGraphOnceTheirPlanExists) {
+  // add_relu's input is static: its one plan is all it will ever run, and the graph (with
+  // every weight) is dropped once that plan is compiled. sym_add's N keeps its graph
+  // (SessionsAreCachedPerShapeSet compiles a second shape set).
+  const Tensor x = f32({2, 3}, x_);
+  Session& s = add_relu_->session_for_feeds({{"x", &x}});
+  EXPECT_EQ(error_of([&] {
+              add_relu_->session_for({{3, 2}});
+            }),
+            "the model's graph was released after its only plan was compiled");
+  EXPECT_EQ(&s, &add_relu_->session_for({{2, 3}}));
+  const std::vector<Tensor> out = run_x(x);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_FLOAT_EQ(out[0].as<float>()[3], 2.0f + (-0.5f));
+}
+
 TEST_F(EngineTest, PlansNeedingInputValuesAreCompiledPerValue) {
   // Reshape's target shape is a model input: the plan is specialized on its value.
   std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "reshape.onnx", options_);
