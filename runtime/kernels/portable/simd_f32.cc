@@ -93,7 +93,11 @@ void UnaryF32(Op op, const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_
       return Map1(a, out, n, [](DF, VF x) { return hn::Round(x); });
     case Op::Sign:
       return Map1(a, out, n, [](DF d, VF x) { return Sign(d, x); });
-      FERRITE_FIXED(Exp, hn::Exp(d, x), Outside(d, x, -87.3f, 88.7f));
+      // Below -104 exp rounds to +0 in float (e^-104 < half the least denormal): those lanes
+      // (masked attention scores, -1e4 or -inf) stay vectorized; only the denormal range
+      // [-104, -87.3), overflow and NaN go scalar.
+      FERRITE_FIXED(Exp, hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -104.0f)), hn::Exp(d, x)),
+                    hn::AndNot(hn::Lt(x, hn::Set(d, -104.0f)), Outside(d, x, -87.3f, 88.7f)));
       FERRITE_FIXED(Log, hn::Log(d, x), Outside(d, x, kTiny, kHuge));
       FERRITE_FIXED(Sigmoid, Sigmoid(d, x), Outside(d, x, -87.0f, 87.0f));
       FERRITE_FIXED(Tanh, hn::Tanh(d, x), hn::IsNaN(x));

@@ -38,7 +38,8 @@ std::vector<UnaryCase> unary_cases() {
   return {
       {Op::Neg, -10, 10, with({})},
       {Op::Abs, -10, 10, with({})},
-      {Op::Exp, -20, 20, with({100, -100, 88.5f, -87.5f, -95})},
+      {Op::Exp, -20, 20,
+       with({100, -100, 88.5f, -87.5f, -95, -103.9f, -104.0f, -104.1f, -1e4f, -3.4e38f})},
       {Op::Log, 0.001f, 100, with({-1, 1e-40f, 3e38f})},
       {Op::Sqrt, 0, 100, with({-1})},
       {Op::Rsqrt, 0.01f, 100, with({-1})},
