@@ -50,6 +50,11 @@ class PreparedExtern {
   // The library implementation that runs the call, e.g. oneDNN's "brg:avx512_core"; empty
   // when the backend's own code does (profiles, tests).
   virtual std::string implementation() const { return ""; }
+  // The inputs that were plan constants (prepare's `constants`) which this call copied at
+  // prepare time (reordered, prepacked) and never reads again: the Session frees their
+  // buffers when nothing else reads them, and run() then gets {nullptr, dtype, elements}
+  // for them (their views are still checked).
+  virtual std::vector<size_t> constants_copied() const { return {}; }
 };
 
 class KernelBackend {

@@ -30,6 +30,7 @@ struct Session::Impl {
   SessionOptions options;
   std::unique_ptr<KernelBackend> backend;
   std::vector<AlignedBytes> constants;
+  std::vector<size_t> constant_sizes;  // bytes of each (null once released)
   AlignedBytes pool;
   AlignedBytes scratch;  // shared by every extern (PreparedExtern::scratch_bytes)
   std::vector<std::unique_ptr<PreparedKernel>> kernels;  // one per plan kernel
@@ -42,6 +43,12 @@ struct Session::Impl {
   std::vector<StepTime> times;  // one per step with options.profile
 
   void load();
+  // Per plan constant: how many times steps (and the plan's outputs) reference it.
+  std::vector<int> constant_references() const;
+  // After extern e is prepared: its copied constants (PreparedExtern::constants_copied) lose
+  // a reference each, and those left with none are freed, so that prepacked weights are
+  // held once, and the original goes before the next extern packs its own.
+  void release_copied(size_t e, std::vector<int>* refs);
   void bind_inputs(const std::vector<const Tensor*>& in);
   // False when a guard skipped the step.
   bool run_step(const Step& step);
@@ -62,6 +69,7 @@ void Session::Impl::load() {
   // weights fewer for the life of the session).
   for (auto& c : plan.constants) {
     constants.push_back(aligned_alloc_bytes(c.size()));
+    constant_sizes.push_back(c.size());
     if (!c.empty()) std::memcpy(constants.back().get(), c.data(), c.size());
     std::vector<uint8_t>().swap(c);
   }
@@ -73,12 +81,14 @@ void Session::Impl::load() {
     if (b.kind == BufferKind::Constant) bases[i] = constants[b.constant].get();
   }
   for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
+  std::vector<int> refs = constant_references();
   for (const ExternCall& e : plan.externs) {
     std::vector<ExternBuffer> known;
     for (const TensorRef& r : e.inputs)
       known.push_back(plan.buffers[r.buffer].kind == BufferKind::Constant ? extern_buffer(r.buffer)
                                                                           : ExternBuffer{});
     externs.push_back(backend->prepare_extern(e, known));
+    release_copied(externs.size() - 1, &refs);
   }
   size_t scratch_bytes = 0;
   for (const auto& e : externs) scratch_bytes = std::max(scratch_bytes, e->scratch_bytes());
@@ -102,6 +112,40 @@ void Session::Impl::load() {
   }
   for (int32_t id : plan.inputs) inputs.push_back(io_info(plan.buffers[id]));
   for (int32_t id : plan.outputs) outputs.push_back(io_info(plan.buffers[id]));
+}
+
+std::vector<int> Session::Impl::constant_references() const {
+  std::vector<int> refs(constants.size(), 0);
+  auto mark = [&](int32_t buffer) {
+    const PlanBuffer& b = plan.buffers[static_cast<size_t>(buffer)];
+    if (b.kind == BufferKind::Constant) ++refs[static_cast<size_t>(b.constant)];
+  };
+  for (const Step& step : plan.steps) {
+    for (const Guard& g : step.guards) mark(g.buffer);
+    if (step.kind == StepKind::Kernel) {
+      for (int32_t id : step.buffers) mark(id);
+    } else {
+      for (const TensorRef& r : plan.externs[step.index].inputs) mark(r.buffer);
+      for (const TensorRef& r : plan.externs[step.index].outputs) mark(r.buffer);
+    }
+  }
+  for (int32_t id : plan.outputs) mark(id);
+  return refs;
+}
+
+void Session::Impl::release_copied(size_t e, std::vector<int>* refs) {
+  const ExternCall& call = plan.externs[e];
+  for (size_t i : externs[e]->constants_copied()) {
+    const int32_t id = call.inputs[i].buffer;
+    const PlanBuffer& b = plan.buffers[static_cast<size_t>(id)];
+    if (b.kind != BufferKind::Constant) continue;
+    const size_t c = static_cast<size_t>(b.constant);
+    if (--(*refs)[c] > 0) continue;
+    constants[c].reset();
+    for (size_t j = 0; j < plan.buffers.size(); ++j)
+      if (plan.buffers[j].kind == BufferKind::Constant && plan.buffers[j].constant == b.constant)
+        bases[j] = nullptr;
+  }
 }
 
 void Session::Impl::bind_inputs(const std::vector<const Tensor*>& in) {
@@ -156,6 +200,13 @@ const std::vector<IoInfo>& Session::inputs() const {
 const std::vector<IoInfo>& Session::outputs() const {
   return impl_->outputs;
 }
+size_t Session::constant_bytes() const {
+  size_t bytes = 0;
+  for (size_t c = 0; c < impl_->constants.size(); ++c)
+    if (impl_->constants[c]) bytes += impl_->constant_sizes[c];
+  return bytes;
+}
+
 const Plan& Session::plan() const {
   return impl_->plan;
 }

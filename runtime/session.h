@@ -47,6 +47,10 @@ class Session {
   const std::vector<IoInfo>& outputs() const;
   // The plan it runs, without its constants' bytes (moved into the session at load).
   const Plan& plan() const;
+  // Bytes of plan constants the session holds: all of them, less those that only externs
+  // read and that each of them copied at prepare time (PreparedExtern::constants_copied:
+  // weights oneDNN reordered into its own layout are then held once, prepacked).
+  size_t constant_bytes() const;
 
   // `inputs` in the plan's input order. Throws ferrite::Error on a count, dtype or shape
   // mismatch (naming the input) and on a kernel failure (e.g. an index out of range).

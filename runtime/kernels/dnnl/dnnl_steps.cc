@@ -116,6 +116,7 @@ dnnl::memory DnnlSteps::input(const View& v, const dnnl::memory::desc& want, siz
     dnnl::memory from(view_desc(v), cpu_engine(), base);
     dnnl::reorder(from, copy).execute(stream_, from, copy);
     stream_.wait();
+    copied_.push_back(index);
     return copy;
   }
   dnnl::memory copy = scratch(want);
@@ -131,6 +132,16 @@ dnnl::memory DnnlSteps::output(const View& v, const dnnl::memory::desc& want, si
     return bind(want, true, index, v.offset);
   *copy_back = bind(view_desc(v), true, index, v.offset);
   return scratch(want);
+}
+
+std::vector<size_t> DnnlSteps::constants_copied() const {
+  std::vector<size_t> out;
+  for (size_t index : copied_) {
+    bool read = false;
+    for (const Binding& b : bindings_) read = read || (!b.output && b.index == index);
+    if (!read && std::find(out.begin(), out.end(), index) == out.end()) out.push_back(index);
+  }
+  return out;
 }
 
 void DnnlSteps::add_copy(const View& v, size_t index, const dnnl::memory& to) {

@@ -108,6 +108,10 @@ class DnnlSteps {
   void add(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad, Args args);
   void add_reorder(const dnnl::memory& from, const dnnl::memory& to);
 
+  // The inputs given as constants that input() copied into owned memory and that no step
+  // reads at run time.
+  std::vector<size_t> constants_copied() const;
+
   // Lays out the scratch arena; after the last add.
   void finish();
   size_t scratch_bytes() const { return scratch_bytes_; }
@@ -136,6 +140,7 @@ class DnnlSteps {
   std::vector<Binding> bindings_;
   std::vector<Step> steps_;
   std::vector<dnnl::memory> owned_;
+  std::vector<size_t> copied_;  // inputs copied into owned_ by input()
   std::vector<Scratch> scratch_;
   size_t scratch_bytes_ = 0;
   bool bound_ = false;
@@ -152,6 +157,7 @@ class SteppedExtern : public DnnlExtern {
   size_t scratch_bytes() const override { return steps_.scratch_bytes(); }
   void bind_scratch(void* scratch) override { steps_.bind_scratch(scratch); }
   std::string implementation() const override { return impl_; }
+  std::vector<size_t> constants_copied() const override { return steps_.constants_copied(); }
 
   DnnlSteps& steps() { return steps_; }
   void set_implementation(std::string impl) { impl_ = std::move(impl); }

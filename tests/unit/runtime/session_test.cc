@@ -215,6 +215,98 @@ TEST(Session, ExternsShareOneScratchArenaAndSeeTheirConstants) {
   g_scratch_log = nullptr;
 }
 
+// A backend whose externs copy their constant inputs at prepare time (unless the call's
+// origin is "reads"), say so (constants_copied), and at run compute from their copies,
+// recording whether the Session passed those buffers freed (data null).
+struct CopyLog {
+  std::vector<bool> got_null;  // per run of a copying extern
+};
+CopyLog* g_copy_log = nullptr;
+
+class CopyingExtern : public PreparedExtern {
+ public:
+  CopyingExtern(const ExternCall& call, const std::vector<ExternBuffer>& constants) : call_(call) {
+    copies_.resize(call.inputs.size());
+    for (size_t i = 0; i < constants.size() && call.origin != "reads"; ++i) {
+      if (!constants[i].data) continue;
+      const float* f = static_cast<const float*>(constants[i].data);
+      copies_[i].assign(f, f + constants[i].elements);
+      copied_.push_back(i);
+    }
+  }
+  void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
+    std::vector<ExternBuffer> in(inputs, inputs + call_.inputs.size());
+    for (size_t i : copied_) {
+      if (g_copy_log) g_copy_log->got_null.push_back(in[i].data == nullptr);
+      in[i].data = copies_[i].data();
+    }
+    make_backend("reference")->prepare_extern(call_)->run(in.data(), outputs);
+  }
+  std::vector<size_t> constants_copied() const override { return copied_; }
+
+ private:
+  const ExternCall& call_;
+  std::vector<std::vector<float>> copies_;
+  std::vector<size_t> copied_;
+};
+
+class CopyingBackend : public KernelBackend {
+ public:
+  const char* name() const override { return "copy_test"; }
+  std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
+    return make_backend("reference")->prepare(k);
+  }
+  ExternFn find_extern(const std::string&) const override { return nullptr; }
+  std::unique_ptr<PreparedExtern> prepare_extern(
+      const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
+    return std::make_unique<CopyingExtern>(call, constants);
+  }
+};
+
+TEST(Session, ConstantsThatExternsCopiedAreFreed) {
+  register_backend("copy_test", [](const BackendOptions&) -> std::unique_ptr<KernelBackend> {
+    return std::make_unique<CopyingBackend>();
+  });
+  CopyLog log;
+  g_copy_log = &log;
+  SessionOptions opts;
+  opts.backend = "copy_test";
+  const std::vector<float> xv = {1, 2, 3, 4, 5, 6};
+  const Tensor x(DType::F32, {2, 3}, xv.data());
+  const float want[4] = {11 + 33, 22 + 33, 44 + 66, 55 + 66};
+  {
+    // The MatMul copied w: w is freed (c, which the kernel reads, stays), and the MatMul
+    // runs from its copy with w's buffer null.
+    Session s(two_step_plan(), opts);
+    EXPECT_EQ(s.constant_bytes(), 6 * sizeof(float));
+    for (int run = 0; run < 2; ++run) {
+      const std::vector<Tensor> out = s.run({&x});
+      for (int i = 0; i < 4; ++i) EXPECT_EQ(out[0].as<float>()[i], want[i]);
+    }
+    EXPECT_EQ(log.got_null, (std::vector<bool>{true, true}));
+  }
+  log.got_null.clear();
+  {
+    // A second MatMul reads w itself: w stays, and the first one gets it as it is.
+    Plan p = two_step_plan();
+    p.externs.push_back(p.externs[0]);
+    p.externs[1].origin = "reads";
+    p.buffers.push_back(buffer("y2", {2, 2}, BufferKind::Output));
+    p.externs[1].outputs[0].buffer = 5;
+    p.steps.push_back(Step{StepKind::Extern, 1, {}, {}});
+    p.outputs = {4, 5};
+    Session s(std::move(p), opts);
+    EXPECT_EQ(s.constant_bytes(), 12 * sizeof(float));
+    const std::vector<Tensor> out = s.run({&x});
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(out[0].as<float>()[i], want[i]);
+      EXPECT_EQ(out[1].as<float>()[i], want[i]);
+    }
+    EXPECT_EQ(log.got_null, (std::vector<bool>{false}));
+  }
+  g_copy_log = nullptr;
+}
+
 TEST(Session, ProfileTimesEveryStepOfEveryRun) {
   Plan p = two_step_plan();
   p.externs[0].origin = "MatMul 'mm'";
