@@ -186,6 +186,11 @@ class PortableConv : public PreparedExtern {
     return "";
   }
 
+  // A packed W is never read again (Winograd keeps its own transformed copy to repack).
+  std::vector<size_t> constants_copied() const override {
+    return weight_ ? std::vector<size_t>{1} : std::vector<size_t>{};
+  }
+
   size_t scratch_bytes() const override { return scratch_floats_ * sizeof(float); }
   void bind_scratch(void* scratch) override { scratch_.bind(scratch, scratch_bytes()); }
 
@@ -379,11 +384,14 @@ class PortableConv : public PreparedExtern {
   }
 
   // Whether this run uses the packed W (packing it again if the dispatch target changed).
+  // A null W is the constant the Session freed after prepare (constants_copied).
   bool use_packed_weight(const ConvArgs& a) {
-    if (!weight_ || a.w != weight_) return false;
+    if (!weight_ || (a.w != weight_ && a.w != nullptr)) return false;
     const PackedOperand& p0 = packed_w_[0];
-    if (!gemm_f32_packed_usable(&p0, p0.rows, p0.cols))
+    if (!gemm_f32_packed_usable(&p0, p0.rows, p0.cols)) {
+      if (!a.w) fail(a.op(), ": W was freed after packing for another SIMD target");
       for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
+    }
     return true;
   }
 
@@ -391,6 +399,7 @@ class PortableConv : public PreparedExtern {
   static const float* dense_input(const float* base, int64_t offset, const Dims5& shape,
                                   const Dims5& strides, float* scratch) {
     if (elements(shape) == 0) return base;  // never read; the offset may point anywhere
+    if (!base) return nullptr;              // W freed by the Session after packing: never read
     if (!scratch) return base + offset;
     for_each_element(shape, strides, offset,
                      [&](int64_t view, int64_t k) { scratch[k] = base[view]; });
@@ -421,7 +430,7 @@ class PortableConv : public PreparedExtern {
       group_epilogue_.shift(grp * mg, 0);
       const Im2ColSource source{&a, x + grp * cg * a.in_size()};
       GemmF32 g;
-      g.a = w + grp * mg * kdim;
+      g.a = packed ? nullptr : w + grp * mg * kdim;
       g.a_rs = kdim;
       g.a_cs = 1;
       g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;
@@ -463,7 +472,7 @@ class PortableConv : public PreparedExtern {
       const WindowsSource source{&windows_, copy + grp * cg * windows_.channel};
       float* yg = y + grp * mg * p;
       GemmF32 g;
-      g.a = w + grp * mg * kdim;
+      g.a = packed ? nullptr : w + grp * mg * kdim;
       g.a_rs = kdim;
       g.a_cs = 1;
       g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;
@@ -518,7 +527,7 @@ class PortableConv : public PreparedExtern {
         });
         for (int64_t xi = 0; xi < 16; ++xi) {
           GemmF32 g;
-          g.a = u + xi * mg * cg;
+          g.a = packed ? nullptr : u + xi * mg * cg;
           g.a_rs = cg;
           g.a_cs = 1;
           g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp * 16 + xi)] : nullptr;
@@ -556,7 +565,7 @@ class PortableConv : public PreparedExtern {
       for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows_) {
         const int64_t r1 = std::min(rows, r0 + chunk_rows_), cols = (r1 - r0) * iw;
         GemmF32 g;
-        g.a = w + grp * cg * mk;
+        g.a = packed ? nullptr : w + grp * cg * mk;
         g.a_rs = 1;
         g.a_cs = mk;
         g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;

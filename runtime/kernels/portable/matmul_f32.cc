@@ -76,6 +76,11 @@ class PortableMatMul : public PreparedExtern {
     scratch_floats_ = layout(d, nullptr).floats();
   }
 
+  // A packed B is never read again.
+  std::vector<size_t> constants_copied() const override {
+    return weight_ ? std::vector<size_t>{1} : std::vector<size_t>{};
+  }
+
   size_t scratch_bytes() const override { return scratch_floats_ * sizeof(float); }
   void bind_scratch(void* scratch) override { scratch_.bind(scratch, scratch_bytes()); }
 
@@ -108,7 +113,7 @@ class PortableMatMul : public PreparedExtern {
       g.a = m.a + oa;
       g.a_rs = m.la.row_stride;
       g.a_cs = m.la.col_stride;
-      g.b = m.b + ob;
+      g.b = m.b ? m.b + ob : nullptr;  // null: freed, packed_b is used
       g.b_rs = m.lb.row_stride;
       g.b_cs = m.lb.col_stride;
       g.b_packed = packed_b;
@@ -198,12 +203,16 @@ class PortableMatMul : public PreparedExtern {
   // layout reserved room for that.
   const PackedOperand* shared_b(const MatMulArgs& m, float* dst) {
     if (!all_zero(m.lb.batch_strides)) return nullptr;
-    const float* b = m.b + m.lb.offset;
-    if (weight_ && m.b == weight_) {
-      if (!gemm_f32_packed_usable(&packed_weight_, m.k, m.n))
-        gemm_f32_pack_b(b, m.lb.row_stride, m.lb.col_stride, m.k, m.n, &packed_weight_);
+    // A null B is the constant the Session freed after prepare (constants_copied).
+    if (weight_ && (m.b == weight_ || !m.b)) {
+      if (!gemm_f32_packed_usable(&packed_weight_, m.k, m.n)) {
+        if (!m.b) fail("MatMul: B was freed after packing for another SIMD target");
+        gemm_f32_pack_b(m.b + m.lb.offset, m.lb.row_stride, m.lb.col_stride, m.k, m.n,
+                        &packed_weight_);
+      }
       return &packed_weight_;
     }
+    const float* b = m.b + m.lb.offset;
     if (!dst) return nullptr;
     gemm_f32_pack_b(b, m.lb.row_stride, m.lb.col_stride, m.k, m.n, &packed_shared_, dst);
     return &packed_shared_;

@@ -510,6 +510,39 @@ TEST(Conv, WinogradMatchesReference) {
   }
 }
 
+TEST(Conv, PackedWeightsRunWithoutTheirBuffer) {
+  // Prepared with W constant, the paths that pack it say so (constants_copied) and run
+  // with W's buffer freed, as a Session runs them; the depthwise loop reads W itself.
+  std::mt19937 rng(17);
+  Geometry transpose = conv2d(1, 8, 6, 2, {7, 6}, 3, 2, 1, 1);
+  transpose.transpose = true;
+  const std::pair<Geometry, bool> cases[] = {{conv2d(1, 16, 16, 1, {9, 9}, 3, 1, 1, 1), true},
+                                             {conv2d(1, 4, 6, 1, {9, 9}, 3, 2, 1, 1), true},
+                                             {conv2d(1, 8, 6, 2, {5, 7}, 1, 1, 1, 0), true},
+                                             {transpose, true},
+                                             {conv2d(1, 6, 6, 6, {9, 9}, 3, 1, 1, 1), false}};
+  for (const auto& [g, copies] : cases) {
+    SCOPED_TRACE(g.text());
+    Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+    Operand b = random_dense({g.m}, rng);
+    Operand y = dense(g.y_dims(), std::vector<float>(product(g.y_dims()), NAN));
+    const ExternCall call = make_call(g, {&x, &w, &b}, y);
+    std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
+    ExternBuffer out = y.buffer();
+    reference_extern(call.op)(call, in.data(), &out);
+    const std::vector<float> want = y.data;
+    auto prepared = make_backend("portable")->prepare_extern(call, {{}, in[1], in[2]});
+    EXPECT_EQ(prepared->constants_copied(),
+              copies ? std::vector<size_t>{1} : std::vector<size_t>{});
+    if (!copies) continue;
+    in[1].data = nullptr;
+    std::fill(y.data.begin(), y.data.end(), NAN);
+    prepared->run(in.data(), &out);
+    const double tol = 1e-4 * max_abs(want);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.data[i], want[i], tol) << "at " << i;
+  }
+}
+
 TEST(Conv, FastPathsAndChunksMatchReference) {
   std::mt19937 rng(7);
   // K in 3 blocks; small M: im2col rows copied from the windows layout (padded, dilated).

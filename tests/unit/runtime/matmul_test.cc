@@ -272,6 +272,22 @@ TEST(MatMul, WeightPackedForOneTargetRunsOnEvery) {
   });
 }
 
+TEST(MatMul, PackedWeightRunsWithoutItsBuffer) {
+  // A constant B packed at prepare is never read again (constants_copied): the call runs
+  // with B's buffer freed, as a Session runs it; batched, with a shared B.
+  const Case c{3, 20, 300, 90, false, false, true, 1};
+  Call k = make_call(c);
+  const std::vector<float> want = run_way(k, Way::Reference);
+  std::vector<ExternBuffer> in = {k.ins[0].buffer(), k.ins[1].buffer()};
+  auto prepared = make_backend("portable")->prepare_extern(k.call, {ExternBuffer{}, in[1]});
+  EXPECT_EQ(prepared->constants_copied(), std::vector<size_t>{1});
+  in[1].data = nullptr;
+  Operand out = k.out;
+  ExternBuffer ob = out.buffer();
+  prepared->run(in.data(), &ob);
+  for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(out.data[i], want[i], 1e-4) << i;
+}
+
 TEST(MatMul, RejectsBadOperands) {
   Operand a = make_operand({}, 2, 3, false, false, 1), b = make_operand({}, 4, 5, false, false, 2);
   Operand c = make_operand({}, 2, 5, false, false, 3);
