@@ -42,7 +42,9 @@ size_t checked_nbytes(DType dtype, const std::vector<int64_t>& shape) {
 // returns its pages to the system at once: from the heap, glibc keeps them (its mmap
 // threshold rises with the first large free), and a session's released copies of the
 // weights would stay resident.
+#if FERRITE_MAP_LARGE
 constexpr size_t kMapAtLeast = size_t{1} << 20;
+#endif
 
 void AlignedFree::operator()(uint8_t* p) const {
   if (!p) return;
