@@ -1,5 +1,6 @@
 #include "compiler/passes/channel_affine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -97,6 +98,23 @@ bool channel_affine_of(const Node& u, const Value* v, size_t rank, size_t axis, 
     if (sub) a->shift[j] = -c[j];
   }
   return true;
+}
+
+std::vector<Node*> affine_chain(const Graph& g, const std::set<std::string>& captured, Value* v,
+                                size_t rank, size_t axis, int64_t channels, ChannelAffine* total) {
+  *total = ChannelAffine(channels);
+  std::vector<Node*> chain;
+  for (;;) {
+    if (v->users.size() != 1 || captured.count(v->name)) break;
+    if (std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end()) break;
+    Node* u = v->users[0];
+    ChannelAffine a;
+    if (!channel_affine_of(*u, v, rank, axis, channels, &a)) break;
+    total->then(a);
+    chain.push_back(u);
+    v = u->outputs[0];
+  }
+  return chain;
 }
 
 std::shared_ptr<TensorData> f32_tensor(const std::vector<int64_t>& shape,

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <set>
+#include <string>
 #include <vector>
 
 #include "compiler/graph/graph.h"
@@ -31,6 +33,12 @@ bool f32_constant(const Value* v);
 // along `axis`. BatchNormalization (its channels are dim 1) only when axis is 1.
 bool channel_affine_of(const Node& u, const Value* v, size_t rank, size_t axis, int64_t channels,
                        ChannelAffine* a);
+
+// The nodes after `v` that apply per-channel affine maps, in order, each the only reader of
+// the value before it (which is neither a graph output nor in `captured`), with the maps
+// composed into *total (`channels` along `axis` of a rank-`rank` output); empty when none.
+std::vector<Node*> affine_chain(const Graph& g, const std::set<std::string>& captured, Value* v,
+                                size_t rank, size_t axis, int64_t channels, ChannelAffine* total);
 
 // A new float32 tensor.
 std::shared_ptr<TensorData> f32_tensor(const std::vector<int64_t>& shape,

@@ -68,22 +68,18 @@ void fold_conv_affine(Graph& g) {
     Node* n = owner.get();
     int64_t m = 0;
     if (!foldable_conv(*n, &m)) continue;
-    const size_t rank = n->inputs[0]->type.shape.size();
-    for (;;) {
-      Value* v = n->outputs[0];
-      if (v->users.size() != 1 || captured.count(v->name)) break;
-      if (std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end()) break;
-      Node* u = v->users[0];
-      ChannelAffine a;
-      if (!channel_affine_of(*u, v, rank, 1, m, &a)) break;
-      fold(g, n, m, a);
-      Value* w = u->outputs[0];
-      n->outputs[0] = w;  // the conv now produces what u produced
+    ChannelAffine total;
+    const std::vector<Node*> chain =
+        affine_chain(g, captured, n->outputs[0], n->inputs[0]->type.shape.size(), 1, m, &total);
+    if (chain.empty()) continue;
+    fold(g, n, m, total);                      // once, with the chain composed
+    n->outputs[0] = chain.back()->outputs[0];  // the conv now produces what the chain produced
+    for (Node* u : chain) {
       u->inputs.clear();
       u->outputs.clear();
       absorbed.push_back(u);
-      g.rebuild_uses();
     }
+    g.rebuild_uses();
   }
   if (absorbed.empty()) return;
   erase_absorbed_nodes(g, std::set<Node*>(absorbed.begin(), absorbed.end()));

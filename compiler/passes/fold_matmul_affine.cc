@@ -72,20 +72,10 @@ void fold_matmul_affine(Graph& g) {
   for (const auto& owner : g.nodes) {
     Node* node = owner.get();
     Linear l;
-    if (absorbed.count(node) || !foldable_linear(*node, &l)) continue;
-    // The chain of affine nodes after the output, composed.
-    ChannelAffine total(l.n);
-    std::vector<Node*> chain;
-    for (Value* v = node->outputs[0];;) {
-      if (v->users.size() != 1 || captured.count(v->name)) break;
-      if (std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end()) break;
-      Node* u = v->users[0];
-      ChannelAffine a;
-      if (!channel_affine_of(*u, v, l.rank, l.rank - 1, l.n, &a)) break;
-      total.then(a);
-      chain.push_back(u);
-      v = u->outputs[0];
-    }
+    if (!foldable_linear(*node, &l)) continue;  // (absorbed nodes have no outputs)
+    ChannelAffine total;
+    const std::vector<Node*> chain =
+        affine_chain(g, captured, node->outputs[0], l.rank, l.rank - 1, l.n, &total);
     if (chain.empty() || !total.scales()) continue;
     fold(g, node, l, total);
     Node* last = chain.back();
