@@ -460,10 +460,8 @@ class PortableConv : public PreparedExtern {
                 float* copy, float* c, float* work) {
     const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
     const int64_t kdim = cg * a.kernel_size();
-    const int64_t fill_parts = std::max<int64_t>(1, std::min<int64_t>(threads_, a.c_in));
-    parallel_parts(threads_, fill_parts, [&](int64_t part) {
-      conv_windows_fill_f32(a, windows_, x, a.c_in * part / fill_parts,
-                            a.c_in * (part + 1) / fill_parts, copy);
+    parallel_ranges(threads_, a.c_in, [&](int64_t c0, int64_t c1) {
+      conv_windows_fill_f32(a, windows_, x, c0, c1, copy);
     });
     for (int64_t grp = 0; grp < a.group; ++grp) {
       group_epilogue_ = epilogue_;
@@ -487,10 +485,8 @@ class PortableConv : public PreparedExtern {
       g.epilogue = gapless_ ? post_ops : nullptr;
       gemm_f32(g, threads_, work);
       if (gapless_) continue;
-      const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(threads_, mg));
-      parallel_parts(threads_, parts, [&](int64_t part) {
-        conv_windows_unpad_f32(a, windows_, c, post_ops, mg * part / parts, mg * (part + 1) / parts,
-                               yg);
+      parallel_ranges(threads_, mg, [&](int64_t m0, int64_t m1) {
+        conv_windows_unpad_f32(a, windows_, c, post_ops, m0, m1, yg);
       });
     }
   }
@@ -504,13 +500,9 @@ class PortableConv : public PreparedExtern {
   void winograd(const ConvArgs& a, const float* x, const float* w, bool packed, float* y,
                 float* copy, float* v, float* products, float* work) {
     const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
-    const int64_t fill_parts = std::max<int64_t>(1, std::min<int64_t>(threads_, a.c_in));
-    parallel_parts(threads_, fill_parts, [&](int64_t part) {
-      conv_windows_fill_f32(wino_.fill, wino_.windows, x, a.c_in * part / fill_parts,
-                            a.c_in * (part + 1) / fill_parts, copy);
+    parallel_ranges(threads_, a.c_in, [&](int64_t c0, int64_t c1) {
+      conv_windows_fill_f32(wino_.fill, wino_.windows, x, c0, c1, copy);
     });
-    const int64_t in_parts = std::max<int64_t>(1, std::min<int64_t>(threads_, cg));
-    const int64_t out_parts = std::max<int64_t>(1, std::min<int64_t>(threads_, mg));
     std::vector<float> u_run(packed ? 0 : static_cast<size_t>(16 * mg * cg));
     const float* u = u_run.data();
     for (int64_t grp = 0; grp < a.group; ++grp) {
@@ -521,9 +513,8 @@ class PortableConv : public PreparedExtern {
       const float* group_copy = copy + grp * cg * wino_.windows.channel;
       for (int64_t ty0 = 0; ty0 < wino_.th; ty0 += wino_rows_) {
         const int64_t ty1 = std::min(wino_.th, ty0 + wino_rows_), tb = (ty1 - ty0) * wino_.twp;
-        parallel_parts(threads_, in_parts, [&](int64_t part) {
-          conv_winograd_input_f32(wino_, group_copy, cg * part / in_parts,
-                                  cg * (part + 1) / in_parts, ty0, ty1, v);
+        parallel_ranges(threads_, cg, [&](int64_t c0, int64_t c1) {
+          conv_winograd_input_f32(wino_, group_copy, c0, c1, ty0, ty1, v);
         });
         for (int64_t xi = 0; xi < 16; ++xi) {
           GemmF32 g;
@@ -542,10 +533,8 @@ class PortableConv : public PreparedExtern {
           g.k = cg;
           gemm_f32(g, threads_, work);
         }
-        parallel_parts(threads_, out_parts, [&](int64_t part) {
-          conv_winograd_output_f32(wino_, products, mg * part / out_parts,
-                                   mg * (part + 1) / out_parts, ty0, ty1, post_ops,
-                                   y + grp * mg * p);
+        parallel_ranges(threads_, mg, [&](int64_t m0, int64_t m1) {
+          conv_winograd_output_f32(wino_, products, m0, m1, ty0, ty1, post_ops, y + grp * mg * p);
         });
       }
     }

@@ -3,6 +3,7 @@
 // result never depends on the thread count.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 
 namespace ferrite {
@@ -20,6 +21,14 @@ void parallel_parts(int threads, int64_t parts, const F& f) {
 #endif
   (void)threads;
   for (int64_t p = 0; p < parts; ++p) f(p);
+}
+
+// Runs f(begin, end) over [0, count) cut into up to `threads` contiguous ranges (the split
+// depends on the thread count, so f must compute each index the same way in any range).
+template <class F>
+void parallel_ranges(int threads, int64_t count, const F& f) {
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(threads, count));
+  parallel_parts(threads, parts, [&](int64_t p) { f(count * p / parts, count * (p + 1) / parts); });
 }
 
 }  // namespace ferrite
