@@ -1,0 +1,206 @@
+// The portable Conv's paths one by one (conv_f32.h): Winograd, windows and im2col implicit
+// GEMMs, 1x1, depthwise, col2im, each geometry checked to take its path, against the
+// reference on every SIMD target with the weights packed or not, one and two threads; packed
+// weights run with their buffer freed; and the post-ops fused on every path.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+#include "tests/unit/runtime/conv_cases.h"
+
+namespace ferrite {
+namespace {
+
+using namespace conv_cases;  // NOLINT: the shared cases of these tests
+
+// The portable implementation `g` is prepared with as a session prepares it (W and B
+// constants): PortableConv's path.
+std::string portable_path(const Geometry& g, std::mt19937& rng) {
+  Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+  Operand b = random_dense({g.m}, rng), y = dense(g.y_dims(), std::vector<float>(1));
+  std::vector<Operand*> ins{&x, &w};
+  if (g.bias) ins.push_back(&b);
+  std::vector<ExternBuffer> constants(ins.size());
+  for (size_t i = 1; i < ins.size(); ++i) constants[i] = ins[i]->buffer();
+  return make_backend("portable")
+      ->prepare_extern(make_call(g, ins, y), constants)
+      ->implementation();
+}
+
+TEST(Conv, WinogradMatchesReference) {
+  std::mt19937 rng(5);
+  // Odd outputs (tiles past the edge) and a batch; two groups of 8 channels without padding;
+  // 64 channels on 31 x 31: tile rows in several blocks.
+  const Geometry cases[] = {conv2d(2, 16, 24, 1, {13, 17}, 3, 1, 1, 1),
+                            conv2d(1, 16, 16, 2, {10, 9}, 3, 1, 1, 0),
+                            conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 1, 1)};
+  for (const Geometry& g : cases) {
+    SCOPED_TRACE(g.text());
+    EXPECT_EQ(portable_path(g, rng), "winograd 2x2 3x3");
+    check_geometry(g, rng, false, false);
+    if (HasFatalFailure()) return;
+    // Run with W in another buffer than the one it was prepared with: U transformed per run.
+    Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+    Operand b = random_dense({g.m}, rng);
+    Operand y = dense(g.y_dims(), std::vector<float>(product(g.y_dims()), NAN));
+    const ExternCall call = make_call(g, {&x, &w, &b}, y);
+    Operand w_elsewhere = w;
+    std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
+    const std::vector<ExternBuffer> constants{{}, w.buffer(), b.buffer()};
+    ExternBuffer out = y.buffer();
+    reference_extern(call.op)(call, in.data(), &out);
+    const std::vector<float> want = y.data;
+    auto prepared = make_backend("portable")->prepare_extern(call, constants);
+    in[1] = w_elsewhere.buffer();
+    std::fill(y.data.begin(), y.data.end(), NAN);
+    prepared->run(in.data(), &out);
+    const double tol = 1e-4 * max_abs(want);
+    for (size_t i = 0; i < want.size(); ++i)
+      ASSERT_NEAR(y.data[i], want[i], tol) << "W elsewhere, at " << i;
+  }
+}
+
+TEST(Conv, PackedWeightsRunWithoutTheirBuffer) {
+  // Prepared with W constant, the paths that pack it say so (constants_copied) and run
+  // with W's buffer freed, as a Session runs them; the depthwise loop reads W itself.
+  std::mt19937 rng(17);
+  Geometry transpose = conv2d(1, 8, 6, 2, {7, 6}, 3, 2, 1, 1);
+  transpose.transpose = true;
+  const std::pair<Geometry, bool> cases[] = {{conv2d(1, 16, 16, 1, {9, 9}, 3, 1, 1, 1), true},
+                                             {conv2d(1, 4, 6, 1, {9, 9}, 3, 2, 1, 1), true},
+                                             {conv2d(1, 8, 6, 2, {5, 7}, 1, 1, 1, 0), true},
+                                             {transpose, true},
+                                             {conv2d(1, 6, 6, 6, {9, 9}, 3, 1, 1, 1), false}};
+  for (const auto& [g, copies] : cases) {
+    SCOPED_TRACE(g.text());
+    Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+    Operand b = random_dense({g.m}, rng);
+    Operand y = dense(g.y_dims(), std::vector<float>(product(g.y_dims()), NAN));
+    const ExternCall call = make_call(g, {&x, &w, &b}, y);
+    std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
+    ExternBuffer out = y.buffer();
+    reference_extern(call.op)(call, in.data(), &out);
+    const std::vector<float> want = y.data;
+    auto prepared = make_backend("portable")->prepare_extern(call, {{}, in[1], in[2]});
+    EXPECT_EQ(prepared->constants_copied(),
+              copies ? std::vector<size_t>{1} : std::vector<size_t>{});
+    if (!copies) continue;
+    in[1].data = nullptr;
+    std::fill(y.data.begin(), y.data.end(), NAN);
+    prepared->run(in.data(), &out);
+    const double tol = 1e-4 * max_abs(want);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.data[i], want[i], tol) << "at " << i;
+  }
+}
+
+TEST(Conv, FastPathsAndChunksMatchReference) {
+  std::mt19937 rng(7);
+  // K in 3 blocks; small M: im2col rows copied from the windows layout (padded, dilated).
+  Geometry windows = conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 2, 2);
+  // Large M over short rows: the columns between output rows would cost more than packing
+  // im2col straight from X (K in 3 blocks).
+  Geometry im2col = conv2d(1, 64, 256, 1, {14, 14}, 3, 1, 2, 0);
+  Geometry pointwise = conv2d(2, 32, 48, 1, {20, 20}, 1, 1, 1, 0);
+  Geometry pointwise_groups = conv2d(1, 32, 16, 2, {9, 11}, 1, 1, 1, 0);
+  Geometry depthwise = conv2d(2, 16, 16, 16, {17, 19}, 3, 1, 1, 1);
+  Geometry depthwise_strided = conv2d(1, 8, 8, 8, {17, 19}, 3, 2, 2, 2);
+  Geometry depthwise_multiplier = conv2d(1, 8, 16, 8, {9, 9}, 3, 1, 1, 1);
+  Geometry stem = conv2d(1, 3, 16, 1, {40, 40}, 7, 2, 1, 3);     // windows over 2 x 2 phases
+  Geometry dilated = conv2d(2, 6, 10, 2, {15, 13}, 3, 3, 2, 2);  // phases of dilated taps
+  Geometry strided_1x1 = conv2d(1, 16, 24, 1, {15, 15}, 1, 2, 1, 0);
+  Geometry conv_1d = conv1d(8, 12, 1, 300, 5, 1, 2, 2);             // windows without gaps
+  Geometry transpose = conv2d(1, 16, 16, 1, {40, 40}, 4, 2, 1, 1);  // col2im in 2 chunks
+  transpose.transpose = true;
+  const std::pair<Geometry, const char*> cases[] = {{windows, "gemm windows"},
+                                                    {im2col, "gemm im2col"},
+                                                    {pointwise, "gemm 1x1"},
+                                                    {pointwise_groups, "gemm 1x1"},
+                                                    {depthwise, "depthwise"},
+                                                    {depthwise_strided, "depthwise"},
+                                                    {depthwise_multiplier, "gemm windows"},
+                                                    {stem, "gemm windows"},
+                                                    {dilated, "gemm windows"},
+                                                    {strided_1x1, "gemm im2col"},
+                                                    {conv_1d, "gemm windows"},
+                                                    {transpose, "gemm col2im"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.first.text());
+    EXPECT_EQ(portable_path(c.first, rng), c.second);
+    check_geometry(c.first, rng, false, false);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Post-ops on `g`'s output: a per-channel Add, an activation, a full residual Mul, a scalar
+// Sub, and (with `spatial`) a Max with an operand broadcast along all but one spatial dim,
+// whose strides do not flatten (then the post-ops run after the op). Portable against the
+// reference on every SIMD target, weights constant, one and two threads bitwise equal.
+void check_fused_post_ops(const Geometry& g, PostOpKind activation, bool spatial,
+                          std::mt19937& rng) {
+  SCOPED_TRACE(g.text() + " then " + post_op_name(activation) + (spatial ? " + spatial" : ""));
+  const Dims yd = g.y_dims();
+  Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+  Operand b = random_dense({g.m}, rng), chan = random_dense({g.m}, rng);
+  Operand res = random_dense(yd, rng), scalar = random_dense({1}, rng);
+  Operand row = random_dense({yd[yd.size() - 2]}, rng);
+  Operand y = dense(yd, std::vector<float>(static_cast<size_t>(product(yd)), NAN));
+  std::vector<Operand*> ins{&x, &w};
+  if (g.bias) ins.push_back(&b);
+  ExternCall call = make_call(g, ins, y);
+  auto operand = [&](Operand* o, Dims strides) {
+    o->ref = TensorRef{0, yd, std::move(strides), 0};
+    ins.push_back(o);
+    call.inputs.push_back(o->ref);
+    return static_cast<int32_t>(call.inputs.size() - 1);
+  };
+  Dims per_channel(yd.size(), 0), per_row(yd.size(), 0);
+  per_channel[1] = 1;
+  per_row[yd.size() - 2] = 1;
+  call.post_ops = {PostOp{PostOpKind::Add, 0, 0, operand(&chan, per_channel)},
+                   PostOp{activation, 0.1f, 0.6f},
+                   PostOp{PostOpKind::Mul, 0, 0, operand(&res, dense_strides(yd))},
+                   PostOp{PostOpKind::Sub, 0, 0, operand(&scalar, Dims(yd.size(), 0))}};
+  if (spatial) call.post_ops.push_back(PostOp{PostOpKind::Max, 0, 0, operand(&row, per_row)});
+  std::vector<ExternBuffer> bufs;
+  for (Operand* o : ins) bufs.push_back(o->buffer());
+  ExternBuffer out = y.buffer();
+  reference_extern(call.op)(call, bufs.data(), &out);
+  const std::vector<float> want = y.data;
+  const double tol = 1e-4 * max_abs(want);
+  testing::for_each_simd_target([&] {
+    run_with_weights(call, bufs, &y, 1);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.data[i], want[i], tol) << "at " << i;
+    const std::vector<float> one = y.data;
+    run_with_weights(call, bufs, &y, 2);
+    ASSERT_EQ(std::memcmp(one.data(), y.data.data(), one.size() * sizeof(float)), 0)
+        << "two threads differ from one";
+    std::fill(y.data.begin(), y.data.end(), NAN);
+    portable_extern(call.op)(call, bufs.data(), &out);
+    for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.data[i], want[i], tol) << "at " << i;
+  });
+}
+
+TEST(Conv, PostOpsFusedOnEveryPath) {
+  std::mt19937 rng(11);
+  Geometry implicit = conv2d(2, 5, 14, 1, {9, 11}, 3, 1, 1, 1);  // tile remainders
+  Geometry winograd = conv2d(2, 8, 12, 1, {9, 11}, 3, 1, 1, 1);
+  Geometry strided = conv2d(1, 4, 8, 2, {13, 10}, 3, 2, 1, 1);
+  Geometry pointwise = conv2d(2, 16, 13, 1, {7, 9}, 1, 1, 1, 0);
+  Geometry depthwise = conv2d(2, 6, 6, 6, {11, 13}, 3, 1, 1, 1);
+  Geometry depthwise_s2 = conv2d(1, 5, 5, 5, {12, 9}, 3, 2, 2, 1);
+  Geometry transpose = conv2d(1, 6, 4, 2, {5, 6}, 3, 2, 1, 1);
+  transpose.transpose = true;
+  Geometry bias_only = conv1d(0, 3, 1, 7, 3, 1, 1, 1);  // no input channels: an empty sum
+  bias_only.bias = true;
+  for (const Geometry& g :
+       {implicit, winograd, strided, pointwise, depthwise, depthwise_s2, transpose, bias_only}) {
+    for (PostOpKind act : {PostOpKind::Relu, PostOpKind::GeluErf, PostOpKind::Clip})
+      check_fused_post_ops(g, act, false, rng);
+    check_fused_post_ops(g, PostOpKind::Sigmoid, true, rng);
+    if (HasFatalFailure()) return;
+  }
+}
+
+}  // namespace
+}  // namespace ferrite
