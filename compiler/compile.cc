@@ -12,7 +12,7 @@
 namespace ferrite {
 
 void prepare_graph(Graph& g, const CompileOptions& options) {
-  run_graph_passes(g, options.dump_dir, options.fuse);
+  run_graph_passes(g, options.dump_dir, options.fuse, options.channels_last);
 }
 
 Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
@@ -25,7 +25,6 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
     }
   }
   GraphLowering lowering(g, input_types, input_values);
-  lowering.set_channels_last(options.channels_last);
   LoweredProgram prog = lowering.run();
   dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
   SchedulerOptions sched;

@@ -15,9 +15,10 @@ struct CompileOptions {
   // Fusion: the graph passes that fold into and fuse epilogues into externs, and the
   // scheduler's rounds (off: no extern post-ops, one kernel per realized buffer).
   bool fuse = true;
-  // Convolution outputs stored channels-last ([N, H, W, C]) and read through an NCHW view:
-  // what oneDNN's fastest convolutions (brgconv) want. The Engine turns it on for the JIT
-  // backend; a plan is valid for every backend either way.
+  // The backend's convolutions prefer channels-last activations ([N, H, W, C], read through
+  // an NCHW view): what oneDNN's fastest convolutions (brgconv) want. prepare_graph's
+  // choose_conv_layout pass then picks the convolutions that store their outputs so. The
+  // Engine turns it on for the JIT backend; a plan is valid for every backend either way.
   bool channels_last = false;
 };
 

@@ -3,6 +3,7 @@
 // kernel_shape, ConvTranspose's output_padding and output_shape are resolved into explicit
 // per-dim strides, dilations and begin/end pads, and the output shape is computed and checked,
 // so a backend only convolves.
+#include "compiler/graph/layout_attr.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -86,7 +87,7 @@ std::vector<TensorBoxPtr> emit(LowerCtx& c, const char* op, const ConvAttrs& a,
   std::vector<int64_t> out_size{x->size[0], out_channels};
   out_size.insert(out_size.end(), a.out.begin(), a.out.end());
   const std::vector<LoweredPostOp> rest = add_post_ops(c, node_post_ops(c), out_size, &e);
-  if (!c.gl.channels_last()) {
+  if (c.node.attr_string(kLayoutAttr, "") != kChannelsLastLayout) {
     Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
     e.outputs.push_back(out);
     c.gl.add_extern(std::move(e));

@@ -70,10 +70,6 @@ class GraphLowering {
   // input_values: see compile_graph (compile.h).
   GraphLowering(const Graph& g, const std::vector<TensorType>& input_types,
                 const std::vector<std::shared_ptr<const TensorData>>& input_values = {});
-  // Convolutions write channels-last storage ([N, spatial..., C]) that their readers see as
-  // an NCHW view (CompileOptions::channels_last).
-  void set_channels_last(bool on) { channels_last_ = on; }
-  bool channels_last() const { return channels_last_; }
   LoweredProgram run();
 
   // For lowerings ---------------------------------------------------------------------
@@ -116,7 +112,6 @@ class GraphLowering {
   Buffer* realize_output(const TensorBoxPtr& t, int index);
 
   const Graph& g_;
-  bool channels_last_ = false;
   std::vector<TensorType> input_types_;
   std::vector<std::shared_ptr<const TensorData>> input_values_;
   LoweredProgram prog_;

@@ -189,14 +189,13 @@ TensorBoxPtr padded_input(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry
   return permute_view(p, var);
 }
 
-// Whether `x` is stored channels-last (a view whose channel dim has stride 1, as convolution
-// outputs are under CompileOptions::channels_last): a pool over it then writes channels-last
-// too, so that both sides are read and written along the contiguous channels (measured on
-// resnet18's 3x3/2 MaxPool over 64 x 112 x 112: strided gathers along W made it as slow as
-// a convolution).
-bool stored_channels_last(const LowerCtx& c, const TensorBoxPtr& x) {
-  return c.gl.channels_last() && x->strided && x->size.size() >= 3 && x->size[1] > 1 &&
-         x->strided->strides[1] == 1;
+// Whether `x` is stored channels-last (a view whose channel dim has stride 1, as the outputs
+// of convolutions that choose_conv_layout marked are): a pool over it then writes
+// channels-last too, so that both sides are read and written along the contiguous channels
+// (measured on resnet18's 3x3/2 MaxPool over 64 x 112 x 112: strided gathers along W made it
+// as slow as a convolution).
+bool stored_channels_last(const TensorBoxPtr& x) {
+  return x->strided && x->size.size() >= 3 && x->size[1] > 1 && x->strided->strides[1] == 1;
 }
 
 std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
@@ -211,7 +210,7 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
   // channels-last [N, spatial..., C].
   std::vector<int> var(k + 2);
   for (size_t d = 0; d < k + 2; ++d) var[d] = static_cast<int>(d);
-  const bool last = stored_channels_last(c, x);
+  const bool last = stored_channels_last(x);
   if (last) {
     var[1] = static_cast<int>(k + 1);
     for (size_t d = 0; d < k; ++d) var[2 + d] = static_cast<int>(1 + d);

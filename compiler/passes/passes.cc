@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "compiler/dump.h"
+#include "compiler/passes/choose_conv_layout.h"
 #include "compiler/passes/eliminate_dead_nodes.h"
 #include "compiler/passes/fold_conv_affine.h"
 #include "compiler/passes/fold_matmul_affine.h"
@@ -14,7 +15,7 @@
 
 namespace ferrite {
 
-void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse) {
+void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse, bool channels_last) {
   struct Pass {
     const char* name;
     std::function<void(Graph&)> run;
@@ -26,6 +27,8 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse) {
       {"fold_conv_affine", fold_conv_affine, true},
       {"fold_matmul_affine", fold_matmul_affine, true},
       {"fuse_extern_epilogues", fuse_extern_epilogues, true},
+      {"choose_conv_layout", [channels_last](Graph& h) { choose_conv_layout(h, channels_last); },
+       false},
   };
   dump_text(dump_dir, "00_imported.txt", graph_to_string(g));
   int step = 1;

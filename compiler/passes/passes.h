@@ -9,6 +9,9 @@
 namespace ferrite {
 
 // `fuse` false skips the fusing passes (conv affine folding, extern epilogues).
-void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse = true);
+// `channels_last`: the backend's convolutions prefer channels-last activations
+// (choose_conv_layout.h).
+void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse = true,
+                      bool channels_last = false);
 
 }  // namespace ferrite

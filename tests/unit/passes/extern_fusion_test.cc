@@ -29,9 +29,10 @@ struct Case {
   std::vector<Tensor> inputs;
 };
 
-// Builds the graph twice; runs the passes on one (prepare_graph, fusion on) and the
-// non-fusing passes on the other.
-Case make_case(const BuildFn& build) {
+// Builds the graph twice; runs the passes on one (prepare_graph, fusion on, convolutions
+// channels-last where the layout pass picks it when `channels_last`) and the non-fusing
+// passes on the other.
+Case make_case(const BuildFn& build, bool channels_last = false) {
   Case c;
   for (int i = 0; i < 2; ++i) {
     GraphBuilder b;
@@ -39,6 +40,7 @@ Case make_case(const BuildFn& build) {
     std::unique_ptr<Graph> g = b.finish();
     CompileOptions o;
     o.fuse = i == 0;
+    o.channels_last = channels_last && i == 0;
     prepare_graph(*g, o);
     (i == 0 ? c.fused : c.unfused) = std::move(g);
   }
@@ -57,14 +59,13 @@ int count_ops(const Graph& g, const std::string& op) {
 }
 
 // Every backend on the fused graph against the reference on the unfused one.
-void expect_same_values(const Case& c, float tol = 2e-5f,
-                        const CompileOptions& options = CompileOptions()) {
+void expect_same_values(const Case& c, float tol = 2e-5f) {
   CompileOptions unfused;
   unfused.fuse = false;
   const Compiled want = run_graph(*c.unfused, c.inputs, "reference", {}, unfused);
   for (const std::string& backend : backend_names()) {
     SCOPED_TRACE(backend);
-    const Compiled got = run_graph(*c.fused, c.inputs, backend, {}, options);
+    const Compiled got = run_graph(*c.fused, c.inputs, backend);
     ASSERT_EQ(got.outputs.size(), want.outputs.size());
     for (size_t o = 0; o < want.outputs.size(); ++o)
       lower_test::expect_near(got.outputs[o], lower_test::values_of<float>(want.outputs[o]), tol);
@@ -312,25 +313,25 @@ TEST(FuseExternEpilogues, WhatCannotBeFusedStaysCorrect) {
 
 TEST(ChannelsLast, ConvOutputsAreStoredNhwcAndReadAsNchw) {
   // conv -> relu -> maxpool -> conv + residual -> global average pool, a padded average
-  // pool of the first conv, and a 1-D conv. The pools over channels-last convolutions are
-  // stored channels-last too.
-  Case c = make_case([](GraphBuilder& b) {
-    Value* x = b.input("x", DType::F32, {2, 3, 9, 8});
-    Value* r =
-        b.op("Relu",
-             {b.op("Conv", {x, conv_weights(b, 5, 3, 3, 1)}, {{"pads", attr_is({1, 1, 1, 1})}})});
-    b.output(b.op("AveragePool", {r},
-                  {{"kernel_shape", attr_is({3, 2})}, {"pads", attr_is({1, 0, 1, 1})}}));
-    Value* y =
-        b.op("MaxPool", {r}, {{"kernel_shape", attr_is({2, 2})}, {"strides", attr_is({2, 2})}});
-    Value* z = b.op("Conv", {y, conv_weights(b, 5, 5, 3, 2)}, {{"pads", attr_is({1, 1, 1, 1})}});
-    b.output(b.op("GlobalAveragePool", {b.op("Add", {z, y})}));
-    Value* s = b.input("s", DType::F32, {1, 2, 11});
-    b.output(b.op("Conv", {s, b.constant_f32({4, 2, 3}, random_floats(24, 5))}));
-  });
-  CompileOptions cl;
-  cl.channels_last = true;
-  const Compiled r = run_graph(*c.fused, c.inputs, "reference", {}, cl);
+  // pool of the first conv, and a lone 1-D conv. The layout pass stores the first two
+  // convolutions channels-last and the pools over them follow; the lone one stays NCHW.
+  Case c = make_case(
+      [](GraphBuilder& b) {
+        Value* x = b.input("x", DType::F32, {2, 3, 9, 8});
+        Value* r = b.op("Relu", {b.op("Conv", {x, conv_weights(b, 5, 3, 3, 1)},
+                                      {{"pads", attr_is({1, 1, 1, 1})}})});
+        b.output(b.op("AveragePool", {r},
+                      {{"kernel_shape", attr_is({3, 2})}, {"pads", attr_is({1, 0, 1, 1})}}));
+        Value* y =
+            b.op("MaxPool", {r}, {{"kernel_shape", attr_is({2, 2})}, {"strides", attr_is({2, 2})}});
+        Value* z =
+            b.op("Conv", {y, conv_weights(b, 5, 5, 3, 2)}, {{"pads", attr_is({1, 1, 1, 1})}});
+        b.output(b.op("GlobalAveragePool", {b.op("Add", {z, y})}));
+        Value* s = b.input("s", DType::F32, {1, 2, 11});
+        b.output(b.op("Conv", {s, b.constant_f32({4, 2, 3}, random_floats(24, 5))}));
+      },
+      true);
+  const Compiled r = run_graph(*c.fused, c.inputs, "reference");
   ASSERT_EQ(r.plan.externs.size(), 3u);
   const TensorRef& y0 = r.plan.externs[0].outputs[0];
   EXPECT_EQ(y0.shape, (std::vector<int64_t>{2, 5, 9, 8}));
@@ -339,8 +340,8 @@ TEST(ChannelsLast, ConvOutputsAreStoredNhwcAndReadAsNchw) {
   EXPECT_EQ(x1.shape, (std::vector<int64_t>{2, 5, 4, 4}));
   EXPECT_EQ(x1.strides, (std::vector<int64_t>{80, 1, 20, 5}));  // the pool's [N, H, W, C]
   const TensorRef& s2 = r.plan.externs[2].outputs[0];
-  EXPECT_EQ(s2.strides, (std::vector<int64_t>{36, 1, 4}));
-  expect_same_values(c, 2e-5f, cl);
+  EXPECT_EQ(s2.strides, (std::vector<int64_t>{36, 9, 1}));
+  expect_same_values(c, 2e-5f);
 }
 
 }  // namespace

@@ -1,0 +1,24 @@
+// Chooses where convolutions keep their activations channels-last ([N, spatial..., C]),
+// the layout oneDNN's fastest convolutions (brgconv) read and write natively.
+//
+// A layout only pays where it is shared: the convolutions connected through the ops that
+// follow their input's layout (elementwise ops, BatchNormalization, pools) form a region,
+// and a region with two or more convolutions, or with a pool, is marked channels-last. The
+// reorders then sit only at the region's boundaries, where the lowering reads the
+// channels-last buffer through an NCHW view (a reshape, a matmul, a graph output). A lone
+// convolution keeps NCHW, so that it pays no reorder on either side.
+//
+// The choice is the Conv/ConvTranspose node's ferrite_layout attribute (graph/layout_attr.h),
+// which the lowering obeys; pools follow the storage of their input. With
+// `prefer_channels_last` false (backends whose convolutions want NCHW, the portable one) the
+// pass marks nothing.
+#pragma once
+
+#include "compiler/graph/graph.h"
+#include "compiler/graph/layout_attr.h"
+
+namespace ferrite {
+
+void choose_conv_layout(Graph& g, bool prefer_channels_last);
+
+}  // namespace ferrite
