@@ -1,5 +1,7 @@
 #include "compiler/lower/graph_lowering.h"
 
+#include "compiler/graph/ferrite_ops.h"
+
 #include <algorithm>
 #include <cctype>
 
@@ -277,11 +279,12 @@ void GraphLowering::apply_realize_policy(const Value* v, const TensorBoxPtr& t) 
 
 void GraphLowering::lower_node(const Node& n) {
   const auto& table = lowering_table().fns;
-  if (!n.domain.empty() && n.domain != "ai.onnx") {
+  const bool own = n.domain == kFerriteDomain;  // graph/ferrite_ops.h
+  if (!n.domain.empty() && n.domain != "ai.onnx" && !own) {
     throw UnsupportedError(
         str_cat(n.describe(), ": operator domain '", n.domain, "' is not supported"));
   }
-  auto it = table.find(n.op_type);
+  auto it = table.find(own ? str_cat("ferrite.", n.op_type) : n.op_type);
   if (it == table.end()) throw UnsupportedError(str_cat(n.describe(), ": unsupported operator"));
   LowerCtx c{*this, n, {}, g_.opset("")};
   for (const Value* v : n.inputs) c.in.push_back(v ? box_for(v) : nullptr);

@@ -55,6 +55,7 @@ void register_index_ops(LoweringTable& t);
 void register_softmax_ops(LoweringTable& t);
 void register_matmul_ops(LoweringTable& t);
 void register_conv_ops(LoweringTable& t);
+void register_segment_ops(LoweringTable& t);
 void register_misc_ops(LoweringTable& t);
 void register_norm_ops(LoweringTable& t);
 void register_pool_ops(LoweringTable& t);

@@ -23,6 +23,7 @@ const LoweringTable& lowering_table() {
     register_control_flow_ops(t);
     register_rnn_ops(t);
     register_scatter_ops(t);
+    register_segment_ops(t);
     register_topk_ops(t);
     return t;
   }();

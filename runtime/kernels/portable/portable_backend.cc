@@ -3,6 +3,7 @@
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/conv_f32.h"
 #include "runtime/kernels/portable/matmul_f32.h"
+#include "runtime/kernels/portable/segment_reduce_f32.h"
 #include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/kernels/reference/reference_backend.h"
 
@@ -18,12 +19,14 @@ class PortableBackend : public KernelBackend {
     return std::make_unique<portable::BlockExecutor>(k);
   }
   ExternFn find_extern(const std::string& op) const override { return portable_extern(op); }
-  // MatMul and convolutions pack constant weights once and keep their scratch memory.
+  // MatMul and convolutions pack constant weights once and keep their scratch memory;
+  // SegmentReduce keeps its destination-sorted edges while the indices stay the same.
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
     if (call.op == "MatMul") return prepare_portable_matmul(call, constants, threads_);
     if (call.op == "Conv" || call.op == "ConvTranspose")
       return prepare_portable_conv(call, constants, threads_);
+    if (call.op == "SegmentReduce") return prepare_portable_segment_reduce(call, threads_);
     return KernelBackend::prepare_extern(call, constants);
   }
 
@@ -41,6 +44,7 @@ ExternFn portable_extern(const std::string& op) {
   if (op == "MatMul") return portable_matmul;
   if (op == "Conv") return portable_conv;
   if (op == "ConvTranspose") return portable_conv_transpose;
+  if (op == "SegmentReduce") return portable_segment_reduce;
   return reference_extern(op);
 }
 

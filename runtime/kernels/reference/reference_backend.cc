@@ -4,6 +4,7 @@
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/matmul.h"
 #include "runtime/kernels/reference/scatter.h"
+#include "runtime/kernels/reference/segment_reduce.h"
 #include "runtime/kernels/reference/topk.h"
 
 namespace ferrite {
@@ -40,6 +41,7 @@ ExternFn reference_extern(const std::string& op) {
   if (op == "ConvTranspose") return reference_conv_transpose;
   if (op == "ScatterElements") return reference_scatter_elements;
   if (op == "ScatterND") return reference_scatter_nd;
+  if (op == "SegmentReduce") return reference_segment_reduce;
   if (op == "TopK") return reference_topk;
   return nullptr;
 }

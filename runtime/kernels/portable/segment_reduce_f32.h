@@ -1,0 +1,45 @@
+// The portable "SegmentReduce" extern (contract: reference/segment_reduce.h) on float32:
+// the edges are sorted by destination row once (a stable counting sort: CSR row pointers
+// and, per position, the edge and its source row), and the sort is kept for as long as
+// src and dst hold the same indices (compared element for element each run, O(E)). Each
+// output row is then reduced by one thread from its edges in edge order, vectorized across
+// the features: no atomics, and the same bits for any thread count. Rows are split
+// between threads by edge count. Other dtypes and non-unit feature strides run the
+// reference implementation.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "runtime/backend.h"
+
+namespace ferrite {
+
+std::unique_ptr<PreparedExtern> prepare_portable_segment_reduce(const ExternCall& call,
+                                                                int threads);
+void portable_segment_reduce(const ExternCall& call, const ExternBuffer* inputs,
+                             const ExternBuffer* outputs);
+
+namespace portable {
+
+// What one call of the per-target row loop needs: rows [r0, r1) of out.
+struct SegmentRows {
+  const float* x = nullptr;  // row i at x + i * x_rs, features contiguous
+  int64_t x_rs = 0;
+  const float* data = nullptr;  // null: start from zeros
+  int64_t data_rs = 0;
+  float* out = nullptr;
+  int64_t out_rs = 0;
+  const float* weight = nullptr;  // weight of edge e at weight[e * weight_stride]; or null
+  int64_t weight_stride = 0;
+  const int64_t* row_ptr = nullptr;  // CSR: row r's edges are positions [row_ptr[r], row_ptr[r+1])
+  const int64_t* edge = nullptr;     // per position: the edge (index into weight)
+  const int64_t* src = nullptr;      // per position: the source row of x
+  int64_t features = 0;
+  int kind = 0;  // ReduceKind: Sum, Max or Min
+};
+
+void segment_rows(const SegmentRows& job, int64_t r0, int64_t r1);
+
+}  // namespace portable
+}  // namespace ferrite

@@ -1,0 +1,208 @@
+// fuse_message_passing and the SegmentReduce extern: GCN-style gather -> scale ->
+// scatter-add (and max / min, into zeros or into data) becomes one SegmentReduce whose
+// values are the unfused graph's on every backend, the same bits for 1 and 2 threads; what
+// the extern does not take (per-element weights) falls back to the unfused nodes; bad
+// indices are errors naming the node; a changed index tensor is not served a stale sort.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "compiler/graph/ferrite_ops.h"
+#include "compiler/plan/error.h"
+#include "runtime/backend.h"
+#include "tests/unit/lower/run_graph.h"
+
+namespace ferrite {
+namespace {
+
+using lower_test::random_floats;
+using lower_test::values_of;
+
+constexpr int64_t kNodes = 37, kEdges = 301, kFeatures = 35;  // odd: vector tails
+
+struct Gnn {
+  std::string reduction = "add";
+  bool weighted = true;
+  bool per_element_weight = false;  // [E, F] weights: not the extern's
+  bool zero_data = true;
+  bool nan = false;  // NaN features in x
+};
+
+// x [N, F] -> h = x * 2 -> out = ScatterElements(data, expand(dst), h[src] * w) -> out + 1.
+std::unique_ptr<Graph> build(const Gnn& p, bool fuse) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {kNodes, kFeatures});
+  Value* src = b.input("src", DType::I64, {kEdges});
+  Value* dst = b.input("dst", DType::I64, {kEdges});
+  Value* w = b.input("w", DType::F32, {kEdges, p.per_element_weight ? kFeatures : 1});
+  Value* h = b.op("Mul", {x, b.constant_f32({}, {2.0f})});
+  Value* m = b.op("Gather", {h, src}, {{"axis", attr_i(0)}});
+  if (p.weighted) m = b.op("Mul", {w, m});
+  Value* idx = b.op("Expand", {b.op("Unsqueeze", {dst, b.constant_i64({1}, {1})}),
+                               b.constant_i64({2}, {kEdges, kFeatures})});
+  std::vector<float> init(static_cast<size_t>(kNodes * kFeatures), 0.0f);
+  if (!p.zero_data) init = random_floats(init.size(), 7);
+  Value* data = b.constant_f32({kNodes, kFeatures}, init);
+  Value* out = b.op("ScatterElements", {data, idx, m},
+                    {{"axis", attr_i(0)}, {"reduction", attr_s(p.reduction)}});
+  b.last_node()->name = "scatter";
+  b.output(b.op("Add", {out, b.constant_f32({}, {1.0f})}));
+  std::unique_ptr<Graph> g = b.finish();
+  CompileOptions o;
+  o.fuse = fuse;
+  prepare_graph(*g, o);
+  return g;
+}
+
+std::vector<Tensor> inputs(const Gnn& p, uint32_t seed) {
+  std::vector<float> x = random_floats(kNodes * kFeatures, seed);
+  if (p.nan) x[5 * kFeatures + 20] = x[6 * kFeatures + 33] = std::nanf("");  // vector, tail
+  std::vector<int64_t> src(kEdges), dst(kEdges);
+  for (int64_t e = 0; e < kEdges; ++e) {
+    src[static_cast<size_t>(e)] = (e * 7 + seed) % kNodes - (e % 5 == 0 ? kNodes : 0);
+    dst[static_cast<size_t>(e)] = (e * e + 3 * seed) % (kNodes - 3);  // rows 34..36: no edges
+  }
+  std::vector<float> w =
+      random_floats(static_cast<size_t>(kEdges * (p.per_element_weight ? kFeatures : 1)), seed + 1);
+  std::vector<Tensor> t;
+  t.emplace_back(DType::F32, std::vector<int64_t>{kNodes, kFeatures}, x.data());
+  t.emplace_back(DType::I64, std::vector<int64_t>{kEdges}, src.data());
+  t.emplace_back(DType::I64, std::vector<int64_t>{kEdges}, dst.data());
+  t.emplace_back(DType::F32, std::vector<int64_t>{kEdges, p.per_element_weight ? kFeatures : 1},
+                 w.data());
+  return t;
+}
+
+int count_op(const Graph& g, const std::string& op) {
+  int n = 0;
+  for (const auto& node : g.nodes) n += node->op_type == op;
+  return n;
+}
+
+int count_externs(const Plan& plan, const std::string& op) {
+  int n = 0;
+  for (const auto& e : plan.externs) n += e.op == op;
+  return n;
+}
+
+std::vector<float> run(const Graph& g, const std::vector<Tensor>& in, const std::string& backend,
+                       int threads, Plan* plan = nullptr) {
+  std::vector<TensorType> types;
+  for (const Value* v : g.inputs) types.push_back(v->type);
+  Plan p = compile_graph(g, types, CompileOptions());
+  SessionOptions opts;
+  opts.backend = backend;
+  opts.threads = threads;
+  Session s(p, opts);
+  std::vector<const Tensor*> ptrs;
+  for (const auto& t : in) ptrs.push_back(&t);
+  std::vector<float> out = values_of<float>(s.run(ptrs)[0]);
+  if (plan) *plan = std::move(p);
+  return out;
+}
+
+void expect_matches_unfused(const Gnn& p) {
+  std::unique_ptr<Graph> fused = build(p, true), unfused = build(p, false);
+  EXPECT_EQ(count_op(*fused, "ScatterElements"), 0);
+  EXPECT_EQ(count_op(*fused, "SegmentReduce"), 1);
+  EXPECT_EQ(count_op(*unfused, "SegmentReduce"), 0);
+  const std::vector<Tensor> in = inputs(p, 3);
+  const std::vector<float> want = run(*unfused, in, "reference", 1);
+  for (const std::string& backend : backend_names()) {
+    SCOPED_TRACE(backend);
+    Plan plan;
+    const std::vector<float> one = run(*fused, in, backend, 1, &plan);
+    EXPECT_EQ(count_externs(plan, "SegmentReduce"), p.per_element_weight ? 0 : 1);
+    EXPECT_EQ(count_externs(plan, "ScatterElements"), p.per_element_weight ? 1 : 0);
+    ASSERT_EQ(one.size(), want.size());
+    int nans = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      nans += std::isnan(want[i]);
+      if (std::isnan(want[i])) {
+        ASSERT_TRUE(std::isnan(one[i])) << "at " << i;
+      } else {
+        ASSERT_NEAR(one[i], want[i], 1e-5f * (1 + std::abs(want[i]))) << "at " << i;
+      }
+    }
+    EXPECT_EQ(nans > 0, p.nan);
+    const std::vector<float> two = run(*fused, in, backend, 2);
+    ASSERT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+  }
+}
+
+TEST(MessagePassing, WeightedSumIntoZeros) {
+  expect_matches_unfused(Gnn{});
+}
+
+TEST(MessagePassing, MaxAndMinIntoData) {
+  for (const char* r : {"max", "min"}) {
+    SCOPED_TRACE(r);
+    Gnn p;
+    p.reduction = r;
+    p.zero_data = false;
+    p.nan = true;
+    expect_matches_unfused(p);
+  }
+}
+
+TEST(MessagePassing, UnweightedSum) {
+  Gnn p;
+  p.weighted = false;
+  expect_matches_unfused(p);
+}
+
+TEST(MessagePassing, PerElementWeightsLowerTheUnfusedNodes) {
+  Gnn p;
+  p.per_element_weight = true;
+  expect_matches_unfused(p);
+}
+
+TEST(MessagePassing, OutOfRangeIndexNamesTheNode) {
+  std::unique_ptr<Graph> g = build(Gnn{}, true);
+  for (const std::string& backend : backend_names()) {
+    SCOPED_TRACE(backend);
+    std::vector<Tensor> in = inputs(Gnn{}, 3);
+    in[2].as<int64_t>()[5] = kNodes;  // dst
+    try {
+      run(*g, in, backend, 1);
+      ADD_FAILURE() << "no error";
+    } catch (const Error& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find("'scatter'"), std::string::npos) << msg;  // the node's name
+      EXPECT_NE(msg.find("dst[5] = 37 is out of range"), std::string::npos) << msg;
+    }
+  }
+}
+
+// One session, three runs: the sort built for the first indices must not serve changed ones.
+TEST(MessagePassing, ChangedIndicesAreResorted) {
+  std::unique_ptr<Graph> fused = build(Gnn{}, true), unfused = build(Gnn{}, false);
+  std::vector<TensorType> types;
+  for (const Value* v : fused->inputs) types.push_back(v->type);
+  const Plan plan = compile_graph(*fused, types, CompileOptions());
+  for (const std::string& backend : backend_names()) {
+    SCOPED_TRACE(backend);
+    SessionOptions opts;
+    opts.backend = backend;
+    Session s(plan, opts);
+    std::vector<Tensor> in = inputs(Gnn{}, 3);
+    for (int round = 0; round < 3; ++round) {
+      if (round == 1) in[2].as<int64_t>()[7] = (in[2].as<int64_t>()[7] + 1) % kNodes;
+      if (round == 2) in[1].as<int64_t>()[kEdges - 1] = 0;
+      const std::vector<float> want = run(*unfused, in, "reference", 1);
+      std::vector<const Tensor*> ptrs;
+      for (const auto& t : in) ptrs.push_back(&t);
+      const std::vector<float> got = values_of<float>(s.run(ptrs)[0]);
+      for (size_t i = 0; i < want.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], 1e-5f * (1 + std::abs(want[i]))) << round << " at " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ferrite
