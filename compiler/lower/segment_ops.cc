@@ -45,7 +45,10 @@ bool expands_to(const std::vector<int64_t>& shape, int64_t e, int64_t f) {
 
 bool extern_takes(LowerCtx& c) {
   const TensorBoxPtr &x = c.input(0), &src = c.input(1), &dst = c.input(2), &data = c.input(4);
-  if (!reduction_of(c) || x->size.size() != 2 || !is_index(src) || !is_index(dst)) return false;
+  const std::optional<ReduceKind> kind = reduction_of(c);
+  if (!kind || x->size.size() != 2 || !is_index(src) || !is_index(dst)) return false;
+  // uint64 max / min order differently from the scalar arithmetic the extern shares.
+  if (x->dtype == DType::U64 && *kind != ReduceKind::Sum) return false;
   const int64_t e = src->size[0], f = x->size[1];
   if (dst->size[0] != e || data->dtype != x->dtype || data->size.size() != 2 ||
       data->size[1] != f || dtype_size(x->dtype) == 0)

@@ -3,6 +3,7 @@
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/conv_f32.h"
 #include "runtime/kernels/portable/matmul_f32.h"
+#include "runtime/kernels/portable/scatter_f32.h"
 #include "runtime/kernels/portable/segment_reduce_f32.h"
 #include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/kernels/reference/reference_backend.h"
@@ -45,6 +46,7 @@ ExternFn portable_extern(const std::string& op) {
   if (op == "Conv") return portable_conv;
   if (op == "ConvTranspose") return portable_conv_transpose;
   if (op == "SegmentReduce") return portable_segment_reduce;
+  if (op == "ScatterElements") return portable_scatter_elements;
   return reference_extern(op);
 }
 

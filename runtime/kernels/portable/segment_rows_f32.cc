@@ -34,9 +34,10 @@ void Strip(const portable::SegmentRows& j, int64_t r, int64_t f0) {
       if (kind == ReduceKind::Sum) {
         acc[v] = hn::Add(acc[v], m);
       } else {
-        // NaN propagates: a NaN message replaces the accumulator, a NaN accumulator stays.
-        const auto better = kind == ReduceKind::Max ? hn::Gt(m, acc[v]) : hn::Lt(m, acc[v]);
-        acc[v] = hn::IfThenElse(hn::Or(better, hn::IsNaN(m)), m, acc[v]);
+        // As scalar_ops' max / min: the accumulator stays while it is NaN or strictly
+        // better; otherwise (ties, a NaN message) the message replaces it.
+        const auto keep = kind == ReduceKind::Max ? hn::Gt(acc[v], m) : hn::Lt(acc[v], m);
+        acc[v] = hn::IfThenElse(hn::Or(keep, hn::IsNaN(acc[v])), acc[v], m);
       }
     }
   }
@@ -53,7 +54,7 @@ void Tail(const portable::SegmentRows& j, int64_t r, int64_t f0) {
       if (j.weight) m = m * j.weight[j.edge[p] * j.weight_stride];
       if (kind == ReduceKind::Sum) {
         acc = acc + m;
-      } else if (m != m || (kind == ReduceKind::Max ? m > acc : m < acc)) {
+      } else if (!(acc != acc || (kind == ReduceKind::Max ? acc > m : acc < m))) {
         acc = m;
       }
     }

@@ -48,7 +48,8 @@ SegmentOperands parse_segment_reduce(const ExternCall& call, const ExternBuffer*
   check_view(kOp, "x", *s.x, s.x_buf);
   check_view(kOp, "out", *s.out, s.out_buf);
   const DType t = s.x_buf.dtype;
-  if (dtype_size(t) == 0) fail(kOp, ": dtype ", dtype_name(t), " unsupported");
+  if (dtype_size(t) == 0 || (t == DType::U64 && s.kind != ReduceKind::Sum))
+    fail(kOp, ": dtype ", dtype_name(t), " unsupported", t == DType::U64 ? " for max / min" : "");
   if (s.x->shape.size() != 2) fail(kOp, ": x must be 2-D, got ", dims_text(s.x->shape));
   s.nodes = s.x->shape[0];
   s.features = s.x->shape[1];

@@ -10,8 +10,8 @@
 // which is ScatterElements(data, dst expanded to [E, F], Gather(x, src) * weight, axis 0)
 // exactly: the product is rounded to the element type before it is reduced, and each row
 // reduces its edges in edge order (so the result is one value whatever computes it).
-// x, weight, data and out share a dtype (any with an element representation; the
-// arithmetic is scalar_ops'); src and dst are int32 or int64, an index i of a dim of size
+// x, weight, data and out share a dtype (any with an element representation but uint64
+// for max / min; the arithmetic is scalar_ops'); src and dst are int32 or int64, an index i of a dim of size
 // n must lie in [-n, n) (negative counts from the end; src indexes N, dst R). out must not
 // overlap the inputs. A bad operand or index throws ferrite::Error "SegmentReduce: ...".
 #pragma once
