@@ -11,9 +11,9 @@
 // exactly: the product is rounded to the element type before it is reduced, and each row
 // reduces its edges in edge order (so the result is one value whatever computes it).
 // x, weight, data and out share a dtype (any with an element representation but uint64
-// for max / min; the arithmetic is scalar_ops'); src and dst are int32 or int64, an index i of a dim of size
-// n must lie in [-n, n) (negative counts from the end; src indexes N, dst R). out must not
-// overlap the inputs. A bad operand or index throws ferrite::Error "SegmentReduce: ...".
+// for max / min; the arithmetic is scalar_ops'); src and dst are int32 or int64, an index i of a
+// dim of size n must lie in [-n, n) (negative counts from the end; src indexes N, dst R). out must
+// not overlap the inputs. A bad operand or index throws ferrite::Error "SegmentReduce: ...".
 #pragma once
 
 #include <cstdint>
