@@ -1,7 +1,8 @@
 // ferrite.SegmentReduce (graph/ferrite_ops.h, made by passes/fuse_message_passing.cc)
 // becomes the "SegmentReduce" extern (runtime/kernels/reference/segment_reduce.h) when its
 // operands have the shapes that extern takes; otherwise its ferrite_unfused subgraph (the
-// Gather / Mul / Unsqueeze / Expand / ScatterElements it replaced) is lowered instead.
+// Gather / Mul / Unsqueeze / Expand / ScatterElements it replaced) is lowered instead. A
+// fused epilogue (post-ops after input 5) goes into the extern on float32, else pointwise.
 #include <optional>
 
 #include "compiler/graph/ferrite_ops.h"
@@ -69,11 +70,13 @@ std::vector<TensorBoxPtr> lower_unfused(LowerCtx& c) {
   std::vector<TensorBoxPtr> args;
   for (size_t i = 0; i < 6; ++i)
     if (c.has(i)) args.push_back(c.input(i));
-  return c.gl.lower_subgraph(*it->second.g, args, c.node);
+  std::vector<TensorBoxPtr> out = c.gl.lower_subgraph(*it->second.g, args, c.node);
+  if (out.size() != 1) c.error(kUnfusedAttr, " must have one output");
+  return {apply_post_ops_pointwise(c, out[0], node_post_ops(c))};
 }
 
 std::vector<TensorBoxPtr> lower_segment_reduce(LowerCtx& c) {
-  if (c.in.size() != 6 || !c.has(0) || !c.has(1) || !c.has(2) || !c.has(4) || !c.has(5))
+  if (c.in.size() < 6 || !c.has(0) || !c.has(1) || !c.has(2) || !c.has(4) || !c.has(5))
     c.error("expects inputs x, src, dst, weight (optional), data and shape");
   if (!extern_takes(c)) return lower_unfused(c);
   const TensorBoxPtr &x = c.input(0), &data = c.input(4);
@@ -93,10 +96,13 @@ std::vector<TensorBoxPtr> lower_segment_reduce(LowerCtx& c) {
   // Scattering into zeros (the usual case) needs no data operand.
   std::shared_ptr<const TensorData> d = c.gl.constant_data(data);
   if (!d || !all_zero(*d)) e.inputs.push_back(c.gl.extern_operand(data));
+  // The epilogue (fuse_extern_epilogues) on float32 rows, after each row's reduction.
+  std::vector<LoweredPostOp> rest = node_post_ops(c);
+  if (x->dtype == DType::F32) rest = add_post_ops(c, rest, data->size, &e);
   Buffer* out = c.gl.new_buffer("", x->dtype, data->size, BufferOrigin::Extern);
   e.outputs.push_back(out);
   c.gl.add_extern(std::move(e));
-  return {make_buffer_box(out)};
+  return {apply_post_ops_pointwise(c, make_buffer_box(out), rest)};
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/graph/ferrite_ops.h"
 #include "compiler/graph/post_op_attrs.h"
 #include "compiler/passes/captured_names.h"
 
@@ -39,6 +40,7 @@ class Fuser {
 
  private:
   static size_t own_inputs(const Node& n) {
+    if (n.domain == kFerriteDomain) return n.op_type == "SegmentReduce" ? 6 : 0;
     if (n.op_type == "MatMul") return 2;
     if (n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm") return 3;
     return 0;
@@ -47,7 +49,7 @@ class Fuser {
   // Types are not known before lowering: the lowering attaches what fits (float32, operands
   // that broadcast to the extern's output) and applies the rest as pointwise ops.
   bool takes_post_ops(const Node& n) const {
-    if (!n.domain.empty() && n.domain != "ai.onnx") return false;
+    if (!n.domain.empty() && n.domain != "ai.onnx" && n.domain != kFerriteDomain) return false;
     if (own_inputs(n) == 0 || n.outputs.size() != 1 || !n.outputs[0]) return false;
     return n.inputs.size() <= own_inputs(n);  // not fused before
   }

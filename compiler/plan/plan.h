@@ -46,7 +46,8 @@ struct ExternCall {
   std::map<std::string, double> floats;
   std::vector<TensorRef> inputs;
   std::vector<TensorRef> outputs;
-  // MatMul, Conv, ConvTranspose: the fused epilogue applied to outputs[0] (post_ops.h).
+  // MatMul, Conv, ConvTranspose, SegmentReduce: the fused epilogue applied to outputs[0]
+  // (post_ops.h).
   std::vector<PostOp> post_ops;
 };
 

@@ -109,7 +109,7 @@ float apply_binary_post_op(PostOpKind kind, float y, float t) {
 }
 
 bool extern_takes_post_ops(const std::string& op) {
-  return op == "MatMul" || op == "Conv" || op == "ConvTranspose";
+  return op == "MatMul" || op == "Conv" || op == "ConvTranspose" || op == "SegmentReduce";
 }
 
 }  // namespace ferrite

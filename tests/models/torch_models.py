@@ -172,6 +172,45 @@ def gcn(nodes=10000, edges=200000):
     return ModelCase(GCN().eval(), [(x, edge_index)], ["x", "edge_index"], ["out"], 16)
 
 
+# ---- GraphSAGE ----------------------------------------------------------------------------
+class SAGELayer(nn.Module):
+    """One GraphSAGE layer with mean aggregation (Hamilton et al.; PyG's SAGEConv):
+    out = W_self x + W_neigh mean_{j -> i} x_j + b."""
+
+    def __init__(self, features_in, features_out):
+        super().__init__()
+        self.lin_self = nn.Linear(features_in, features_out)
+        self.lin_neigh = nn.Linear(features_in, features_out, bias=False)
+
+    def forward(self, x, src, dst, count):
+        n, f = x.shape
+        # The neighbours' features summed with scatter_add_ (as in GCNLayer), then divided
+        # by the in-degree: the mean.
+        summed = torch.zeros(n, f).scatter_add_(0, dst.unsqueeze(1).expand(-1, f), x[src])
+        return self.lin_self(x) + self.lin_neigh(summed / count.unsqueeze(1))
+
+
+class GraphSAGE(nn.Module):
+    def __init__(self, features=128, hidden=128, classes=16):
+        super().__init__()
+        self.conv1 = SAGELayer(features, hidden)
+        self.conv2 = SAGELayer(hidden, classes)
+
+    def forward(self, x, edge_index):
+        src, dst = edge_index[0], edge_index[1]
+        # In-degrees, at least 1 so that a node without neighbours averages to zero.
+        count = torch.zeros(x.shape[0]).scatter_add_(0, dst, torch.ones(dst.shape[0]))
+        count = count.clamp(min=1)
+        h = torch.relu(self.conv1(x, src, dst, count))
+        return self.conv2(h, src, dst, count)
+
+
+def graphsage(nodes=10000, edges=200000):
+    x = torch.randn(nodes, 128)
+    edge_index = torch.randint(0, nodes, (2, edges), dtype=torch.int64)
+    return ModelCase(GraphSAGE().eval(), [(x, edge_index)], ["x", "edge_index"], ["out"], 16)
+
+
 MODELS = {
     "mlp": mlp,
     "resnet18": resnet18,
@@ -179,4 +218,5 @@ MODELS = {
     "bert2_op13": lambda: bert2(13),
     "bert2_op17": lambda: bert2(17),
     "gcn": gcn,
+    "graphsage": graphsage,
 }

@@ -25,12 +25,14 @@ inline float reduce(float acc, float x) {
 }
 
 struct Walk {
-  const float* upd;
-  float* out;
+  const float* upd;  // the updates' and the indices' buffers, read through their views
+  const void* idx;
+  const TensorRef* upd_ref;
+  const TensorRef* idx_ref;
+  bool idx64;
+  float* out;                   // dense, data's shape
   std::vector<int64_t> us, ds;  // updates' and data's shapes
   size_t axis;
-  const void* idx;
-  bool idx64;
 };
 
 template <ReduceKind K, bool kReduce>
@@ -40,14 +42,18 @@ void apply_all(const Walk& w) {
   for (size_t d = r - 1; d-- > 0;) ostride[d] = ostride[d + 1] * w.ds[d + 1];
   const int64_t n = w.ds[w.axis], last = w.us[r - 1];
   const int64_t rows = element_count("ScatterElements", w.us) / std::max<int64_t>(last, 1);
-  int64_t u = 0;  // updates and indices are dense with updates' shape: row-major position
+  const int64_t u_step = w.upd_ref->strides[r - 1], i_step = w.idx_ref->strides[r - 1];
   for (int64_t row = 0; row < rows && last > 0; ++row) {
-    int64_t base = 0;  // out offset of p with p[axis] = 0 and p[r - 1] = 0
-    for (size_t d = 0; d + 1 < r; ++d)
+    // The offsets of p with p[r - 1] = 0 (and, in out, p[axis] = 0).
+    int64_t base = 0, u = w.upd_ref->offset, i = w.idx_ref->offset;
+    for (size_t d = 0; d + 1 < r; ++d) {
       if (d != w.axis) base += p[d] * ostride[d];
-    for (int64_t j = 0; j < last; ++j, ++u) {
+      u += p[d] * w.upd_ref->strides[d];
+      i += p[d] * w.idx_ref->strides[d];
+    }
+    for (int64_t j = 0; j < last; ++j, u += u_step, i += i_step) {
       int64_t k =
-          w.idx64 ? static_cast<const int64_t*>(w.idx)[u] : static_cast<const int32_t*>(w.idx)[u];
+          w.idx64 ? static_cast<const int64_t*>(w.idx)[i] : static_cast<const int32_t*>(w.idx)[i];
       if (k < -n || k >= n) {
         std::vector<int64_t> pos = p;
         pos[r - 1] = j;
@@ -74,15 +80,13 @@ void apply_all(const Walk& w) {
 
 void portable_scatter_elements(const ExternCall& call, const ExternBuffer* inputs,
                                const ExternBuffer* outputs) {
-  const bool fits = call.inputs.size() == 3 && call.outputs.size() == 1 &&
-                    inputs[0].dtype == DType::F32 && inputs[2].dtype == DType::F32 &&
-                    outputs[0].dtype == DType::F32 &&
-                    (inputs[1].dtype == DType::I32 || inputs[1].dtype == DType::I64) &&
-                    call.inputs[0].shape == call.outputs[0].shape &&
-                    !call.inputs[0].shape.empty() && call.inputs[1].shape == call.inputs[2].shape &&
-                    call.inputs[1].shape.size() == call.inputs[0].shape.size() &&
-                    is_contiguous(call.inputs[0]) && is_contiguous(call.inputs[1]) &&
-                    is_contiguous(call.inputs[2]) && is_contiguous(call.outputs[0]);
+  const bool fits =
+      call.inputs.size() == 3 && call.outputs.size() == 1 && inputs[0].dtype == DType::F32 &&
+      inputs[2].dtype == DType::F32 && outputs[0].dtype == DType::F32 &&
+      (inputs[1].dtype == DType::I32 || inputs[1].dtype == DType::I64) &&
+      call.inputs[0].shape == call.outputs[0].shape && !call.inputs[0].shape.empty() &&
+      call.inputs[1].shape == call.inputs[2].shape &&
+      call.inputs[1].shape.size() == call.inputs[0].shape.size() && is_contiguous(call.outputs[0]);
   auto ax = call.ints.find("axis");
   if (!fits || ax == call.ints.end() || ax->second < 0 ||
       ax->second >= static_cast<int64_t>(call.inputs[0].shape.size())) {
@@ -90,7 +94,8 @@ void portable_scatter_elements(const ExternCall& call, const ExternBuffer* input
     return;
   }
   const char* op = "ScatterElements";
-  for (size_t i = 0; i < 3; ++i) check_view(op, "operand", call.inputs[i], inputs[i]);
+  const char* names[] = {"data", "indices", "updates"};
+  for (size_t i = 0; i < 3; ++i) check_view(op, names[i], call.inputs[i], inputs[i]);
   check_view(op, "out", call.outputs[0], outputs[0]);
   Walk w;
   w.us = call.inputs[2].shape;
@@ -99,13 +104,22 @@ void portable_scatter_elements(const ExternCall& call, const ExternBuffer* input
   for (size_t d = 0; d < w.ds.size(); ++d)
     if (d != w.axis && w.us[d] > w.ds[d])
       fail(op, ": updates ", dims_text(w.us), " exceed data ", dims_text(w.ds), " in dim ", d);
-  const auto* data = static_cast<const float*>(inputs[0].data) + call.inputs[0].offset;
   w.out = static_cast<float*>(outputs[0].data) + call.outputs[0].offset;
-  w.upd = static_cast<const float*>(inputs[2].data) + call.inputs[2].offset;
+  w.upd = static_cast<const float*>(inputs[2].data);
+  w.upd_ref = &call.inputs[2];
+  w.idx = inputs[1].data;
+  w.idx_ref = &call.inputs[1];
   w.idx64 = inputs[1].dtype == DType::I64;
-  w.idx = static_cast<const uint8_t*>(inputs[1].data) + call.inputs[1].offset * (w.idx64 ? 8 : 4);
+  // out = data (a broadcast constant, say, in any view).
+  const TensorRef& dr = call.inputs[0];
+  const auto* data = static_cast<const float*>(inputs[0].data);
   const int64_t count = element_count(op, w.ds);
-  if (count > 0 && w.out != data) std::memmove(w.out, data, static_cast<size_t>(count) * 4);
+  if (count > 0 && is_contiguous(dr)) {
+    std::memmove(w.out, data + dr.offset, static_cast<size_t>(count) * sizeof(float));
+  } else if (count > 0) {
+    std::vector<int64_t> p(w.ds.size(), 0);
+    for (int64_t e = 0; e < count; ++e, next_index(&p, w.ds)) w.out[e] = data[view_offset(dr, p)];
+  }
   auto red = call.ints.find("reduction");
   if (red == call.ints.end()) return apply_all<ReduceKind::Sum, false>(w);
   switch (static_cast<ReduceKind>(red->second)) {

@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "compiler/plan/error.h"
+#include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/portable/parallel.h"
+#include "runtime/kernels/reference/post_ops_apply.h"
 #include "runtime/kernels/reference/segment_reduce.h"
 
 namespace ferrite {
@@ -115,8 +117,35 @@ class PortableSegmentReduce : public PreparedExtern {
       }
       return lo;
     };
-    parallel_parts(threads_, parts,
-                   [&](int64_t p) { portable::segment_rows(j, boundary(p), boundary(p + 1)); });
+    // The epilogue runs on a few rows at a time, right after their reduction, while they
+    // are in cache.
+    Epilogue e;
+    if (!call_.post_ops.empty()) {
+      check_post_ops(call_, inputs, outputs);
+      e.ops = call_.post_ops.data();
+      e.op_count = call_.post_ops.size();
+      e.operands.resize(e.op_count);
+      for (size_t k = 0; k < e.op_count; ++k) {
+        const PostOp& po = call_.post_ops[k];
+        if (!post_op_is_binary(po.kind)) continue;
+        const TensorRef& t = call_.inputs[static_cast<size_t>(po.input)];
+        e.operands[k] = {static_cast<const float*>(inputs[po.input].data) + t.offset, t.strides[0],
+                         t.strides[1]};
+      }
+    }
+    parallel_parts(threads_, parts, [&](int64_t p) {
+      const int64_t r0 = boundary(p), r1 = boundary(p + 1);
+      if (!e.active()) return portable::segment_rows(j, r0, r1);
+      constexpr int64_t kRows = 8;
+      Epilogue part = e;
+      part.shift(r0, 0);
+      for (int64_t r = r0; r < r1; r += kRows) {
+        const int64_t n = std::min(kRows, r1 - r);
+        portable::segment_rows(j, r, r + n);
+        epilogue_apply_f32(part, j.out + r * j.out_rs, j.out_rs, n, j.features);
+        part.shift(n, 0);
+      }
+    });
   }
 
   // How many times the sort was built (tests: it is kept while the indices are the same).

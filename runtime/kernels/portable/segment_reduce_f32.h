@@ -4,7 +4,8 @@
 // src and dst hold the same indices (compared element for element each run, O(E)). Each
 // output row is then reduced by one thread from its edges in edge order, vectorized across
 // the features: no atomics, and the same bits for any thread count. Rows are split
-// between threads by edge count. Other dtypes and non-unit feature strides run the
+// between threads by edge count. The fused epilogue (post-ops) runs on a few rows at a
+// time right after their reduction. Other dtypes and non-unit feature strides run the
 // reference implementation.
 #pragma once
 

@@ -6,6 +6,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/scalar_ops.h"
 #include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {
 namespace {
@@ -37,10 +38,10 @@ SegmentOperands parse_segment_reduce(const ExternCall& call, const ExternBuffer*
       k != static_cast<int64_t>(ReduceKind::Min))
     fail(kOp, ": invalid reduction ", k);
   s.kind = static_cast<ReduceKind>(k);
-  const size_t own = 3 + (weighted ? 1 : 0);
-  if ((call.inputs.size() != own && call.inputs.size() != own + 1) || call.outputs.size() != 1)
-    fail(kOp, ": expected ", own, " or ", own + 1, " inputs and 1 output, got ", call.inputs.size(),
-         " and ", call.outputs.size());
+  const size_t own = 3 + (weighted ? 1 : 0), given = op_input_count(call);
+  if ((given != own && given != own + 1) || call.outputs.size() != 1)
+    fail(kOp, ": expected ", own, " or ", own + 1, " inputs (before post-op operands) and 1 ",
+         "output, got ", given, " and ", call.outputs.size());
   s.x = &call.inputs[0];
   s.x_buf = inputs[0];
   s.out = &call.outputs[0];
@@ -68,7 +69,7 @@ SegmentOperands parse_segment_reduce(const ExternCall& call, const ExternBuffer*
       fail(kOp, ": weight must have shape [", s.edges, "], got ", dims_text(s.weight->shape));
   }
   const std::vector<int64_t> out_shape{s.rows, s.features};
-  if (call.inputs.size() == own + 1) {
+  if (given == own + 1) {
     s.data = &call.inputs[own];
     s.data_buf = inputs[own];
     check_view(kOp, "data", *s.data, s.data_buf);
@@ -97,6 +98,7 @@ int64_t segment_index(const TensorRef& ref, const ExternBuffer& buf, int64_t e, 
 void reference_segment_reduce(const ExternCall& call, const ExternBuffer* inputs,
                               const ExternBuffer* outputs) {
   const SegmentOperands s = parse_segment_reduce(call, inputs, outputs);
+  if (!call.post_ops.empty()) check_post_ops(call, inputs, outputs);
   const DType t = s.x_buf.dtype;
   const ScalarType ct = compute_type(t);
   auto at = [](const TensorRef& r, int64_t i, int64_t j) {
@@ -126,6 +128,7 @@ void reference_segment_reduce(const ExternCall& call, const ExternBuffer* inputs
       store_element(t, s.out_buf.data, o, ct, reduce_step(s.kind, ct, acc, m, 0, nullptr));
     }
   }
+  if (!call.post_ops.empty()) apply_post_ops(call, inputs, outputs);
 }
 
 }  // namespace ferrite

@@ -5,15 +5,17 @@
 //              present}, outputs = {out [R, F]};  ints["rows"] = R, ints["reduction"] a
 //              ReduceKind: Sum, Max or Min.
 //   out[r, :] = data[r, :] (zeros without data); then for e = 0, 1, ..., E - 1 in order,
-//   where dst[e] == r:  out[r, :] = reduce(out[r, :], x[src[e], :] * weight[e])
+//   where dst[e] == r:  out[r, :] = reduce(out[r, :], x[src[e], :] * weight[e]);
+//   then ExternCall::post_ops (float32 only; their operands come after the inputs above).
 //
 // which is ScatterElements(data, dst expanded to [E, F], Gather(x, src) * weight, axis 0)
 // exactly: the product is rounded to the element type before it is reduced, and each row
 // reduces its edges in edge order (so the result is one value whatever computes it).
-// x, weight, data and out share a dtype (any with an element representation but uint64
-// for max / min; the arithmetic is scalar_ops'); src and dst are int32 or int64, an index i of a
-// dim of size n must lie in [-n, n) (negative counts from the end; src indexes N, dst R). out must
-// not overlap the inputs. A bad operand or index throws ferrite::Error "SegmentReduce: ...".
+// x, weight, data and out share a dtype: any with an element representation, but not
+// uint64 for max / min (the arithmetic is scalar_ops'). src and dst are int32 or int64;
+// an index i of a dim of size n must lie in [-n, n) (negative counts from the end; src
+// indexes N, dst R). out must not overlap the inputs. A bad operand or index throws
+// ferrite::Error "SegmentReduce: ...".
 #pragma once
 
 #include <cstdint>

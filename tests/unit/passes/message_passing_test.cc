@@ -1,8 +1,9 @@
 // fuse_message_passing and the SegmentReduce extern: GCN-style gather -> scale ->
-// scatter-add (and max / min, into zeros or into data) becomes one SegmentReduce whose
-// values are the unfused graph's on every backend, the same bits for 1 and 2 threads; what
-// the extern does not take (per-element weights) falls back to the unfused nodes; bad
-// indices are errors naming the node; a changed index tensor is not served a stale sort.
+// scatter-add (and max / min, into zeros or into data) -> epilogue becomes one
+// SegmentReduce with post-ops whose values are the unfused graph's on every backend, the
+// same bits for 1 and 2 threads; what the extern does not take (per-element weights) falls
+// back to the unfused nodes; bad indices are errors naming the node; a changed index
+// tensor is not served a stale sort.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,7 +34,7 @@ struct Gnn {
   bool nan = false;  // NaN features in x
 };
 
-// x [N, F] -> h = x * 2 -> out = ScatterElements(data, expand(dst), h[src] * w) -> out + 1.
+// x [N, F] -> h = x * 2 -> ScatterElements(data, expand(dst), h[src] * w) + h + bias -> relu.
 std::unique_ptr<Graph> build(const Gnn& p, bool fuse) {
   GraphBuilder b;
   Value* x = b.input("x", DType::F32, {kNodes, kFeatures});
@@ -51,7 +52,9 @@ std::unique_ptr<Graph> build(const Gnn& p, bool fuse) {
   Value* out = b.op("ScatterElements", {data, idx, m},
                     {{"axis", attr_i(0)}, {"reduction", attr_s(p.reduction)}});
   b.last_node()->name = "scatter";
-  b.output(b.op("Add", {out, b.constant_f32({}, {1.0f})}));
+  // GCN's epilogue: + another activation, + a bias, relu.
+  Value* bias = b.constant_f32({kFeatures}, random_floats(kFeatures, 9));
+  b.output(b.op("Relu", {b.op("Add", {b.op("Add", {out, h}), bias})}));
   std::unique_ptr<Graph> g = b.finish();
   CompileOptions o;
   o.fuse = fuse;
@@ -118,6 +121,11 @@ void expect_matches_unfused(const Gnn& p) {
     Plan plan;
     const std::vector<float> one = run(*fused, in, backend, 1, &plan);
     EXPECT_EQ(count_externs(plan, "SegmentReduce"), p.per_element_weight ? 0 : 1);
+    for (const ExternCall& e : plan.externs) {
+      if (e.op != "SegmentReduce") continue;
+      ASSERT_EQ(e.post_ops.size(), 3u);  // the epilogue, fused
+      EXPECT_EQ(e.post_ops[2].kind, PostOpKind::Relu);
+    }
     EXPECT_EQ(count_externs(plan, "ScatterElements"), p.per_element_weight ? 1 : 0);
     ASSERT_EQ(one.size(), want.size());
     int nans = 0;

@@ -99,7 +99,8 @@ TEST(ScatterElements, DuplicateIndicesUnderEachReduction) {
 }
 
 // Random float32 geometries (rank 1 to 3, every axis, updates smaller than data and longer
-// along the axis, duplicate and negative indices, NaNs) under every reduction: the helper
+// along the axis, duplicate and negative indices, NaNs, strided views) under every
+// reduction: the helper
 // checks the portable fast path against the reference byte for byte.
 TEST(ScatterElements, RandomFloatGeometriesMatchTheReference) {
   std::mt19937 rng(11);
@@ -132,6 +133,13 @@ TEST(ScatterElements, RandomFloatGeometriesMatchTheReference) {
     Operand ind =
         round % 2 ? operand<int64_t>(DType::I64, us, iv)
                   : operand<int32_t>(DType::I32, us, std::vector<int32_t>(iv.begin(), iv.end()));
+    if (round % 3 == 0) {
+      // Views: the index expanded along its last dim (stride 0, as torch's exported
+      // scatter_add index) and the updates read backwards along theirs.
+      ind.ref.strides.back() = 0;
+      upd.ref.offset = us.back() - 1;
+      upd.ref.strides.back() = -1;
+    }
     for (int64_t red : {int64_t{-1}, kSum, kProd, kMax, kMin}) {
       SCOPED_TRACE(::testing::Message() << "round " << round << " reduction " << red);
       std::map<std::string, int64_t> ints{{"axis", static_cast<int64_t>(axis)}};
