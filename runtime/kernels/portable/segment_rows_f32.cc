@@ -1,6 +1,7 @@
 // portable::segment_rows (segment_reduce_f32.h) per Highway target: a row's accumulators
-// live in registers, a strip of up to four vectors of features at a time, while its edges
-// stream through.
+// live in registers, a strip of up to eight vectors of features at a time, while its edges
+// stream through. (Prefetching the source rows of the edges ahead measured no faster: GCN's
+// 200k edges x 128 features, 10k nodes.)
 #include <algorithm>
 
 #include "compiler/plan/ops.h"
@@ -67,6 +68,7 @@ void SegmentRowsImpl(const portable::SegmentRows& j, int64_t r0, int64_t r1) {
   const int64_t n = static_cast<int64_t>(hn::Lanes(d));
   for (int64_t r = r0; r < r1; ++r) {
     int64_t f = 0;
+    for (; f + 8 * n <= j.features; f += 8 * n) Strip<8>(j, r, f);
     for (; f + 4 * n <= j.features; f += 4 * n) Strip<4>(j, r, f);
     for (; f + n <= j.features; f += n) Strip<1>(j, r, f);
     Tail(j, r, f);
