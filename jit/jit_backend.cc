@@ -14,6 +14,7 @@
 #include "jit/disasm.h"
 #include "jit/kernel_analysis.h"
 #include "jit/kernel_codegen.h"
+#include "jit/segment_codegen.h"
 #include "runtime/kernels/dnnl/dnnl_externs.h"
 #include "runtime/kernels/portable/portable_backend.h"
 
@@ -150,6 +151,31 @@ class JitBackend : public KernelBackend {
 
   const char* name() const override { return "jit"; }
 
+  // The SegmentReduce extern with generated rows, or null for a call the generator does not
+  // take (its run would reject it anyway).
+  std::unique_ptr<PreparedExtern> prepare_jit_segment_reduce(const ExternCall& call) const {
+    auto get = [&](const char* key) {
+      auto it = call.ints.find(key);
+      return it == call.ints.end() ? int64_t{-1} : it->second;
+    };
+    SegmentShape shape;
+    shape.weighted = get("weighted") == 1;
+    const int64_t kind = get("reduction");
+    if (call.inputs.empty() || call.inputs[0].shape.size() != 2 || get("weighted") < 0 ||
+        (kind != static_cast<int64_t>(ReduceKind::Sum) &&
+         kind != static_cast<int64_t>(ReduceKind::Max) &&
+         kind != static_cast<int64_t>(ReduceKind::Min)))
+      return nullptr;
+    shape.features = call.inputs[0].shape[1];
+    shape.kind = static_cast<ReduceKind>(kind);
+    shape.with_data = op_input_count(call) == (shape.weighted ? 5u : 4u);
+    std::shared_ptr<const SegmentCode> code = generate_segment_rows(shape);
+    return prepare_segment_reduce_with(
+        call, threads_,
+        [code](const portable::SegmentRows& j, int64_t r0, int64_t r1) { code->run(j, r0, r1); },
+        str_cat("jit:", isa_name(isa_)));
+  }
+
   std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
     validate_kernel(k);
     Layout layout;
@@ -171,11 +197,14 @@ class JitBackend : public KernelBackend {
   }
 
   ExternFn find_extern(const std::string& op) const override { return portable_->find_extern(op); }
-  // MatMul and convolutions on oneDNN when it takes the call, else (and every other extern)
-  // on the portable backend.
+  // MatMul and convolutions on oneDNN when it takes the call, SegmentReduce with a row loop
+  // generated for it (AVX-512), else (and every other extern) on the portable backend.
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
     if (auto dnnl = prepare_dnnl_extern(call, constants, threads_)) return dnnl;
+    if (call.op == "SegmentReduce" && isa_ == Isa::Avx512) {
+      if (auto jit = prepare_jit_segment_reduce(call)) return jit;
+    }
     return portable_->prepare_extern(call, constants);
   }
 

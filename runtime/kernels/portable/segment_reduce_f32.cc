@@ -68,7 +68,14 @@ bool unit_rows(const TensorRef* r) {
 
 class PortableSegmentReduce : public PreparedExtern {
  public:
-  PortableSegmentReduce(const ExternCall& call, int threads) : call_(call), threads_(threads) {}
+  PortableSegmentReduce(const ExternCall& call, int threads, SegmentRowsFn rows,
+                        std::string implementation)
+      : call_(call),
+        threads_(threads),
+        rows_(std::move(rows)),
+        implementation_(std::move(implementation)) {}
+
+  std::string implementation() const override { return implementation_; }
 
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
     const SegmentOperands s = parse_segment_reduce(call_, inputs, outputs);
@@ -135,21 +142,18 @@ class PortableSegmentReduce : public PreparedExtern {
     }
     parallel_parts(threads_, parts, [&](int64_t p) {
       const int64_t r0 = boundary(p), r1 = boundary(p + 1);
-      if (!e.active()) return portable::segment_rows(j, r0, r1);
+      if (!e.active()) return rows_(j, r0, r1);
       constexpr int64_t kRows = 8;
       Epilogue part = e;
       part.shift(r0, 0);
       for (int64_t r = r0; r < r1; r += kRows) {
         const int64_t n = std::min(kRows, r1 - r);
-        portable::segment_rows(j, r, r + n);
+        rows_(j, r, r + n);
         epilogue_apply_f32(part, j.out + r * j.out_rs, j.out_rs, n, j.features);
         part.shift(n, 0);
       }
     });
   }
-
-  // How many times the sort was built (tests: it is kept while the indices are the same).
-  int64_t builds() const { return builds_; }
 
  private:
   void refresh_csr(const SegmentOperands& s) {
@@ -162,26 +166,33 @@ class PortableSegmentReduce : public PreparedExtern {
     std::swap(csr_.built_src, scratch_src_);
     std::swap(csr_.built_dst, scratch_dst_);
     build(&csr_, s.rows, s.nodes);
-    ++builds_;
   }
 
   const ExternCall& call_;
   int threads_;
+  SegmentRowsFn rows_;
+  std::string implementation_;
   Csr csr_;
   std::vector<int64_t> scratch_src_, scratch_dst_;
-  int64_t builds_ = 0;
 };
 
 }  // namespace
 
+std::unique_ptr<PreparedExtern> prepare_segment_reduce_with(const ExternCall& call, int threads,
+                                                            SegmentRowsFn rows,
+                                                            std::string implementation) {
+  return std::make_unique<PortableSegmentReduce>(call, threads, std::move(rows),
+                                                 std::move(implementation));
+}
+
 std::unique_ptr<PreparedExtern> prepare_portable_segment_reduce(const ExternCall& call,
                                                                 int threads) {
-  return std::make_unique<PortableSegmentReduce>(call, threads);
+  return prepare_segment_reduce_with(call, threads, portable::segment_rows, "");
 }
 
 void portable_segment_reduce(const ExternCall& call, const ExternBuffer* inputs,
                              const ExternBuffer* outputs) {
-  PortableSegmentReduce(call, 1).run(inputs, outputs);
+  prepare_portable_segment_reduce(call, 1)->run(inputs, outputs);
 }
 
 }  // namespace ferrite

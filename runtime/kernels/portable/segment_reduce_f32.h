@@ -9,7 +9,9 @@
 // reference implementation.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "runtime/backend.h"
@@ -20,6 +22,19 @@ std::unique_ptr<PreparedExtern> prepare_portable_segment_reduce(const ExternCall
                                                                 int threads);
 void portable_segment_reduce(const ExternCall& call, const ExternBuffer* inputs,
                              const ExternBuffer* outputs);
+
+namespace portable {
+struct SegmentRows;
+}
+
+// The same extern with another implementation of the row loop (the JIT's): `rows` computes
+// rows [r0, r1) of a float32 call as portable::segment_rows does (it may assume the call's
+// feature count, weighting, data and reduction: they are fixed by the call).
+// `implementation` names it in profiles.
+using SegmentRowsFn = std::function<void(const portable::SegmentRows&, int64_t, int64_t)>;
+std::unique_ptr<PreparedExtern> prepare_segment_reduce_with(const ExternCall& call, int threads,
+                                                            SegmentRowsFn rows,
+                                                            std::string implementation);
 
 namespace portable {
 

@@ -24,7 +24,7 @@ namespace {
 using lower_test::random_floats;
 using lower_test::values_of;
 
-constexpr int64_t kNodes = 37, kEdges = 301, kFeatures = 35;  // odd: vector tails
+constexpr int64_t kNodes = 37, kEdges = 301;
 
 struct Gnn {
   std::string reduction = "add";
@@ -32,28 +32,30 @@ struct Gnn {
   bool per_element_weight = false;  // [E, F] weights: not the extern's
   bool zero_data = true;
   bool nan = false;  // NaN features in x
+  // Odd: vector tails. 437 = 27 vectors of 16 and 5: more than the JIT's 24 accumulators.
+  int64_t features = 35;
 };
 
 // x [N, F] -> h = x * 2 -> ScatterElements(data, expand(dst), h[src] * w) + h + bias -> relu.
 std::unique_ptr<Graph> build(const Gnn& p, bool fuse) {
   GraphBuilder b;
-  Value* x = b.input("x", DType::F32, {kNodes, kFeatures});
+  Value* x = b.input("x", DType::F32, {kNodes, p.features});
   Value* src = b.input("src", DType::I64, {kEdges});
   Value* dst = b.input("dst", DType::I64, {kEdges});
-  Value* w = b.input("w", DType::F32, {kEdges, p.per_element_weight ? kFeatures : 1});
+  Value* w = b.input("w", DType::F32, {kEdges, p.per_element_weight ? p.features : 1});
   Value* h = b.op("Mul", {x, b.constant_f32({}, {2.0f})});
   Value* m = b.op("Gather", {h, src}, {{"axis", attr_i(0)}});
   if (p.weighted) m = b.op("Mul", {w, m});
   Value* idx = b.op("Expand", {b.op("Unsqueeze", {dst, b.constant_i64({1}, {1})}),
-                               b.constant_i64({2}, {kEdges, kFeatures})});
-  std::vector<float> init(static_cast<size_t>(kNodes * kFeatures), 0.0f);
+                               b.constant_i64({2}, {kEdges, p.features})});
+  std::vector<float> init(static_cast<size_t>(kNodes * p.features), 0.0f);
   if (!p.zero_data) init = random_floats(init.size(), 7);
-  Value* data = b.constant_f32({kNodes, kFeatures}, init);
+  Value* data = b.constant_f32({kNodes, p.features}, init);
   Value* out = b.op("ScatterElements", {data, idx, m},
                     {{"axis", attr_i(0)}, {"reduction", attr_s(p.reduction)}});
   b.last_node()->name = "scatter";
   // GCN's epilogue: + another activation, + a bias, relu.
-  Value* bias = b.constant_f32({kFeatures}, random_floats(kFeatures, 9));
+  Value* bias = b.constant_f32({p.features}, random_floats(p.features, 9));
   b.output(b.op("Relu", {b.op("Add", {b.op("Add", {out, h}), bias})}));
   std::unique_ptr<Graph> g = b.finish();
   CompileOptions o;
@@ -63,20 +65,20 @@ std::unique_ptr<Graph> build(const Gnn& p, bool fuse) {
 }
 
 std::vector<Tensor> inputs(const Gnn& p, uint32_t seed) {
-  std::vector<float> x = random_floats(kNodes * kFeatures, seed);
-  if (p.nan) x[5 * kFeatures + 20] = x[6 * kFeatures + 33] = std::nanf("");  // vector, tail
+  std::vector<float> x = random_floats(kNodes * p.features, seed);
+  if (p.nan) x[5 * p.features + 20] = x[6 * p.features + p.features - 2] = std::nanf("");  // tail
   std::vector<int64_t> src(kEdges), dst(kEdges);
   for (int64_t e = 0; e < kEdges; ++e) {
     src[static_cast<size_t>(e)] = (e * 7 + seed) % kNodes - (e % 5 == 0 ? kNodes : 0);
     dst[static_cast<size_t>(e)] = (e * e + 3 * seed) % (kNodes - 3);  // rows 34..36: no edges
   }
-  std::vector<float> w =
-      random_floats(static_cast<size_t>(kEdges * (p.per_element_weight ? kFeatures : 1)), seed + 1);
+  std::vector<float> w = random_floats(
+      static_cast<size_t>(kEdges * (p.per_element_weight ? p.features : 1)), seed + 1);
   std::vector<Tensor> t;
-  t.emplace_back(DType::F32, std::vector<int64_t>{kNodes, kFeatures}, x.data());
+  t.emplace_back(DType::F32, std::vector<int64_t>{kNodes, p.features}, x.data());
   t.emplace_back(DType::I64, std::vector<int64_t>{kEdges}, src.data());
   t.emplace_back(DType::I64, std::vector<int64_t>{kEdges}, dst.data());
-  t.emplace_back(DType::F32, std::vector<int64_t>{kEdges, p.per_element_weight ? kFeatures : 1},
+  t.emplace_back(DType::F32, std::vector<int64_t>{kEdges, p.per_element_weight ? p.features : 1},
                  w.data());
   return t;
 }
@@ -156,6 +158,17 @@ TEST(MessagePassing, MaxAndMinIntoData) {
     p.nan = true;
     expect_matches_unfused(p);
   }
+}
+
+TEST(MessagePassing, WideRowsMaxIntoData) {
+  Gnn p;
+  p.features = 437;
+  p.reduction = "max";
+  p.zero_data = false;
+  expect_matches_unfused(p);
+  p.reduction = "add";
+  p.nan = true;
+  expect_matches_unfused(p);
 }
 
 TEST(MessagePassing, UnweightedSum) {
