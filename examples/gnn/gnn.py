@@ -21,28 +21,19 @@ import time
 import zlib
 
 import numpy as np
-import onnx
 import torch
-from onnx import numpy_helper
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 FERRITE = os.path.join(ROOT, "build", "native", "bin", "ferrite")
 # The models are the ones the tests check (tests/models/torch_models.py: GCN, GraphSAGE).
 sys.path.insert(0, os.path.join(ROOT, "tests", "models"))
-from export_models import export_case  # noqa: E402
+from export_models import cli_feeds, export_case  # noqa: E402
 from torch_models import MODELS  # noqa: E402
 
 
 def ferrite(model_dir, threads, runs):
     """Runs the model on Ferrite; returns (median ms, output array)."""
-    inputs = []
-    for i, name in enumerate(("x", "edge_index")):
-        pb = onnx.TensorProto()
-        with open(os.path.join(model_dir, "test_data_set_0", f"input_{i}.pb"), "rb") as f:
-            pb.ParseFromString(f.read())
-        path = os.path.join(model_dir, f"{name}.npy")
-        np.save(path, numpy_helper.to_array(pb))
-        inputs += ["--input", f"{name}={path}"]
+    inputs = cli_feeds(model_dir, model_dir)  # x.npy, edge_index.npy
     out_dir = os.path.join(model_dir, f"ferrite_t{threads}")
     cmd = [FERRITE, "run", os.path.join(model_dir, "model.onnx"), *inputs, "--threads",
            str(threads), "--bench", str(runs), "--output-dir", out_dir]

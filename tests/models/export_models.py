@@ -50,6 +50,21 @@ def check_io_names(model_path, case):
                            f"expected {case.input_names} and {case.output_names}")
 
 
+def cli_feeds(case_dir, out_dir):
+    """Writes the case's test_data_set_0 inputs as out_dir/<input name>.npy and returns the
+    ferrite CLI's arguments that feed them (--input NAME=FILE ...)."""
+    model = onnx.load(os.path.join(case_dir, "model.onnx"), load_external_data=False)
+    feeds = []
+    for i, v in enumerate(model.graph.input):
+        t = onnx.TensorProto()
+        with open(os.path.join(case_dir, "test_data_set_0", f"input_{i}.pb"), "rb") as f:
+            t.ParseFromString(f.read())
+        path = os.path.join(out_dir, f"{v.name}.npy")
+        np.save(path, numpy_helper.to_array(t))
+        feeds += ["--input", f"{v.name}={path}"]
+    return feeds
+
+
 def export_case(name, out_dir):
     torch.manual_seed(zlib.crc32(name.encode()))
     case = MODELS[name]()

@@ -16,9 +16,8 @@ import shlex
 import subprocess
 import sys
 
-import numpy as np
-import onnx
-from onnx import numpy_helper
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_models import cli_feeds  # noqa: E402
 
 MODELS = ("gcn", "graphsage")
 
@@ -35,15 +34,7 @@ def main():
         case = os.path.join(a.models, name)
         work = os.path.join(a.work, name)
         os.makedirs(work, exist_ok=True)
-        feeds = []
-        model = onnx.load(os.path.join(case, "model.onnx"), load_external_data=False)
-        for i, v in enumerate(model.graph.input):
-            t = onnx.TensorProto()
-            with open(os.path.join(case, "test_data_set_0", f"input_{i}.pb"), "rb") as f:
-                t.ParseFromString(f.read())
-            path = os.path.join(work, f"{v.name}.npy")
-            np.save(path, numpy_helper.to_array(t))
-            feeds += ["--input", f"{v.name}={path}"]
+        feeds = cli_feeds(case, work)
         outs = {}
         for threads in (1, 2):
             out_dir = os.path.join(work, f"t{threads}")
