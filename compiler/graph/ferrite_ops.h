@@ -2,11 +2,13 @@
 // the lowering takes (lower/graph_lowering.cc looks them up as "ferrite.<op>").
 //
 // ferrite.SegmentReduce (passes/fuse_message_passing.cc):
-//   inputs  x [N, F], src [E], dst [E], weight [E, 1] or omitted, data [R, F], shape
+//   inputs  x [N, F], src [E], dst [E], weight [E, 1] or omitted, data [R, F],
+//           scatter_shape or omitted, gather_shape or omitted (the shapes of the Expand
+//           nodes of an expanded index, which must give [E, F])
 //   attrs   reduction "add" | "max" | "min";  ferrite_unfused: the matched ONNX nodes as a
-//           subgraph over the same inputs, lowered instead where the extern does not apply
-//   output  ScatterElements(data, Expand(Unsqueeze(dst, 1), shape), Gather(x, src) * weight,
-//           axis 0, reduction)
+//           subgraph over the non-omitted inputs, lowered where the extern does not apply
+//   output  out[dst[e], :] = reduce(out[dst[e], :], x[src[e], :] * weight[e]) over the
+//           edges in order, from data: ScatterElements / ScatterND of Gather * weight
 #pragma once
 
 namespace ferrite {

@@ -2,7 +2,7 @@
 // becomes the "SegmentReduce" extern (runtime/kernels/reference/segment_reduce.h) when its
 // operands have the shapes that extern takes; otherwise its ferrite_unfused subgraph (the
 // Gather / Mul / Unsqueeze / Expand / ScatterElements it replaced) is lowered instead. A
-// fused epilogue (post-ops after input 5) goes into the extern on float32, else pointwise.
+// fused epilogue (post-ops after input 6) goes into the extern on float32, else pointwise.
 #include <optional>
 
 #include "compiler/graph/ferrite_ops.h"
@@ -58,8 +58,13 @@ bool extern_takes(LowerCtx& c) {
     const TensorBoxPtr& w = c.input(3);
     if (w->dtype != x->dtype || w->size != std::vector<int64_t>{e, 1}) return false;
   }
-  std::shared_ptr<const TensorData> shape = c.gl.constant_data(c.input(5));
-  return shape && expands_to(shape->to_ints(), e, f);
+  // An expanded index (inputs 5 and 6, when given) must be [E, F] with its shape known.
+  for (size_t i : {5, 6}) {
+    if (!c.has(i)) continue;
+    std::shared_ptr<const TensorData> shape = c.gl.constant_data(c.input(i));
+    if (!shape || !expands_to(shape->to_ints(), e, f)) return false;
+  }
+  return true;
 }
 
 std::vector<TensorBoxPtr> lower_unfused(LowerCtx& c) {
@@ -68,7 +73,7 @@ std::vector<TensorBoxPtr> lower_unfused(LowerCtx& c) {
     c.error("operands the SegmentReduce extern does not take, and no ", kUnfusedAttr,
             " subgraph to compute them with");
   std::vector<TensorBoxPtr> args;
-  for (size_t i = 0; i < 6; ++i)
+  for (size_t i = 0; i < 7; ++i)
     if (c.has(i)) args.push_back(c.input(i));
   std::vector<TensorBoxPtr> out = c.gl.lower_subgraph(*it->second.g, args, c.node);
   if (out.size() != 1) c.error(kUnfusedAttr, " must have one output");
@@ -76,8 +81,9 @@ std::vector<TensorBoxPtr> lower_unfused(LowerCtx& c) {
 }
 
 std::vector<TensorBoxPtr> lower_segment_reduce(LowerCtx& c) {
-  if (c.in.size() < 6 || !c.has(0) || !c.has(1) || !c.has(2) || !c.has(4) || !c.has(5))
-    c.error("expects inputs x, src, dst, weight (optional), data and shape");
+  if (c.in.size() < 7 || !c.has(0) || !c.has(1) || !c.has(2) || !c.has(4))
+    c.error("expects inputs x, src, dst, weight, data, scatter_shape and gather_shape (weight ",
+            "and the shapes may be omitted)");
   if (!extern_takes(c)) return lower_unfused(c);
   const TensorBoxPtr &x = c.input(0), &data = c.input(4);
   ExternNode e;

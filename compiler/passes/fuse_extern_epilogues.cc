@@ -40,7 +40,7 @@ class Fuser {
 
  private:
   static size_t own_inputs(const Node& n) {
-    if (n.domain == kFerriteDomain) return n.op_type == "SegmentReduce" ? 6 : 0;
+    if (n.domain == kFerriteDomain) return n.op_type == "SegmentReduce" ? 7 : 0;
     if (n.op_type == "MatMul") return 2;
     if (n.op_type == "Conv" || n.op_type == "ConvTranspose" || n.op_type == "Gemm") return 3;
     return 0;

@@ -34,6 +34,9 @@ struct Gnn {
   bool nan = false;  // NaN features in x
   // Odd: vector tails. 437 = 27 vectors of 16 and 5: more than the JIT's 24 accumulators.
   int64_t features = 35;
+  bool gather_elements = false;  // GatherElements by src expanded to [E, F], not Gather
+  bool scatter_nd = false;       // ScatterND by dst as a column, not ScatterElements
+  int64_t expand_to = -1;        // the expanded indices' F (-1: the features)
 };
 
 // x [N, F] -> h = x * 2 -> ScatterElements(data, expand(dst), h[src] * w) + h + bias -> relu.
@@ -44,15 +47,21 @@ std::unique_ptr<Graph> build(const Gnn& p, bool fuse) {
   Value* dst = b.input("dst", DType::I64, {kEdges});
   Value* w = b.input("w", DType::F32, {kEdges, p.per_element_weight ? p.features : 1});
   Value* h = b.op("Mul", {x, b.constant_f32({}, {2.0f})});
-  Value* m = b.op("Gather", {h, src}, {{"axis", attr_i(0)}});
+  const int64_t f = p.expand_to < 0 ? p.features : p.expand_to;
+  auto column = [&](Value* v) { return b.op("Unsqueeze", {v, b.constant_i64({1}, {1})}); };
+  auto expanded = [&](Value* v) {
+    return b.op("Expand", {column(v), b.constant_i64({2}, {kEdges, f})});
+  };
+  Value* m = p.gather_elements ? b.op("GatherElements", {h, expanded(src)}, {{"axis", attr_i(0)}})
+                               : b.op("Gather", {h, src}, {{"axis", attr_i(0)}});
   if (p.weighted) m = b.op("Mul", {w, m});
-  Value* idx = b.op("Expand", {b.op("Unsqueeze", {dst, b.constant_i64({1}, {1})}),
-                               b.constant_i64({2}, {kEdges, p.features})});
   std::vector<float> init(static_cast<size_t>(kNodes * p.features), 0.0f);
   if (!p.zero_data) init = random_floats(init.size(), 7);
   Value* data = b.constant_f32({kNodes, p.features}, init);
-  Value* out = b.op("ScatterElements", {data, idx, m},
-                    {{"axis", attr_i(0)}, {"reduction", attr_s(p.reduction)}});
+  Value* out = p.scatter_nd
+                   ? b.op("ScatterND", {data, column(dst), m}, {{"reduction", attr_s(p.reduction)}})
+                   : b.op("ScatterElements", {data, expanded(dst), m},
+                          {{"axis", attr_i(0)}, {"reduction", attr_s(p.reduction)}});
   b.last_node()->name = "scatter";
   // GCN's epilogue: + another activation, + a bias, relu.
   Value* bias = b.constant_f32({p.features}, random_floats(p.features, 9));
@@ -122,13 +131,14 @@ void expect_matches_unfused(const Gnn& p) {
     SCOPED_TRACE(backend);
     Plan plan;
     const std::vector<float> one = run(*fused, in, backend, 1, &plan);
-    EXPECT_EQ(count_externs(plan, "SegmentReduce"), p.per_element_weight ? 0 : 1);
+    const bool takes = !p.per_element_weight && p.expand_to < 0;
+    EXPECT_EQ(count_externs(plan, "SegmentReduce"), takes ? 1 : 0);
     for (const ExternCall& e : plan.externs) {
       if (e.op != "SegmentReduce") continue;
       ASSERT_EQ(e.post_ops.size(), 3u);  // the epilogue, fused
       EXPECT_EQ(e.post_ops[2].kind, PostOpKind::Relu);
     }
-    EXPECT_EQ(count_externs(plan, "ScatterElements"), p.per_element_weight ? 1 : 0);
+    EXPECT_EQ(count_externs(plan, p.scatter_nd ? "ScatterND" : "ScatterElements"), takes ? 0 : 1);
     ASSERT_EQ(one.size(), want.size());
     int nans = 0;
     for (size_t i = 0; i < want.size(); ++i) {
@@ -174,6 +184,30 @@ TEST(MessagePassing, WideRowsMaxIntoData) {
 TEST(MessagePassing, UnweightedSum) {
   Gnn p;
   p.weighted = false;
+  expect_matches_unfused(p);
+}
+
+// torch's other exports: x.gather(0, src[:, None].expand(-1, F)) and
+// out.index_put_((dst,), m, accumulate=True).
+TEST(MessagePassing, GatherElementsAndScatterNd) {
+  Gnn p;
+  p.gather_elements = true;
+  expect_matches_unfused(p);
+  p.gather_elements = false;
+  p.scatter_nd = true;
+  expect_matches_unfused(p);
+  p.gather_elements = true;
+  p.zero_data = false;
+  expect_matches_unfused(p);
+}
+
+// Indices expanded to fewer features than the rows have: the scatter writes only the
+// leading columns; the extern does not take that, the unfused nodes do.
+TEST(MessagePassing, NarrowerExpandedIndexLowersTheUnfusedNodes) {
+  Gnn p;
+  p.expand_to = 20;
+  p.weighted = false;
+  p.gather_elements = true;
   expect_matches_unfused(p);
 }
 
