@@ -17,8 +17,9 @@ void check_index(const TensorRef& r, const ExternBuffer& buf, const char* what, 
   check_view(kOp, what, r, buf);
   if (buf.dtype != DType::I32 && buf.dtype != DType::I64)
     fail(kOp, ": ", what, " must be int32 or int64, got ", dtype_name(buf.dtype));
-  if (r.shape.size() != 1 || r.shape[0] != edges)
-    fail(kOp, ": ", what, " must have shape [", edges, "], got ", dims_text(r.shape));
+  if (r.shape.size() != 1) fail(kOp, ": ", what, " must be 1-D, got ", dims_text(r.shape));
+  if (r.shape[0] != edges)
+    fail(kOp, ": ", what, " has ", r.shape[0], " edges, src has ", edges);
 }
 
 }  // namespace
@@ -54,11 +55,11 @@ SegmentOperands parse_segment_reduce(const ExternCall& call, const ExternBuffer*
   if (s.x->shape.size() != 2) fail(kOp, ": x must be 2-D, got ", dims_text(s.x->shape));
   s.nodes = s.x->shape[0];
   s.features = s.x->shape[1];
-  s.edges = call.inputs[1].shape.empty() ? -1 : call.inputs[1].shape[0];
   s.src = &call.inputs[1];
   s.src_buf = inputs[1];
   s.dst = &call.inputs[2];
   s.dst_buf = inputs[2];
+  s.edges = s.src->shape.size() == 1 ? s.src->shape[0] : 0;
   check_index(*s.src, s.src_buf, "src", s.edges);
   check_index(*s.dst, s.dst_buf, "dst", s.edges);
   if (weighted) {
