@@ -18,8 +18,7 @@ void check_index(const TensorRef& r, const ExternBuffer& buf, const char* what, 
   if (buf.dtype != DType::I32 && buf.dtype != DType::I64)
     fail(kOp, ": ", what, " must be int32 or int64, got ", dtype_name(buf.dtype));
   if (r.shape.size() != 1) fail(kOp, ": ", what, " must be 1-D, got ", dims_text(r.shape));
-  if (r.shape[0] != edges)
-    fail(kOp, ": ", what, " has ", r.shape[0], " edges, src has ", edges);
+  if (r.shape[0] != edges) fail(kOp, ": ", what, " has ", r.shape[0], " edges, src has ", edges);
 }
 
 }  // namespace
