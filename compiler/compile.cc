@@ -3,6 +3,7 @@
 
 #include "compiler/dump.h"
 #include "compiler/lower/graph_lowering.h"
+#include "compiler/lower/lowering.h"
 #include "compiler/memory/memory_dump.h"
 #include "compiler/passes/passes.h"
 #include "compiler/plan/error.h"
@@ -13,6 +14,7 @@ namespace ferrite {
 
 void prepare_graph(Graph& g, const CompileOptions& options) {
   run_graph_passes(g, options.dump_dir, options.fuse, options.channels_last);
+  check_ops_supported(g);
 }
 
 Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,

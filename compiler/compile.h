@@ -23,6 +23,8 @@ struct CompileOptions {
 };
 
 // Runs the shape-independent graph passes in place (passes/passes.cc): sort, clean-up, ...
+// Then checks that every op has a lowering: UnsupportedError naming the first node that
+// has none, so that a model load reports it before any input shape is known.
 void prepare_graph(Graph& g, const CompileOptions& options);
 
 // Compiles `g` for concrete input types (one per g.inputs, all dims static). Throws

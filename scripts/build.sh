@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# scripts/build.sh native|wasm|asan [TARGET...] — configures and builds into build/<kind>:
+# scripts/build.sh native|wasm|asan|tsan [TARGET...] — configures and builds into build/<kind>:
 #   native  Release, GCC
 #   wasm    Release, Emscripten (emcmake); tests run under node
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer at -O1 -g1 (with asserts): compiles
 #           2.4x faster than -O2 -g and still gives file:line stack traces
+#   tsan    ThreadSanitizer at -O1 -g1 (scripts/test.sh builds only the C API's threads test)
 # With TARGETs only those are built (e.g. `ferrite`), otherwise everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,6 +18,11 @@ case "$kind" in
     configure=(cmake -S . -B build/asan -DCMAKE_BUILD_TYPE=RelWithDebInfo
       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" -DFERRITE_SANITIZE=ON)
     ;;
+  tsan)
+    configure=(cmake -S . -B build/tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1"
+      -DFERRITE_TSAN=ON)
+    ;;
   wasm)
     # emcc's JS optimizer requires `acorn` from Debian's node packages. EM_CACHE stays
     # unset: Debian ships emscripten's system libraries prebuilt in its own cache.
@@ -24,7 +30,7 @@ case "$kind" in
     configure=(emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release)
     ;;
   *)
-    echo "usage: scripts/build.sh native|wasm|asan [TARGET...]" >&2
+    echo "usage: scripts/build.sh native|wasm|asan|tsan [TARGET...]" >&2
     exit 2
     ;;
 esac

@@ -12,6 +12,7 @@ packages=(
   libonnx-testdata                                 # ONNX node conformance cases
   clang-format                                     # format check in scripts/test.sh
   python3 python3-numpy python3-onnx               # example model and test fixtures
+  pybind11-dev python3-dev python3-pytest          # the Python module and its tests
   python3-torch python3-torchvision                # end-to-end test models (tests/models)
   libopenblas0-openmp                              # a fast BLAS for torch (Debian defaults to the reference one)
 )

@@ -1,4 +1,5 @@
-// The `ferrite` command-line tool: `run` (load, compile and run a model), `inspect`
+// The `ferrite` command-line tool: `run` (load, compile and run a model), `compile` (write
+// the plan for a runtime-only build), `inspect`
 // (compile a model and summarize its plan) and `conformance` (the ONNX node test suite).
 // main.cc only forwards to cli_main, so everything here is reachable from the unit tests.
 #pragma once
@@ -51,6 +52,7 @@ const char* usage_text();
 // The commands, given the arguments after their name. They return the exit status and
 // throw ferrite::Error (or UsageError) for what stops them.
 int run_command(const std::vector<std::string>& args);
+int compile_command(const std::vector<std::string>& args);
 int inspect_command(const std::vector<std::string>& args);
 int conformance_command(const std::vector<std::string>& args);
 

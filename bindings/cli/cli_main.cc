@@ -11,11 +11,30 @@
 namespace ferrite {
 namespace {
 
+#ifdef FERRITE_RUNTIME_ONLY
+constexpr char kUsage[] = R"(usage: ferrite-rt run PLAN [options]
+
+The runtime-only build of Ferrite: it runs compiled plans (.fplan files, written by
+'ferrite compile MODEL -o MODEL.fplan'), and has no ONNX frontend and no compiler.
+
+commands:
+  run PLAN [options]         load PLAN, run it, and print each output (name, type, first
+                             values) and the times; the options are those of 'ferrite run'
+                             (--input, --output-dir, --backend, --isa, --threads, --bench,
+                             --warmup, --bench-json, --profile); inputs must have the
+                             shapes the plan was compiled for
+  help                       print this text (also: --help, -h)
+
+Errors print one line 'error: <message>' to stderr.
+Exit status: 0 success, 1 failure, 2 usage error.
+)";
+#else
 constexpr char kUsage[] = R"(usage: ferrite <command> [options]
 
 commands:
-  run MODEL [options]        load MODEL (.onnx), compile it for its input shapes, run it,
-                             and print each output (name, type, first values) and the times
+  run MODEL [options]        load MODEL (.onnx, or a plan from 'compile'), compile it for
+                             its input shapes, run it, and print each output (name, type,
+                             first values) and the times
     --input NAME=FILE.npy    feed input NAME from an .npy file (repeatable). Inputs not
                              given are generated: floats uniform in [-1,1), integers in
                              [0,4), bools false, symbolic dims 1 (fixed seed)
@@ -35,6 +54,14 @@ commands:
     --profile                time every step (kernel or extern call) of the timed runs
                              (with --bench; else of the one run) and list them, slowest
                              first, with their share; ends with 'profile_total_ms: X'
+  compile MODEL -o FILE      compile MODEL for its input shapes (those of --input files;
+                             symbolic dims not given are 1) and write the plan to FILE
+                             (.fplan). 'run', the C API, Python and JavaScript load it like
+                             a model; runtime-only builds (ferrite-rt) run only plans
+    --input NAME=FILE.npy    an input whose shape to compile for (repeatable)
+    --backend B, --isa I     the backend it is meant for (the jit's convolutions get
+                             channels-last activations); any backend runs it
+    --dump DIR, --no-fusion  as for run
   inspect MODEL [options]    compile MODEL (as run does, without running it) and summarize
                              the plan: inputs and outputs with their shapes, buffers,
                              steps (kernels by origin op, externs by op), in-place pairs,
@@ -61,11 +88,15 @@ commands:
                              REGRESSION and NEW PASS lines, fails if any regressed
     --write-expect FILE      write the names of the passing cases to FILE
     --verbose                print a line for each failed or skipped case
+    --via-plan               run each case through its compiled plan, written to bytes
+                             and loaded again (as 'compile' and ferrite-rt do); cases whose
+                             plans depend on input values run directly and are counted
   help                       print this text (also: --help, -h)
 
 Errors print one line 'error: <message>' to stderr.
 Exit status: 0 success, 1 failure (or a conformance regression), 2 usage error.
 )";
+#endif
 
 bool is_help(const std::string& arg) {
   return arg == "--help" || arg == "-h" || arg == "help";
@@ -96,9 +127,16 @@ int dispatch(const std::vector<std::string>& args) {
     }
   }
   if (args[0] == "run") return run_command(rest);
+#ifdef FERRITE_RUNTIME_ONLY
+  throw UsageError("unknown command '" + args[0] +
+                   "' (this runtime-only build has: run, help; it runs compiled plans)");
+#else
+  if (args[0] == "compile") return compile_command(rest);
   if (args[0] == "inspect") return inspect_command(rest);
   if (args[0] == "conformance") return conformance_command(rest);
-  throw UsageError("unknown command '" + args[0] + "' (commands: run, inspect, conformance, help)");
+  throw UsageError("unknown command '" + args[0] +
+                   "' (commands: run, compile, inspect, conformance, help)");
+#endif
 }
 
 }  // namespace

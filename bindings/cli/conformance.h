@@ -16,7 +16,8 @@ enum class CaseStatus { Pass, Fail, Skip };
 
 struct CaseResult {
   CaseStatus status = CaseStatus::Fail;
-  std::string reason;  // first line of the error or mismatch; empty on Pass
+  std::string reason;         // first line of the error or mismatch; empty on Pass
+  bool without_plan = false;  // via_plan, but the plan depends on input values
 };
 
 // How outputs are compared: per element within rtol/atol (the ONNX backend tests' rule),
@@ -28,9 +29,11 @@ struct Tolerance {
 };
 
 // Runs one case; never throws. UnsupportedError and tensors of dtypes Ferrite cannot hold
-// (string) make it Skip; any other error or mismatch makes it Fail.
+// (string) make it Skip; any other error or mismatch makes it Fail. With `via_plan` each
+// data set runs through its compiled plan, serialized and loaded again (a plan that
+// depends on input values cannot be; those run directly and set `without_plan`).
 CaseResult run_conformance_case(const std::string& case_dir, const EngineOptions& options,
-                                const Tolerance& tolerance = Tolerance());
+                                const Tolerance& tolerance = Tolerance(), bool via_plan = false);
 
 // The case directories under `dir` (names, sorted) that contain a model.onnx and at least
 // one test_data_set_* directory.

@@ -3,8 +3,12 @@
 // thing gets a message in terms of the model's declared inputs, not of some inner node.
 #include "bindings/engine/engine.h"
 
-#include "compiler/frontend/onnx/onnx_import.h"
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
 #include "compiler/plan/error.h"
+#include "compiler/plan/plan_io.h"
 #ifdef FERRITE_HAS_JIT
 #include "jit/jit_backend.h"
 #endif
@@ -27,23 +31,15 @@ std::string shape_string(const std::vector<int64_t>& shape,
   return s + "]";
 }
 
-std::string type_string(const TensorType& t) {
-  std::string s = dtype_name(t.dtype);
-  return t.rank_known ? s + shape_string(t.shape, t.dim_names) : s + "[...]";
+std::string type_string(const DeclaredIo& t) {
+  std::string s = dtype_name(t.info.dtype);
+  return t.rank_known ? s + shape_string(t.info.shape, t.dim_names) : s + "[...]";
 }
 
 std::string input_names(const std::vector<IoInfo>& inputs) {
   std::string s;
   for (const IoInfo& in : inputs) s += (s.empty() ? "" : ", ") + in.name;
   return s.empty() ? "none" : s;
-}
-
-IoInfo io_info(const Value& v) {
-  IoInfo info;
-  info.name = v.name;
-  info.dtype = v.type.dtype;
-  info.shape = v.type.shape;
-  return info;
 }
 
 // Inputs with at most this many elements are the ones a value-specialized plan bakes in.
@@ -54,24 +50,32 @@ void append_bytes(std::string* key, const void* data, size_t n) {
   key->append(static_cast<const char*>(data), n);
 }
 
+constexpr char kPlanMagic[] = "FRPLAN";  // plan_io.cc's first bytes
+
+// The compile options the backend wants: oneDNN's convolutions (the JIT backend's externs)
+// are fastest on channels-last data. Plans are valid for every backend either way.
+EngineOptions for_backend(EngineOptions options) {
+  if (options.session.backend == "jit") options.compile.channels_last = true;
+  return options;
+}
+
 // Symbolic dims bound so far: name -> (size, the input that bound it).
 using SymbolSizes = std::map<std::string, std::pair<int64_t, std::string>>;
 
 // Checks rank and static dims of one fed input; binds (and checks) its symbolic dims.
-void check_shape(const std::string& input, const TensorType& declared,
+void check_shape(const std::string& input, const DeclaredIo& declared,
                  const std::vector<int64_t>& fed, SymbolSizes* symbols) {
   if (!declared.rank_known) return;
-  bool ok = declared.shape.size() == fed.size();
-  for (size_t i = 0; ok && i < fed.size(); ++i) {
-    ok = declared.shape[i] < 0 || declared.shape[i] == fed[i];
-  }
+  const std::vector<int64_t>& shape = declared.info.shape;
+  bool ok = shape.size() == fed.size();
+  for (size_t i = 0; ok && i < fed.size(); ++i) ok = shape[i] < 0 || shape[i] == fed[i];
   if (!ok) {
-    fail("input '", input, "': expected shape ", shape_string(declared.shape, declared.dim_names),
-         ", got ", shape_string(fed));
+    fail("input '", input, "': expected shape ", shape_string(shape, declared.dim_names), ", got ",
+         shape_string(fed));
   }
   for (size_t i = 0; i < fed.size() && i < declared.dim_names.size(); ++i) {
     const std::string& sym = declared.dim_names[i];
-    if (declared.shape[i] >= 0 || sym.empty()) continue;
+    if (shape[i] >= 0 || sym.empty()) continue;
     auto bound = symbols->emplace(sym, std::make_pair(fed[i], input)).first->second;
     if (bound.first != fed[i]) {
       fail("input '", input, "': dimension '", sym, "' is ", fed[i], " here but ", bound.first,
@@ -82,16 +86,51 @@ void check_shape(const std::string& input, const TensorType& declared,
 
 }  // namespace
 
+bool DeclaredIo::is_static() const {
+  if (!rank_known) return false;
+  for (int64_t d : info.shape)
+    if (d < 0) return false;
+  return true;
+}
+
+bool Engine::is_plan_bytes(const uint8_t* data, size_t size) {
+  const size_t n = sizeof(kPlanMagic) - 1;
+  return size >= n && std::memcmp(data, kPlanMagic, n) == 0;
+}
+
 std::unique_ptr<Engine> Engine::from_file(const std::string& path, EngineOptions options) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("cannot open '", path, "'");
+  char head[sizeof(kPlanMagic) - 1] = {};
+  in.read(head, sizeof(head));
+  if (is_plan_bytes(reinterpret_cast<const uint8_t*>(head), static_cast<size_t>(in.gcount()))) {
+    in.seekg(0);
+    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
+                                     std::istreambuf_iterator<char>()};
+    if (in.bad()) fail("cannot read '", path, "'");
+    return from_bytes(bytes.data(), bytes.size(), std::move(options));
+  }
+  in.close();
+  options = for_backend(std::move(options));
+  std::unique_ptr<ModelCompiler> compiler = load_onnx_model_file(path, options.compile);
   std::unique_ptr<Engine> engine(new Engine());
-  engine->init(import_onnx_file(path), std::move(options));
+  engine->init(std::move(compiler), std::move(options));
   return engine;
 }
 
 std::unique_ptr<Engine> Engine::from_bytes(const uint8_t* data, size_t size,
                                            EngineOptions options) {
+  if (is_plan_bytes(data, size)) return from_plan(deserialize_plan(data, size), options);
+  options = for_backend(std::move(options));
+  std::unique_ptr<ModelCompiler> compiler = load_onnx_model(data, size, options.compile);
   std::unique_ptr<Engine> engine(new Engine());
-  engine->init(import_onnx(data, size, ""), std::move(options));
+  engine->init(std::move(compiler), std::move(options));
+  return engine;
+}
+
+std::unique_ptr<Engine> Engine::from_plan(Plan plan, EngineOptions options) {
+  std::unique_ptr<Engine> engine(new Engine());
+  engine->init_plan(std::move(plan), std::move(options));
   return engine;
 }
 
@@ -107,34 +146,45 @@ std::string default_backend() {
 Engine::~Engine() = default;
 
 bool Engine::static_inputs() const {
-  for (const TensorType& t : declared_)
-    if (!t.is_static()) return false;
+  for (const DeclaredIo& d : declared_)
+    if (!d.is_static()) return false;
   return true;
 }
 
-void Engine::init(std::unique_ptr<Graph> g, EngineOptions options) {
-  if (!g) fail("model import produced no graph");
-  graph_ = std::move(g);
+void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options) {
   options_ = std::move(options);
-  // oneDNN's convolutions (the JIT backend's externs) are fastest on channels-last data.
-  if (options_.session.backend == "jit") options_.compile.channels_last = true;
-  prepare_graph(*graph_, options_.compile);
-  for (const Value* v : graph_->inputs) {
+  compiler_ = std::move(compiler);
+  for (const DeclaredIo& in : compiler_->inputs()) {
     // A tensor type we cannot hold (string, undefined) makes the whole model unusable.
-    if (dtype_size(v->type.dtype) == 0) {
-      throw UnsupportedError(str_cat("input '", v->name, "' has element type ",
-                                     dtype_name(v->type.dtype), ", which is not supported"));
+    if (dtype_size(in.info.dtype) == 0) {
+      throw UnsupportedError(str_cat("input '", in.info.name, "' has element type ",
+                                     dtype_name(in.info.dtype), ", which is not supported"));
     }
-    inputs_.push_back(io_info(*v));
-    declared_.push_back(v->type);
+    inputs_.push_back(in.info);
+    declared_.push_back(in);
   }
-  for (const Value* v : graph_->outputs) {
-    if (v->type.dtype == DType::String) {
+  for (const DeclaredIo& out : compiler_->outputs()) {
+    if (out.info.dtype == DType::String) {
       throw UnsupportedError(
-          str_cat("output '", v->name, "' has element type string, which is not supported"));
+          str_cat("output '", out.info.name, "' has element type string, which is not supported"));
     }
-    outputs_.push_back(io_info(*v));
+    outputs_.push_back(out.info);
   }
+}
+
+void Engine::init_plan(Plan plan, EngineOptions options) {
+  options_ = std::move(options);
+  auto session = std::make_unique<Session>(std::move(plan), options_.session);
+  std::vector<std::vector<int64_t>> shapes;
+  for (const IoInfo& in : session->inputs()) {
+    DeclaredIo d;
+    d.info = in;
+    declared_.push_back(d);
+    inputs_.push_back(in);
+    shapes.push_back(in.shape);
+  }
+  outputs_ = session->outputs();
+  sessions_.emplace(shapes, std::move(session));
 }
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
@@ -145,6 +195,23 @@ std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const T
 Session& Engine::session_for_feeds(
     const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
   return session_for_checked(checked_feeds(feeds));
+}
+
+std::vector<std::vector<std::string>> Engine::input_dim_names() const {
+  std::vector<std::vector<std::string>> names;
+  for (const DeclaredIo& d : declared_) names.push_back(d.dim_names);
+  return names;
+}
+
+Plan Engine::compile_plan(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
+  const std::vector<const Tensor*> ordered = checked_feeds(feeds);
+  if (!compiler_) fail(no_compiler_message());
+  std::vector<IoInfo> types(ordered.size());
+  for (size_t i = 0; i < ordered.size(); ++i) {
+    types[i].dtype = ordered[i]->dtype();
+    types[i].shape = ordered[i]->shape();
+  }
+  return compiler_->compile(types, {});
 }
 
 std::vector<const Tensor*> Engine::checked_feeds(
@@ -162,11 +229,11 @@ std::vector<const Tensor*> Engine::checked_feeds(
   }
   SymbolSizes symbols;
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    const TensorType& declared = declared_[i];
+    const DeclaredIo& declared = declared_[i];
     const std::string& name = inputs_[i].name;
     if (!ordered[i]) fail("missing input '", name, "' (expected ", type_string(declared), ")");
-    if (ordered[i]->dtype() != declared.dtype) {
-      fail("input '", name, "': expected ", dtype_name(declared.dtype), ", got ",
+    if (ordered[i]->dtype() != declared.info.dtype) {
+      fail("input '", name, "': expected ", dtype_name(declared.info.dtype), ", got ",
            dtype_name(ordered[i]->dtype()));
     }
     check_shape(name, declared, ordered[i]->shape(), &symbols);
@@ -189,8 +256,8 @@ Session& Engine::session_for_checked(const std::vector<const Tensor*>& ordered) 
 
 Session& Engine::session_for_values(const std::vector<const Tensor*>& inputs) {
   std::string key;
-  std::vector<TensorType> types(inputs.size());
-  std::vector<std::shared_ptr<const TensorData>> values(inputs.size());
+  std::vector<IoInfo> types(inputs.size());
+  std::vector<const Tensor*> values(inputs.size(), nullptr);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = *inputs[i];
     types[i].dtype = t.dtype();
@@ -199,22 +266,25 @@ Session& Engine::session_for_values(const std::vector<const Tensor*>& inputs) {
     key += '|';
     // Only small inputs can be shapes, axes or scalars; large ones stay runtime data.
     if (t.elements() > kMaxValueElements) continue;
-    auto data = std::make_shared<TensorData>();
-    data->dtype = t.dtype();
-    data->shape = t.shape();
-    data->bytes.assign(t.data(), t.data() + t.nbytes());
     append_bytes(&key, t.data(), t.nbytes());
     key += '|';
-    values[i] = std::move(data);
+    values[i] = &t;
   }
   auto it = value_sessions_.find(key);
   if (it != value_sessions_.end()) return *it->second;
   // A model fed ever-changing values must not grow the cache without bound.
   if (value_sessions_.size() >= kMaxValueSessions) value_sessions_.clear();
-  if (!graph_) fail("the model's graph was released after its only plan was compiled");
-  Plan plan = compile_graph(*graph_, types, options_.compile, values);
+  if (!compiler_) fail(no_compiler_message());
+  Plan plan = compiler_->compile(types, values);
   auto session = std::make_unique<Session>(std::move(plan), options_.session);
   return *value_sessions_.emplace(key, std::move(session)).first->second;
+}
+
+std::string Engine::no_compiler_message() const {
+  if (released_graph_) return "the model's graph was released after its only plan was compiled";
+  std::string s = "this compiled plan takes only the shapes it was compiled for:";
+  for (const IoInfo& in : inputs_) s += " " + in.name + shape_string(in.shape);
+  return s;
 }
 
 Session& Engine::session_for(const std::vector<std::vector<int64_t>>& shapes) {
@@ -223,7 +293,7 @@ Session& Engine::session_for(const std::vector<std::vector<int64_t>>& shapes) {
   }
   auto it = sessions_.find(shapes);
   if (it != sessions_.end()) return *it->second;
-  std::vector<TensorType> types(shapes.size());
+  std::vector<IoInfo> types(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) {
     for (int64_t d : shapes[i]) {
       if (d < 0)
@@ -232,12 +302,15 @@ Session& Engine::session_for(const std::vector<std::vector<int64_t>>& shapes) {
     types[i].dtype = inputs_[i].dtype;
     types[i].shape = shapes[i];
   }
-  if (!graph_) fail("the model's graph was released after its only plan was compiled");
-  Plan plan = compile_graph(*graph_, types, options_.compile);
+  if (!compiler_) fail(no_compiler_message());
+  Plan plan = compiler_->compile(types, {});
   // With every input dim static, these are the only shapes checked feeds can have, and this
   // plan did not need input values: the graph (a copy of every weight) is never needed
   // again. Released before the session copies the plan's constants.
-  if (static_inputs()) graph_.reset();
+  if (static_inputs()) {
+    compiler_.reset();
+    released_graph_ = true;
+  }
   auto session = std::make_unique<Session>(std::move(plan), options_.session);
   return *sessions_.emplace(shapes, std::move(session)).first->second;
 }

@@ -1,9 +1,11 @@
-// The engine: what every door (CLI, C API, Python, JS) shares. Loads a model, prepares its
-// graph once, compiles it for the concrete input shapes of a run (cached per shape set),
-// and runs it through a runtime Session. Inputs are matched by name and checked against
-// the model's declared dtypes and static dims before anything runs. A model whose inputs
-// are all static has one plan: once it is compiled the graph is released, so that its
-// weights are held once by the session (and once more, prepacked, by the externs that
+// The engine: what every door (CLI, C API, Python, JS) shares. Loads a model, either an
+// ONNX model or a compiled plan (`ferrite compile`, plan_io.h; told apart by its magic
+// bytes). An ONNX model's graph is prepared once and compiled for the concrete input shapes
+// of a run (cached per shape set); a compiled plan has one session, prepared at load, and
+// takes exactly the shapes it was compiled for. Either way, inputs are matched by name and
+// checked against the declared dtypes and static dims before anything runs. A model whose
+// inputs are all static has one plan: once it is compiled the graph is released, so that
+// its weights are held once by the session (and once more, prepacked, by the externs that
 // packed them) instead of also by the graph.
 #pragma once
 
@@ -14,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "bindings/engine/model_compiler.h"
 #include "compiler/compile.h"
 #include "runtime/session.h"
 
@@ -32,18 +35,33 @@ struct EngineOptions {
 
 class Engine {
  public:
+  // An ONNX model or a compiled plan, by content. Throws ferrite::Error (UnsupportedError
+  // for an ONNX model in a runtime-only build).
   static std::unique_ptr<Engine> from_file(const std::string& path, EngineOptions options);
   static std::unique_ptr<Engine> from_bytes(const uint8_t* data, size_t size,
                                             EngineOptions options);
+  static std::unique_ptr<Engine> from_plan(Plan plan, EngineOptions options);
   ~Engine();
+
+  // Whether the bytes start like a serialized plan (plan_io.h) rather than an ONNX model.
+  static bool is_plan_bytes(const uint8_t* data, size_t size);
 
   // Declared inputs/outputs (-1 for symbolic dims).
   const std::vector<IoInfo>& inputs() const { return inputs_; }
   const std::vector<IoInfo>& outputs() const { return outputs_; }
+  // Per input, the names of its symbolic dims ("" for the others; may be empty).
+  std::vector<std::vector<std::string>> input_dim_names() const;
+  // True when it runs a compiled plan (whose shapes are fixed).
+  bool from_compiled_plan() const { return !compiler_ && !released_graph_; }
 
   // Runs with named inputs; returns the outputs in model order. Throws ferrite::Error for
   // a missing, unknown, duplicated or mistyped input (naming it) and for run failures.
   std::vector<Tensor> run(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
+
+  // A plan for the feeds' shapes, compiled now and not kept (what `ferrite compile` writes),
+  // after the same checks of the feeds as run. A plan that would depend on input values
+  // cannot be written: NeedsInputValueError.
+  Plan compile_plan(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
 
   // The session compiled for the given input shapes (compiling it if new).
   Session& session_for(const std::vector<std::vector<int64_t>>& shapes);
@@ -54,20 +72,24 @@ class Engine {
 
  private:
   Engine() = default;
-  void init(std::unique_ptr<Graph> g, EngineOptions options);
+  void init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options);
+  void init_plan(Plan plan, EngineOptions options);
   // The fed tensors in input order, checked against the declared inputs.
   std::vector<const Tensor*> checked_feeds(
       const std::vector<std::pair<std::string, const Tensor*>>& feeds) const;
   Session& session_for_checked(const std::vector<const Tensor*>& ordered);
 
   // Whether every declared input dim is static (then the first plan compiled without input
-  // values is the only one there will be, and graph_ is released once it exists).
+  // values is the only one there will be, and the compiler is released once it exists).
   bool static_inputs() const;
+  // Why no new plan can be compiled (compiler_ is null).
+  std::string no_compiler_message() const;
 
-  std::unique_ptr<Graph> graph_;
+  std::unique_ptr<ModelCompiler> compiler_;  // null for a compiled plan or once released
+  bool released_graph_ = false;
   EngineOptions options_;
   std::vector<IoInfo> inputs_, outputs_;
-  std::vector<TensorType> declared_;  // the inputs' types, symbols included
+  std::vector<DeclaredIo> declared_;  // the inputs, symbols included
   std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<Session>> sessions_;
 
   // Plans that need input values (compile_graph's NeedsInputValueError, e.g. a Reshape

@@ -277,7 +277,7 @@ void GraphLowering::apply_realize_policy(const Value* v, const TensorBoxPtr& t) 
   }
 }
 
-void GraphLowering::lower_node(const Node& n) {
+const LowerFn& lowering_for(const Node& n) {
   const auto& table = lowering_table().fns;
   const bool own = n.domain == kFerriteDomain;  // graph/ferrite_ops.h
   if (!n.domain.empty() && n.domain != "ai.onnx" && !own) {
@@ -286,11 +286,26 @@ void GraphLowering::lower_node(const Node& n) {
   }
   auto it = table.find(own ? str_cat("ferrite.", n.op_type) : n.op_type);
   if (it == table.end()) throw UnsupportedError(str_cat(n.describe(), ": unsupported operator"));
+  return it->second;
+}
+
+void check_ops_supported(const Graph& g) {
+  for (const auto& n : g.nodes) {
+    lowering_for(*n);
+    for (const auto& attr : n->attrs) {
+      if (attr.second.g) check_ops_supported(*attr.second.g);
+      for (const auto& sub : attr.second.graphs) check_ops_supported(*sub);
+    }
+  }
+}
+
+void GraphLowering::lower_node(const Node& n) {
+  const LowerFn& lower = lowering_for(n);
   LowerCtx c{*this, n, {}, g_.opset("")};
   for (const Value* v : n.inputs) c.in.push_back(v ? box_for(v) : nullptr);
   std::vector<TensorBoxPtr> outs;
   try {
-    outs = it->second(c);
+    outs = lower(c);
   } catch (const UnsupportedError&) {
     throw;
   } catch (const Error& e) {

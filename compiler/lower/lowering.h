@@ -47,6 +47,11 @@ struct LoweringTable {
 };
 
 const LoweringTable& lowering_table();
+// The lowering of a node's op; UnsupportedError naming the node if there is none.
+const LowerFn& lowering_for(const Node& n);
+// Every node of `g` and of its subgraphs has a lowering; else UnsupportedError naming the
+// first that has none. What a model load reports before any input shape is known.
+void check_ops_supported(const Graph& g);
 
 void register_pointwise_ops(LoweringTable& t);
 void register_reduce_ops(LoweringTable& t);

@@ -1,0 +1,162 @@
+/* Ferrite's C API: load a model (ONNX, or a plan from `ferrite compile`), query its inputs
+ * and outputs, run it on caller-owned buffers.
+ *
+ * Stable ABI: only C types cross it. Objects are opaque handles; the structs below are
+ * frozen (a new field would come with a new struct and function, never a changed layout).
+ * Every function that can fail returns a FerriteStatus; the message of the last failure on
+ * the calling thread is ferrite_last_error(). No function aborts or leaks on bad input:
+ * malformed models, unknown input names, wrong shapes or dtypes, out-of-range indices are
+ * errors with a message that names the input or node.
+ *
+ * Threads: a session may be used from several threads at once. Runs of one session are
+ * serialized (each run uses the session's preallocated memory); for runs in parallel, create
+ * one session per thread, or give one session several kernel threads
+ * (ferrite_options_set_threads). Options objects are not shared state: use one per thread
+ * while setting them.
+ *
+ * Link with -lferrite (libferrite.so, or libferrite_rt.so: the runtime-only library, which
+ * loads compiled plans only).
+ *
+ *   FerriteSession* s;
+ *   if (ferrite_session_create("model.onnx", NULL, &s) != FERRITE_OK)
+ *     fprintf(stderr, "%s\n", ferrite_last_error());
+ *   ... ferrite_session_run(s, 1, in_names, inputs, 1, out_names, outputs) ...
+ *   ferrite_session_destroy(s);
+ */
+#ifndef FERRITE_H_
+#define FERRITE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define FERRITE_API __attribute__((visibility("default")))
+#else
+#define FERRITE_API
+#endif
+
+#define FERRITE_API_VERSION 1
+/* The most dimensions an output can have here (FerriteOutput::shape). */
+#define FERRITE_MAX_RANK 16
+
+typedef enum FerriteStatus {
+  FERRITE_OK = 0,
+  FERRITE_INVALID_ARGUMENT = 1, /* API misuse: a null pointer, an index out of range, an
+                                   unknown option value, a buffer whose size does not match */
+  FERRITE_MODEL_ERROR = 2,      /* the model or plan cannot be read or compiled */
+  FERRITE_UNSUPPORTED = 3,      /* an op, attribute or element type Ferrite does not support */
+  FERRITE_RUN_ERROR = 4,        /* a run failed: wrong input names, shapes or dtypes, an
+                                   index out of range in the data, ... */
+  FERRITE_BUFFER_TOO_SMALL = 5, /* an output buffer was smaller than the output; every
+                                   FerriteOutput then says the shape and bytes needed */
+  FERRITE_OUT_OF_MEMORY = 6,
+  FERRITE_INTERNAL_ERROR = 7
+} FerriteStatus;
+
+/* Element types, numbered as ONNX's TensorProto.DataType. */
+typedef enum FerriteDType {
+  FERRITE_UNDEFINED = 0,
+  FERRITE_FLOAT32 = 1,
+  FERRITE_UINT8 = 2,
+  FERRITE_INT8 = 3,
+  FERRITE_UINT16 = 4,
+  FERRITE_INT16 = 5,
+  FERRITE_INT32 = 6,
+  FERRITE_INT64 = 7,
+  FERRITE_BOOL = 9, /* one byte per element, 0 or 1 */
+  FERRITE_FLOAT16 = 10,
+  FERRITE_FLOAT64 = 11,
+  FERRITE_UINT32 = 12,
+  FERRITE_UINT64 = 13,
+  FERRITE_BFLOAT16 = 16
+} FerriteDType;
+
+typedef struct FerriteOptions FerriteOptions;
+typedef struct FerriteSession FerriteSession;
+
+/* A declared input or output. The pointers are owned by the session and live as long as
+ * it does. A dimension is -1 where the model leaves it symbolic or unknown (outputs whose
+ * shape depends on the inputs' values, for instance). */
+typedef struct FerriteTensorInfo {
+  const char* name;
+  FerriteDType dtype;
+  size_t rank;
+  const int64_t* shape;
+} FerriteTensorInfo;
+
+/* An input: the caller's dense row-major data, read during the run only. nbytes must be
+ * the element count times the element size. */
+typedef struct FerriteTensor {
+  FerriteDType dtype;
+  size_t rank;
+  const int64_t* shape;
+  const void* data;
+  size_t nbytes;
+} FerriteTensor;
+
+/* An output: the caller gives data and capacity (bytes); the run fills in the rest. */
+typedef struct FerriteOutput {
+  void* data;
+  size_t capacity;
+  FerriteDType dtype;
+  size_t rank;
+  int64_t shape[FERRITE_MAX_RANK];
+  size_t nbytes; /* bytes written, or needed when the status is FERRITE_BUFFER_TOO_SMALL */
+} FerriteOutput;
+
+/* "1.0.0" and FERRITE_API_VERSION of the library. */
+FERRITE_API const char* ferrite_version(void);
+FERRITE_API int ferrite_api_version(void);
+
+/* The message of the last call that failed on this thread ("" if none). Valid until the
+ * next failing call on the same thread. */
+FERRITE_API const char* ferrite_last_error(void);
+
+/* Options: threads (default 1), backend ("jit" on x86-64, else "portable"; also
+ * "reference"), ISA of the JIT ("avx2", "avx512"; default: the CPU's best). An unknown
+ * backend or ISA is FERRITE_INVALID_ARGUMENT, and leaves the option unchanged. */
+FERRITE_API FerriteStatus ferrite_options_create(FerriteOptions** out);
+FERRITE_API void ferrite_options_destroy(FerriteOptions* options); /* NULL is allowed */
+FERRITE_API FerriteStatus ferrite_options_set_threads(FerriteOptions* options, int threads);
+FERRITE_API FerriteStatus ferrite_options_set_backend(FerriteOptions* options, const char* backend);
+FERRITE_API FerriteStatus ferrite_options_set_isa(FerriteOptions* options, const char* isa);
+
+/* Sessions from a file or from bytes (copied; the caller may free them after the call):
+ * an ONNX model or a compiled plan, told apart by content. options may be NULL
+ * (defaults); the session copies them. */
+FERRITE_API FerriteStatus ferrite_session_create(const char* path, const FerriteOptions* options,
+                                                 FerriteSession** out);
+FERRITE_API FerriteStatus ferrite_session_create_from_bytes(const void* data, size_t size,
+                                                            const FerriteOptions* options,
+                                                            FerriteSession** out);
+FERRITE_API void ferrite_session_destroy(FerriteSession* session); /* NULL is allowed */
+
+FERRITE_API size_t ferrite_session_input_count(const FerriteSession* session);
+FERRITE_API size_t ferrite_session_output_count(const FerriteSession* session);
+FERRITE_API FerriteStatus ferrite_session_input_info(const FerriteSession* session, size_t index,
+                                                     FerriteTensorInfo* info);
+FERRITE_API FerriteStatus ferrite_session_output_info(const FerriteSession* session, size_t index,
+                                                      FerriteTensorInfo* info);
+
+/* Runs the model. inputs[i] feeds the input named input_names[i]; every declared input must
+ * be fed, once. output_names selects the outputs to write, in the order of `outputs`; NULL
+ * means all of them in model order (output_count must then equal their number). The first
+ * call for new input shapes compiles the model for them (an ONNX model with symbolic
+ * dims); later calls with those shapes reuse that plan. On FERRITE_BUFFER_TOO_SMALL every
+ * output's dtype, rank, shape and nbytes are set and nothing was written: run again with
+ * buffers that large. */
+FERRITE_API FerriteStatus ferrite_session_run(FerriteSession* session, size_t input_count,
+                                              const char* const* input_names,
+                                              const FerriteTensor* inputs, size_t output_count,
+                                              const char* const* output_names,
+                                              FerriteOutput* outputs);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* FERRITE_H_ */

@@ -1,0 +1,321 @@
+// The Python module `ferrite` (pybind11), shaped like onnxruntime's Python API so that
+// code written for it ports by changing the import:
+//
+//   import ferrite as ort
+//   sess = ort.InferenceSession("model.onnx", threads=2)   # or bytes, or a compiled .fplan
+//   name = sess.get_inputs()[0].name
+//   y = sess.run(None, {name: x})[0]                        # numpy in, numpy out
+//
+// InferenceSession(path_or_bytes, sess_options=None, providers=None, *, threads=None,
+// backend=None, isa=None): sess_options is a ferrite.SessionOptions (intra_op_num_threads,
+// backend, isa); providers is accepted for compatibility (CPUExecutionProvider only).
+// Errors raise ferrite.Error (a RuntimeError) naming the input, op or file;
+// ferrite.UnsupportedError (a subclass) for ops and types Ferrite does not support.
+// run() releases the GIL; one session may be used from several Python threads (its runs
+// are serialized).
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bindings/engine/engine.h"
+#include "compiler/plan/error.h"
+
+namespace py = pybind11;
+
+namespace ferrite {
+namespace {
+
+struct PySessionOptions {
+  int intra_op_num_threads = 0;  // 0: Ferrite's default (1)
+  std::string backend;           // "": the build's default
+  std::string isa;
+};
+
+// ONNX Runtime's type strings ("tensor(float)").
+std::string ort_type(DType t) {
+  switch (t) {
+    case DType::F32:
+      return "tensor(float)";
+    case DType::F64:
+      return "tensor(double)";
+    case DType::F16:
+      return "tensor(float16)";
+    case DType::BF16:
+      return "tensor(bfloat16)";
+    case DType::Bool:
+      return "tensor(bool)";
+    case DType::String:
+      return "tensor(string)";
+    default:
+      return std::string("tensor(") + dtype_name(t) + ")";
+  }
+}
+
+// The numpy dtype of a Ferrite dtype; bfloat16 has none.
+py::dtype numpy_dtype(DType t) {
+  switch (t) {
+    case DType::F32:
+      return py::dtype::of<float>();
+    case DType::F64:
+      return py::dtype::of<double>();
+    case DType::F16:
+      return py::dtype("float16");
+    case DType::I8:
+      return py::dtype::of<int8_t>();
+    case DType::I16:
+      return py::dtype::of<int16_t>();
+    case DType::I32:
+      return py::dtype::of<int32_t>();
+    case DType::I64:
+      return py::dtype::of<int64_t>();
+    case DType::U8:
+      return py::dtype::of<uint8_t>();
+    case DType::U16:
+      return py::dtype::of<uint16_t>();
+    case DType::U32:
+      return py::dtype::of<uint32_t>();
+    case DType::U64:
+      return py::dtype::of<uint64_t>();
+    case DType::Bool:
+      return py::dtype::of<bool>();
+    default:
+      throw UnsupportedError(str_cat("no numpy dtype for ", dtype_name(t)));
+  }
+}
+
+// Whether a numpy array's dtype is one Ferrite holds, and which.
+bool dtype_of(const py::array& a, DType* out) {
+  static const DType candidates[] = {DType::F32, DType::F64, DType::F16, DType::I8,
+                                     DType::I16, DType::I32, DType::I64, DType::U8,
+                                     DType::U16, DType::U32, DType::U64, DType::Bool};
+  for (DType t : candidates) {
+    if (a.dtype().is(numpy_dtype(t))) {
+      *out = t;
+      return true;
+    }
+  }
+  return false;
+}
+
+struct NodeArg {
+  std::string name;
+  std::string type;
+  py::list shape;  // ints; a symbolic dim is its name (str), an unknown one None
+};
+
+NodeArg node_arg(const IoInfo& io, const std::vector<std::string>& dim_names) {
+  NodeArg arg;
+  arg.name = io.name;
+  arg.type = ort_type(io.dtype);
+  for (size_t i = 0; i < io.shape.size(); ++i) {
+    if (io.shape[i] >= 0) {
+      arg.shape.append(io.shape[i]);
+    } else if (i < dim_names.size() && !dim_names[i].empty()) {
+      arg.shape.append(dim_names[i]);
+    } else {
+      arg.shape.append(py::none());
+    }
+  }
+  return arg;
+}
+
+// A numpy array owning a Tensor's buffer (no copy).
+py::array to_numpy(Tensor t) {
+  const py::dtype dtype = numpy_dtype(t.dtype());
+  std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
+  auto owner = std::make_unique<Tensor>(std::move(t));
+  void* data = owner->data();
+  py::capsule free_tensor(owner.get(), [](void* p) { delete static_cast<Tensor*>(p); });
+  owner.release();
+  return py::array(dtype, shape, data, free_tensor);
+}
+
+class InferenceSession {
+ public:
+  InferenceSession(const py::object& model, std::optional<PySessionOptions> sess_options,
+                   const py::object& providers, std::optional<int> threads,
+                   std::optional<std::string> backend, std::optional<std::string> isa) {
+    EngineOptions options;
+    if (sess_options) {
+      if (sess_options->intra_op_num_threads > 0)
+        options.session.threads = sess_options->intra_op_num_threads;
+      if (!sess_options->backend.empty()) options.session.backend = sess_options->backend;
+      if (!sess_options->isa.empty()) options.session.isa = sess_options->isa;
+    }
+    if (threads) {
+      if (*threads < 1 || *threads > 1024)
+        throw py::value_error("threads must be 1..1024, got " + std::to_string(*threads));
+      options.session.threads = *threads;
+    }
+    if (backend) options.session.backend = *backend;
+    if (isa) options.session.isa = *isa;
+    check_backend(options.session.backend);
+    check_providers(providers);
+    backend_ = options.session.backend;
+    if (PyObject_CheckBuffer(model.ptr())) {  // bytes, bytearray, memoryview, numpy
+      const py::buffer_info buffer = py::buffer(model).request();
+      const auto* data = static_cast<const uint8_t*>(buffer.ptr);
+      const size_t size = static_cast<size_t>(buffer.size * buffer.itemsize);
+      py::gil_scoped_release release;
+      engine_ = Engine::from_bytes(data, size, options);
+    } else {
+      const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
+      py::gil_scoped_release release;
+      engine_ = Engine::from_file(path, options);
+    }
+    // Symbolic dim names for get_inputs(): the engine keeps -1 in IoInfo.
+    dim_names_ = engine_->input_dim_names();
+  }
+
+  std::vector<NodeArg> get_inputs() const {
+    std::vector<NodeArg> args;
+    for (size_t i = 0; i < engine_->inputs().size(); ++i)
+      args.push_back(node_arg(engine_->inputs()[i], dim_names_[i]));
+    return args;
+  }
+
+  std::vector<NodeArg> get_outputs() const {
+    std::vector<NodeArg> args;
+    for (const IoInfo& io : engine_->outputs()) args.push_back(node_arg(io, {}));
+    return args;
+  }
+
+  std::vector<std::string> get_providers() const { return {"CPUExecutionProvider"}; }
+  const std::string& backend() const { return backend_; }
+
+  py::list run(const py::object& output_names, const py::dict& feeds_dict) {
+    std::vector<size_t> selected;
+    const std::vector<IoInfo>& outs = engine_->outputs();
+    if (output_names.is_none()) {
+      for (size_t i = 0; i < outs.size(); ++i) selected.push_back(i);
+    } else {
+      for (const py::handle& h : output_names) {
+        const std::string name = py::str(h);
+        size_t k = 0;
+        while (k < outs.size() && outs[k].name != name) ++k;
+        if (k == outs.size()) {
+          std::string names;
+          for (const IoInfo& o : outs) names += (names.empty() ? "" : ", ") + o.name;
+          fail("unknown output '", name, "' (model outputs: ", names, ")");
+        }
+        selected.push_back(k);
+      }
+    }
+    std::vector<Tensor> tensors;
+    std::vector<std::string> names;
+    tensors.reserve(feeds_dict.size());
+    for (const auto& item : feeds_dict) {
+      const std::string name = py::str(item.first);
+      py::array a = py::array::ensure(item.second, py::array::c_style);
+      if (!a) fail("input '", name, "': expected a numpy array");
+      DType dtype;
+      if (!dtype_of(a, &dtype)) {
+        fail("input '", name, "': numpy dtype ", std::string(py::str(a.dtype())),
+             " is not supported");
+      }
+      std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+      tensors.emplace_back(dtype, std::move(shape), a.data());
+      names.push_back(name);
+    }
+    std::vector<std::pair<std::string, const Tensor*>> feeds;
+    for (size_t i = 0; i < tensors.size(); ++i) feeds.emplace_back(names[i], &tensors[i]);
+    std::vector<Tensor> results;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      results = engine_->run(feeds);
+    }
+    py::list out;
+    for (size_t k : selected) out.append(to_numpy(std::move(results[k])));
+    return out;
+  }
+
+ private:
+  static void check_backend(const std::string& backend) {
+    const std::string fallback = default_backend();  // registers the build's backends
+    if (backend.empty()) return;
+    std::string names;
+    for (const std::string& b : available_backends()) {
+      if (b == backend) return;
+      names += (names.empty() ? "" : ", ") + b;
+    }
+    throw py::value_error("unknown backend '" + backend + "' (available: " + names + ")");
+  }
+
+  static void check_providers(const py::object& providers) {
+    if (providers.is_none()) return;
+    for (const py::handle& p : providers) {
+      // onnxruntime also takes (name, options) pairs.
+      const py::object name = py::isinstance<py::tuple>(p) ? p.cast<py::tuple>()[0]
+                                                           : py::reinterpret_borrow<py::object>(p);
+      if (std::string(py::str(name)) != "CPUExecutionProvider") {
+        throw py::value_error("provider '" + std::string(py::str(name)) +
+                              "' is not available (Ferrite runs on CPUExecutionProvider)");
+      }
+    }
+  }
+
+  std::unique_ptr<Engine> engine_;
+  std::vector<std::vector<std::string>> dim_names_;
+  std::string backend_;
+  std::mutex mutex_;
+};
+
+}  // namespace
+}  // namespace ferrite
+
+PYBIND11_MODULE(ferrite, m) {
+  using namespace ferrite;
+  m.doc() = "Ferrite: an ONNX compiler and runtime, with onnxruntime's Python API";
+  static py::exception<Error> error(m, "Error", PyExc_RuntimeError);
+  static py::exception<UnsupportedError> unsupported(m, "UnsupportedError", error.ptr());
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const UnsupportedError& e) {
+      unsupported(e.what());
+    } catch (const Error& e) {
+      error(e.what());
+    }
+  });
+  m.attr("__version__") = "1.0.0";
+  m.def("get_available_backends", [] {
+    default_backend();
+    return available_backends();
+  });
+  m.def("get_available_providers", [] { return std::vector<std::string>{"CPUExecutionProvider"}; });
+
+  py::class_<PySessionOptions>(m, "SessionOptions")
+      .def(py::init<>())
+      .def_readwrite("intra_op_num_threads", &PySessionOptions::intra_op_num_threads)
+      .def_readwrite("backend", &PySessionOptions::backend)
+      .def_readwrite("isa", &PySessionOptions::isa);
+
+  py::class_<NodeArg>(m, "NodeArg")
+      .def_readonly("name", &NodeArg::name)
+      .def_readonly("type", &NodeArg::type)
+      .def_readonly("shape", &NodeArg::shape)
+      .def("__repr__", [](const NodeArg& a) -> std::string {
+        return "NodeArg(name='" + a.name + "', type='" + a.type +
+               "', shape=" + py::repr(a.shape).cast<std::string>() + ")";
+      });
+
+  py::class_<InferenceSession>(m, "InferenceSession")
+      .def(py::init<const py::object&, std::optional<PySessionOptions>, const py::object&,
+                    std::optional<int>, std::optional<std::string>, std::optional<std::string>>(),
+           py::arg("path_or_bytes"), py::arg("sess_options") = py::none(),
+           py::arg("providers") = py::none(), py::kw_only(), py::arg("threads") = py::none(),
+           py::arg("backend") = py::none(), py::arg("isa") = py::none())
+      .def("get_inputs", &InferenceSession::get_inputs)
+      .def("get_outputs", &InferenceSession::get_outputs)
+      .def("get_providers", &InferenceSession::get_providers)
+      .def_property_readonly("backend", &InferenceSession::backend)
+      .def("run", &InferenceSession::run, py::arg("output_names"), py::arg("input_feed"));
+}
