@@ -2,6 +2,7 @@
 // No exception crosses it: each entry point catches everything and maps it to a status.
 #include "bindings/c/ferrite.h"
 
+#include <cstddef>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -11,6 +12,14 @@
 
 #include "bindings/engine/engine.h"
 #include "compiler/plan/error.h"
+
+#ifdef __EMSCRIPTEN__
+// The JavaScript glue (wasm/js/ferrite_api.mjs) reads and writes these structs by offset.
+static_assert(sizeof(FerriteTensor) == 20 && sizeof(FerriteTensorInfo) == 16, "wasm32 layout");
+static_assert(sizeof(FerriteOutput) == 152 && offsetof(FerriteOutput, shape) == 16 &&
+                  offsetof(FerriteOutput, nbytes) == 144,
+              "wasm32 layout");
+#endif
 
 struct FerriteOptions {
   ferrite::EngineOptions engine;

@@ -3,9 +3,11 @@
 // and the boundary catches it. Nothing in the library aborts the host process.
 #pragma once
 
-#include <sstream>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 namespace ferrite {
@@ -30,16 +32,49 @@ class NeedsInputValueError : public UnsupportedError {
   explicit NeedsInputValueError(const std::string& message) : UnsupportedError(message) {}
 };
 
+namespace detail {
+// The pieces of str_cat, out of line (error.cc), so that each of its many instantiations
+// is a few calls and no iostreams are linked in (they cost a wasm build ~200 KB).
+void append_signed(std::string* s, long long v);
+void append_unsigned(std::string* s, unsigned long long v);
+void append_double(std::string* s, double v);  // as an ostream prints it: "%g"
+
+template <class T>
+void append(std::string* s, const T& v) {
+  using U = std::decay_t<T>;
+  if constexpr (std::is_same_v<U, char>) {
+    s->push_back(v);
+  } else if constexpr (std::is_same_v<U, bool>) {
+    s->push_back(v ? '1' : '0');
+  } else if constexpr (std::is_enum_v<U>) {
+    append(s, static_cast<std::underlying_type_t<U>>(v));
+  } else if constexpr (std::is_same_v<U, signed char> || std::is_same_v<U, unsigned char>) {
+    s->push_back(static_cast<char>(v));  // what an ostream does with them
+  } else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>) {
+    append_signed(s, v);
+  } else if constexpr (std::is_integral_v<U>) {
+    append_unsigned(s, v);
+  } else if constexpr (std::is_floating_point_v<U>) {
+    append_double(s, static_cast<double>(v));
+  } else {
+    static_assert(std::is_convertible_v<const T&, std::string_view>,
+                  "str_cat takes strings, characters and numbers");
+    s->append(std::string_view(v));
+  }
+}
+}  // namespace detail
+
+// Concatenates strings, characters and numbers (printed as an ostream prints them).
 template <class... Args>
-std::string str_cat(Args&&... args) {
-  std::ostringstream os;
-  (os << ... << std::forward<Args>(args));
-  return os.str();
+std::string str_cat(const Args&... args) {
+  std::string s;
+  (detail::append(&s, args), ...);
+  return s;
 }
 
 template <class... Args>
-[[noreturn]] void fail(Args&&... args) {
-  throw Error(str_cat(std::forward<Args>(args)...));
+[[noreturn]] void fail(const Args&... args) {
+  throw Error(str_cat(args...));
 }
 
 }  // namespace ferrite

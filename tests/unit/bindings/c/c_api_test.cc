@@ -305,6 +305,7 @@ TEST(CApi, LoadErrorsAndOptions) {
   EXPECT_EQ(ferrite_session_input_count(nullptr), 0u);
 }
 
+#ifndef __EMSCRIPTEN__  // no threads in the wasm build
 TEST(CApi, TheLastErrorIsPerThread) {
   FerriteOptions* options = nullptr;
   ASSERT_EQ(ferrite_options_create(&options), FERRITE_OK);
@@ -320,7 +321,6 @@ TEST(CApi, TheLastErrorIsPerThread) {
   ferrite_options_destroy(options);
 }
 
-#ifndef __EMSCRIPTEN__
 TEST(CApi, OneSessionFromSeveralThreads) {
   const std::vector<float> expected = mlp_oracle();
   SessionPtr p;

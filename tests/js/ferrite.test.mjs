@@ -1,0 +1,115 @@
+// The JavaScript package (wasm/js, built into build/wasm/js) under node: onnxruntime-web's
+// API on the full and the runtime-only builds. Run by tests/js/run.sh, which writes the
+// oracle (numpy's output for the example mlp) and a compiled plan first.
+//   FERRITE_JS_DIR=build/wasm/js FERRITE_ORACLE=oracle.json FERRITE_PLAN=mlp.fplan \
+//     node --test tests/js/ferrite.test.mjs
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'node:test';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const jsDir = path.resolve(process.env.FERRITE_JS_DIR || 'build/wasm/js');
+const { InferenceSession, Tensor, FerriteError } =
+    await import(pathToFileURL(path.join(jsDir, 'ferrite.mjs')));
+const runtimeOnly = await import(pathToFileURL(path.join(jsDir, 'ferrite_rt.mjs')));
+const oracle = JSON.parse(await readFile(process.env.FERRITE_ORACLE, 'utf8'));
+const mlp = path.join(root, 'examples/models/mlp.onnx');
+const fixture = (name) => path.join(root, 'tests/cli/fixtures', name);
+
+function assertClose(actual, expected, tol, what) {
+  assert.equal(actual.length, expected.length, what);
+  for (let i = 0; i < expected.length; ++i) {
+    assert.ok(Math.abs(actual[i] - expected[i]) <= tol,
+              `${what}[${i}]: ${actual[i]} vs ${expected[i]}`);
+  }
+}
+
+async function runMlp(session) {
+  const x = new Tensor('float32', Float32Array.from(oracle.x), [1, 64]);
+  const { y } = await session.run({ x });
+  assert.equal(y.type, 'float32');
+  assert.deepEqual(y.dims, [1, 10]);
+  return y.data;
+}
+
+test('the mlp from a path, bytes and an ArrayBuffer matches numpy on every backend', async () => {
+  const bytes = new Uint8Array(await readFile(mlp));
+  for (const backend of ['portable', 'reference']) {
+    for (const model of [mlp, bytes, bytes.slice().buffer]) {
+      const session = await InferenceSession.create(model, { backend });
+      assertClose(await runMlp(session), oracle.y, 1e-5, backend);
+      await session.release();
+    }
+  }
+});
+
+test('metadata', async () => {
+  const session = await InferenceSession.create(mlp);
+  assert.deepEqual(session.inputNames, ['x']);
+  assert.deepEqual(session.outputNames, ['y']);
+  assert.deepEqual(session.inputs[0], { name: 'x', type: 'float32', dims: [1, 64] });
+  const sym = await InferenceSession.create(fixture('sym_add.onnx'));
+  assert.deepEqual(sym.inputs[1], { name: 'b', type: 'float32', dims: [null, 3] });
+});
+
+test('a symbolic batch, integer inputs, negative indices, output selection', async () => {
+  const sym = await InferenceSession.create(fixture('sym_add.onnx'));
+  for (const n of [2, 5, 2]) {
+    const a = Float32Array.from({ length: n * 3 }, (_, i) => i * 0.5);
+    const b = Float32Array.from({ length: n * 3 }, (_, i) => 10 - i);
+    const { y } = await sym.run({ b: new Tensor(b, [n, 3]), a: new Tensor('float32', a, [n, 3]) });
+    assert.deepEqual(y.dims, [n, 3]);
+    assert.deepEqual(Array.from(y.data), Array.from(a, (v, i) => v + b[i]));
+  }
+  const gather = await InferenceSession.create(fixture('gather.onnx'));
+  const x = new Tensor('float32', [0, 1, 10, 11, 20, 21, 30, 31], [4, 2]);
+  const i = new Tensor('int64', [3n, -4n, 2n], [3]);
+  const out = await gather.run({ x, i }, ['y']);
+  assert.deepEqual(Array.from(out.y.data), [30, 31, 0, 1, 20, 21]);
+});
+
+test('errors name the input, the node or the file', async () => {
+  const gather = await InferenceSession.create(fixture('gather.onnx'));
+  const x = new Tensor('float32', new Float32Array(8), [4, 2]);
+  const i = new Tensor('int64', [0n, 1n, 2n], [3]);
+  const rejects = (promise, status, text) => assert.rejects(promise, (e) => {
+    assert.ok(e instanceof FerriteError, String(e));
+    assert.equal(e.status, status);
+    assert.ok(e.message.includes(text), e.message);
+    return true;
+  });
+  await rejects(gather.run({ x, j: i }), 'RUN_ERROR', "unknown input 'j' (model inputs: x, i)");
+  await rejects(gather.run({ x }), 'RUN_ERROR', "missing input 'i'");
+  await rejects(gather.run({ x: new Tensor('float32', new Float32Array(8), [2, 4]), i }),
+                'RUN_ERROR', "input 'x': expected shape [4,2], got [2,4]");
+  await rejects(gather.run({ x: new Tensor('int32', new Int32Array(8), [4, 2]), i }),
+                'RUN_ERROR', "input 'x': expected float32, got int32");
+  await rejects(gather.run({ x, i: new Tensor('int64', [0n, 9n, 1n], [3]) }), 'RUN_ERROR',
+                'out of range');
+  await rejects(gather.run({ x, i }, ['z']), 'RUN_ERROR', "unknown output 'z'");
+  assert.equal((await gather.run({ x, i })).y.data.length, 6);  // still usable
+
+  await rejects(InferenceSession.create(fixture('unknown_op.onnx')), 'UNSUPPORTED', 'FancyOp');
+  const bytes = new Uint8Array(await readFile(mlp));
+  await rejects(InferenceSession.create(bytes.subarray(0, 100)), 'MODEL_ERROR', '');
+  await rejects(InferenceSession.create(mlp, { backend: 'gpu' }), 'INVALID_ARGUMENT',
+                "unknown backend 'gpu'");
+  await assert.rejects(InferenceSession.create(42), TypeError);
+  assert.throws(() => new Tensor('float32', new Float32Array(5), [2, 3]), RangeError);
+  assert.throws(() => new Tensor('int64', new Float32Array(6), [2, 3]), TypeError);
+  assert.throws(() => new Tensor('complex64', new Float32Array(2)), TypeError);
+  await gather.release();
+  await rejects(gather.run({ x, i }), 'INVALID_ARGUMENT', 'released');
+});
+
+test('the runtime-only build runs compiled plans and refuses ONNX models', async () => {
+  const plan = new Uint8Array(await readFile(process.env.FERRITE_PLAN));
+  const session = await runtimeOnly.InferenceSession.create(plan);
+  assertClose(await runMlp(session), oracle.y, 1e-5, 'plan');
+  const full = await InferenceSession.create(process.env.FERRITE_PLAN);
+  assertClose(await runMlp(full), oracle.y, 1e-5, 'plan in the full build');
+  await assert.rejects(runtimeOnly.InferenceSession.create(mlp),
+                       (e) => e.status === 'UNSUPPORTED' && e.message.includes('runtime-only'));
+});
