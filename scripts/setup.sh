@@ -13,11 +13,15 @@ packages=(
   clang-format                                     # format check in scripts/test.sh
   python3 python3-numpy python3-onnx               # example model and test fixtures
   pybind11-dev python3-dev python3-pytest          # the Python module and its tests
+  chromium-headless-shell                          # the JavaScript package's browser test
+  g++-aarch64-linux-gnu qemu-user-static           # the ARM check (cross build, tests under qemu)
   python3-torch python3-torchvision                # end-to-end test models (tests/models)
   libopenblas0-openmp                              # a fast BLAS for torch (Debian defaults to the reference one)
 )
 # node may come from elsewhere (e.g. node 20); only install Debian's when there is none.
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
+# npm installs playwright-core (the browser test's driver) into build/browser.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -5,6 +5,7 @@
 #   native  every ctest entry (unit tests, conformance and models on both backends, CLI errors)
 #   wasm    every ctest entry, under node
 #   asan    every ctest entry too (the conformance runs take seconds even under ASan)
+#   aarch64 the portable path cross-built for ARM: unit and conformance tests under qemu
 #   tsan    the C API's threads test (one session from 8 threads) under ThreadSanitizer
 # Every step runs even if an earlier one failed; the last line says what failed, and the
 # exit status is non-zero if anything did.
@@ -85,6 +86,15 @@ step "export models" export_models
 build_and_test native
 build_and_test wasm
 build_and_test asan
+# ARM: the portable path cross-built for aarch64, its unit and conformance tests under
+# qemu-aarch64.
+rm -f build/aarch64/ctest.log
+step "build aarch64" bash scripts/build.sh aarch64 ferrite unit_tests
+if [[ " ${failed[*]-} " == *" build aarch64 "* ]]; then
+  summaries+=("aarch64: not tested (build failed)")
+else
+  step "test aarch64" run_ctest aarch64 -R '^(unit_tests|conformance_)'
+fi
 # ThreadSanitizer: only the C API's threads test (and the libraries under it).
 rm -f build/tsan/ctest.log
 step "build tsan" bash scripts/build.sh tsan c_api_threads
@@ -101,7 +111,7 @@ total=$(($(date +%s) - script_start))
 # One closing line over every ctest run: "N passed, M failed".
 passed=0
 failed_tests=0
-for kind in native wasm asan tsan; do
+for kind in native wasm asan aarch64 tsan; do
   line=$(grep -E 'tests passed, [0-9]+ tests? failed out of' "build/$kind/ctest.log" 2>/dev/null | tail -1 || true)
   if [[ $line =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
     failed_tests=$((failed_tests + BASH_REMATCH[1]))

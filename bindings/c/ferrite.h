@@ -124,6 +124,8 @@ FERRITE_API void ferrite_options_destroy(FerriteOptions* options); /* NULL is al
 FERRITE_API FerriteStatus ferrite_options_set_threads(FerriteOptions* options, int threads);
 FERRITE_API FerriteStatus ferrite_options_set_backend(FerriteOptions* options, const char* backend);
 FERRITE_API FerriteStatus ferrite_options_set_isa(FerriteOptions* options, const char* isa);
+/* Profiling (default off): time every step of every run, for ferrite_session_report. */
+FERRITE_API FerriteStatus ferrite_options_set_profiling(FerriteOptions* options, int enabled);
 
 /* Sessions from a file or from bytes (copied; the caller may free them after the call):
  * an ONNX model or a compiled plan, told apart by content. options may be NULL
@@ -154,6 +156,14 @@ FERRITE_API FerriteStatus ferrite_session_run(FerriteSession* session, size_t in
                                               const FerriteTensor* inputs, size_t output_count,
                                               const char* const* output_names,
                                               FerriteOutput* outputs);
+
+/* The plan of the session's last run, as JSON (NULL before the first run, or on failure):
+ *   {"kernels": K, "externs": E, "buffers": B, "pool_bytes": P, "constant_bytes": C,
+ *    "steps": [{"label": "kernel fused_relu_3", "runs": R, "ms": T}, ...]}
+ * "steps" lists every plan step in order with the time it took over all runs so far when
+ * the session profiles (ferrite_options_set_profiling), and is empty otherwise. The string
+ * belongs to the session and lives until its next report or its destruction. */
+FERRITE_API const char* ferrite_session_report(FerriteSession* session);
 
 #ifdef __cplusplus
 } /* extern "C" */

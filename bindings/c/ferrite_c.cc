@@ -3,6 +3,7 @@
 #include "bindings/c/ferrite.h"
 
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <new>
@@ -30,6 +31,7 @@ struct FerriteSession {
   std::mutex run_mutex;  // Engine::run is not reentrant (one pool, a plan cache)
   // What ferrite_session_*_info points into.
   std::vector<ferrite::IoInfo> inputs, outputs;
+  std::string report;  // ferrite_session_report's last answer
 };
 
 namespace {
@@ -133,6 +135,41 @@ ferrite::Tensor input_tensor(const char* name, const FerriteTensor& in) {
   return ferrite::Tensor(dtype, std::move(shape), in.data);
 }
 
+void append_json_string(std::string* out, const std::string& s) {
+  *out += '"';
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      *out += '\\';
+      *out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\u%04x", c);
+      *out += buf;
+    } else {
+      *out += c;
+    }
+  }
+  *out += '"';
+}
+
+std::string session_report(const ferrite::Session& session) {
+  const ferrite::Plan& plan = session.plan();
+  std::string out = ferrite::str_cat(
+      "{\"kernels\": ", plan.kernels.size(), ", \"externs\": ", plan.externs.size(),
+      ", \"buffers\": ", plan.buffers.size(), ", \"pool_bytes\": ", plan.pool_bytes,
+      ", \"constant_bytes\": ", session.constant_bytes(), ", \"steps\": [");
+  const std::vector<ferrite::StepTime> steps = session.profile();
+  for (size_t i = 0; i < steps.size(); ++i) {
+    out += i ? ", {\"label\": " : "{\"label\": ";
+    append_json_string(&out, steps[i].label);
+    char times[64];
+    std::snprintf(times, sizeof(times), ", \"runs\": %lld, \"ms\": %.6f}",
+                  static_cast<long long>(steps[i].runs), steps[i].total_ms);
+    out += times;
+  }
+  return out + "]}";
+}
+
 }  // namespace
 
 extern "C" {
@@ -196,6 +233,12 @@ FerriteStatus ferrite_options_set_isa(FerriteOptions* options, const char* isa) 
                    ferrite::str_cat("unknown isa '", s, "' (avx2 or avx512)"));
   }
   options->engine.session.isa = s;
+  return FERRITE_OK;
+}
+
+FerriteStatus ferrite_options_set_profiling(FerriteOptions* options, int enabled) {
+  if (!options) return failure(FERRITE_INVALID_ARGUMENT, "options is NULL");
+  options->engine.session.profile = enabled != 0;
   return FERRITE_OK;
 }
 
@@ -327,6 +370,21 @@ FerriteStatus ferrite_session_run(FerriteSession* session, size_t input_count,
     }
     return FERRITE_OK;
   });
+}
+
+const char* ferrite_session_report(FerriteSession* session) {
+  if (!session) {
+    failure(FERRITE_INVALID_ARGUMENT, "session is NULL");
+    return nullptr;
+  }
+  const FerriteStatus status = guarded(FERRITE_INTERNAL_ERROR, [&] {
+    std::lock_guard<std::mutex> lock(session->run_mutex);
+    const ferrite::Session* s = session->engine->last_session();
+    if (!s) return failure(FERRITE_INVALID_ARGUMENT, "the session has not run yet");
+    session->report = session_report(*s);
+    return FERRITE_OK;
+  });
+  return status == FERRITE_OK ? session->report.c_str() : nullptr;
 }
 
 }  // extern "C"

@@ -189,7 +189,10 @@ void Engine::init_plan(Plan plan, EngineOptions options) {
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
   const std::vector<const Tensor*> ordered = checked_feeds(feeds);
-  return session_for_checked(ordered).run(ordered);
+  Session& session = session_for_checked(ordered);
+  std::vector<Tensor> outputs = session.run(ordered);
+  last_session_ = &session;
+  return outputs;
 }
 
 Session& Engine::session_for_feeds(
@@ -273,7 +276,10 @@ Session& Engine::session_for_values(const std::vector<const Tensor*>& inputs) {
   auto it = value_sessions_.find(key);
   if (it != value_sessions_.end()) return *it->second;
   // A model fed ever-changing values must not grow the cache without bound.
-  if (value_sessions_.size() >= kMaxValueSessions) value_sessions_.clear();
+  if (value_sessions_.size() >= kMaxValueSessions) {
+    value_sessions_.clear();
+    last_session_ = nullptr;
+  }
   if (!compiler_) fail(no_compiler_message());
   Plan plan = compiler_->compile(types, values);
   auto session = std::make_unique<Session>(std::move(plan), options_.session);

@@ -63,6 +63,9 @@ class Engine {
   // cannot be written: NeedsInputValueError.
   Plan compile_plan(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
 
+  // The session the last successful run used (null before the first).
+  Session* last_session() const { return last_session_; }
+
   // The session compiled for the given input shapes (compiling it if new).
   Session& session_for(const std::vector<std::vector<int64_t>>& shapes);
 
@@ -85,6 +88,7 @@ class Engine {
   // Why no new plan can be compiled (compiler_ is null).
   std::string no_compiler_message() const;
 
+  Session* last_session_ = nullptr;
   std::unique_ptr<ModelCompiler> compiler_;  // null for a compiled plan or once released
   bool released_graph_ = false;
   EngineOptions options_;

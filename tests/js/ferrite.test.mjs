@@ -45,6 +45,18 @@ test('the mlp from a path, bytes and an ArrayBuffer matches numpy on every backe
   }
 });
 
+test('report and profile', async () => {
+  const session = await InferenceSession.create(mlp, { profile: true });
+  assert.throws(() => session.report(), /has not run yet/);
+  await runMlp(session);
+  await runMlp(session);
+  const report = session.report();
+  assert.equal(report.externs, 2);
+  assert.ok(report.steps.length >= 3, JSON.stringify(report));
+  assert.ok(report.steps.some((s) => s.label.startsWith("extern MatMul 'fc1'")));
+  assert.ok(report.steps.every((s) => s.runs === 2 && s.ms >= 0));
+});
+
 test('metadata', async () => {
   const session = await InferenceSession.create(mlp);
   assert.deepEqual(session.inputNames, ['x']);

@@ -31,6 +31,8 @@ export interface SessionOptions {
   backend?: string;
   /** kernel threads; the wasm build runs single-threaded whatever is asked */
   threads?: number;
+  /** time every step of every run (see InferenceSession.report) */
+  profile?: boolean;
 }
 
 export class FerriteError extends Error {
@@ -48,5 +50,10 @@ export class InferenceSession {
   readonly outputs: readonly ValueInfo[];
   run(feeds: Record<string, Tensor>, fetches?: readonly string[]):
       Promise<Record<string, Tensor>>;
+  /** The plan of the last run; its steps are timed when created with {profile: true}. */
+  report(): {
+    kernels: number; externs: number; buffers: number; pool_bytes: number;
+    constant_bytes: number; steps: { label: string; runs: number; ms: number }[];
+  };
   release(): Promise<void>;
 }

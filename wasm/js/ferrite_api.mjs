@@ -89,6 +89,8 @@ class Native {
     this.optionsDestroy = f('ferrite_options_destroy', null, ['number']);
     this.setThreads = f('ferrite_options_set_threads', 'number', ['number', 'number']);
     this.setBackend = f('ferrite_options_set_backend', 'number', ['number', 'string']);
+    this.setProfiling = f('ferrite_options_set_profiling', 'number', ['number', 'number']);
+    this.report = f('ferrite_session_report', 'number', ['number']);
     this.createFromBytes = f('ferrite_session_create_from_bytes', 'number',
                              ['number', 'number', 'number', 'number']);
     this.destroy = f('ferrite_session_destroy', null, ['number']);
@@ -202,6 +204,7 @@ export function defineInferenceSession(importModule, wasmUrl) {
         opts = n.u32(out);
         if (options.backend !== undefined) n.check(n.setBackend(opts, String(options.backend)));
         if (options.threads !== undefined) n.check(n.setThreads(opts, options.threads));
+        if (options.profile) n.check(n.setProfiling(opts, 1));
         const data = n.malloc(bytes.length);
         owned.push(data);
         n.m.HEAPU8.set(bytes, data);
@@ -310,6 +313,15 @@ export function defineInferenceSession(importModule, wasmUrl) {
       } finally {
         owned.forEach((p) => n.m._free(p));
       }
+    }
+
+    // The plan of the last run: {kernels, externs, buffers, pool_bytes, constant_bytes,
+    // steps: [{label, runs, ms}]} (steps timed when created with {profile: true}).
+    report() {
+      if (!this._session) throw new FerriteError(1, 'the session was released');
+      const p = this._n.report(this._session);
+      if (!p) throw new FerriteError(1, this._n.lastError());
+      return JSON.parse(this._n.m.UTF8ToString(p));
     }
 
     // Frees the native session; the object cannot run afterwards.

@@ -165,6 +165,33 @@ TEST(CApi, RunsMatchTheReferenceOnEveryBackendFromFilesBytesAndPlans) {
   expect_near(run_mlp(from_plan.s), expected, "plan");
 }
 
+TEST(CApi, ReportsThePlanAndProfilesItsSteps) {
+  FerriteOptions* options = nullptr;
+  ASSERT_EQ(ferrite_options_create(&options), FERRITE_OK);
+  ASSERT_EQ(ferrite_options_set_backend(options, "portable"), FERRITE_OK);
+  SessionPtr plain;
+  ASSERT_EQ(ferrite_session_create(kMlp.c_str(), options, &plain.s), FERRITE_OK);
+  EXPECT_EQ(ferrite_session_report(plain.s), nullptr);
+  EXPECT_STREQ(ferrite_last_error(), "the session has not run yet");
+  run_mlp(plain.s);
+  const std::string report = ferrite_session_report(plain.s);
+  // The mlp: two MatMul externs (bias and relu fused), the softmax kernels.
+  EXPECT_NE(report.find("\"externs\": 2, "), std::string::npos) << report;
+  EXPECT_NE(report.find("\"steps\": []}"), std::string::npos) << report;
+
+  ASSERT_EQ(ferrite_options_set_profiling(options, 1), FERRITE_OK);
+  SessionPtr profiled;
+  ASSERT_EQ(ferrite_session_create(kMlp.c_str(), options, &profiled.s), FERRITE_OK);
+  ferrite_options_destroy(options);
+  run_mlp(profiled.s);
+  run_mlp(profiled.s);
+  const std::string profile = ferrite_session_report(profiled.s);
+  EXPECT_NE(profile.find("{\"label\": \"extern MatMul 'fc1'"), std::string::npos) << profile;
+  EXPECT_NE(profile.find("{\"label\": \"extern MatMul 'fc2'"), std::string::npos) << profile;
+  EXPECT_NE(profile.find("\"runs\": 2, \"ms\": "), std::string::npos) << profile;
+  EXPECT_EQ(profile.find("\"runs\": 1,"), std::string::npos) << profile;
+}
+
 TEST(CApi, SymbolicDimsOutputSelectionAndIntegerInputs) {
   SessionPtr p;
   ASSERT_EQ(ferrite_session_create((kFixtures + "sym_add.onnx").c_str(), nullptr, &p.s),
