@@ -13,39 +13,12 @@ mlp=$here/../../examples/models/mlp.onnx
 python=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL $1"
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/cli/check_lib.sh
+. "$here/check_lib.sh"
 
 ferrite() {
   # shellcheck disable=SC2086  # the runner is a command line to split
   $runner "$cli" "$@"
-}
-
-# expect_error NAME STATUS TEXT ARGS...: exit status STATUS ("nonzero" for any but 0), one
-# stderr line starting with "error: " and containing TEXT.
-expect_error() {
-  local name=$1 want=$2 text=$3 status=0
-  shift 3
-  ferrite "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$status" -eq 0 ]; then
-    fail "$name: exit status 0"
-  elif [ "$want" != nonzero ] && [ "$status" -ne "$want" ]; then
-    fail "$name: exit status $status, expected $want"
-  elif [ "$lines" -ne 1 ]; then
-    fail "$name: $lines lines on stderr: $(cat "$tmp/err")"
-  elif ! grep -q '^error: ' "$tmp/err"; then
-    fail "$name: stderr does not start with 'error: ': $(cat "$tmp/err")"
-  elif ! grep -qF -- "$text" "$tmp/err"; then
-    fail "$name: stderr does not mention '$text': $(cat "$tmp/err")"
-  else
-    echo "ok   $name ($status): $(cat "$tmp/err")"
-  fi
 }
 
 # Inputs for add_relu.onnx (x float32[2,3]) and its expected output relu(x + c).
@@ -63,25 +36,25 @@ PY
 head -c 60 "$fixtures/add_relu.onnx" >"$tmp/truncated.onnx"
 echo "not an npy file" >"$tmp/garbage.npy"
 
-expect_error "truncated model" 1 "truncated.onnx" run "$tmp/truncated.onnx"
-expect_error "unknown op" 1 "FancyOp" run "$fixtures/unknown_op.onnx"
-expect_error "missing model" 1 "missing.onnx" run "$tmp/missing.onnx"
-expect_error "missing input file" 1 "nope.npy" run "$fixtures/add_relu.onnx" --input "x=$tmp/nope.npy"
-expect_error "corrupt input file" 1 "garbage.npy" run "$fixtures/add_relu.onnx" --input "x=$tmp/garbage.npy"
-expect_error "fortran-order input" 1 "Fortran" run "$fixtures/add_relu.onnx" --input "x=$tmp/x_fortran.npy"
-expect_error "misnamed input" 1 "unknown input 'y' (model inputs: x)" \
+expect_error "truncated model" 1 "truncated.onnx" ferrite run "$tmp/truncated.onnx"
+expect_error "unknown op" 1 "FancyOp" ferrite run "$fixtures/unknown_op.onnx"
+expect_error "missing model" 1 "missing.onnx" ferrite run "$tmp/missing.onnx"
+expect_error "missing input file" 1 "nope.npy" ferrite run "$fixtures/add_relu.onnx" --input "x=$tmp/nope.npy"
+expect_error "corrupt input file" 1 "garbage.npy" ferrite run "$fixtures/add_relu.onnx" --input "x=$tmp/garbage.npy"
+expect_error "fortran-order input" 1 "Fortran" ferrite run "$fixtures/add_relu.onnx" --input "x=$tmp/x_fortran.npy"
+expect_error "misnamed input" 1 "unknown input 'y' (model inputs: x)" ferrite \
   run "$fixtures/add_relu.onnx" --input "y=$tmp/x.npy"
-expect_error "input given twice" 1 "input 'x' given twice" \
+expect_error "input given twice" 1 "input 'x' given twice" ferrite \
   run "$fixtures/add_relu.onnx" --input "x=$tmp/x.npy" --input "x=$tmp/x.npy"
-expect_error "wrong shape" 1 "input 'x': expected shape [2,3], got [3,2]" \
+expect_error "wrong shape" 1 "input 'x': expected shape [2,3], got [3,2]" ferrite \
   run "$fixtures/add_relu.onnx" --input "x=$tmp/x_transposed.npy"
-expect_error "wrong dtype" 1 "input 'x': expected float32, got int64" \
+expect_error "wrong dtype" 1 "input 'x': expected float32, got int64" ferrite \
   run "$fixtures/add_relu.onnx" --input "x=$tmp/x_int64.npy"
-expect_error "unknown option" 2 "--bogus" run "$fixtures/add_relu.onnx" --bogus
-expect_error "unknown backend" 2 "gpu" run "$fixtures/add_relu.onnx" --backend gpu
-expect_error "bad --input" 2 "NAME=FILE.npy" run "$fixtures/add_relu.onnx" --input x
-expect_error "unknown command" 2 "frobnicate" frobnicate
-expect_error "conformance without dir" 1 "nodir" conformance "$tmp/nodir"
+expect_error "unknown option" 2 "--bogus" ferrite run "$fixtures/add_relu.onnx" --bogus
+expect_error "unknown backend" 2 "gpu" ferrite run "$fixtures/add_relu.onnx" --backend gpu
+expect_error "bad --input" 2 "NAME=FILE.npy" ferrite run "$fixtures/add_relu.onnx" --input x
+expect_error "unknown command" 2 "frobnicate" ferrite frobnicate
+expect_error "conformance without dir" 1 "nodir" ferrite conformance "$tmp/nodir"
 
 # Valid runs: both backends, outputs written and compared with numpy's relu(x + c).
 for backend in reference portable; do

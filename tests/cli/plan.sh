@@ -16,38 +16,14 @@ mlp=$here/../../examples/models/mlp.onnx
 python=/usr/bin/python3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-
-fail() {
-  echo "FAIL $1"
-  failures=$((failures + 1))
-}
+# shellcheck source=tests/cli/check_lib.sh
+. "$here/check_lib.sh"
 
 run_tool() {  # run_tool BINARY ARGS...
   local bin=$1
   shift
   # shellcheck disable=SC2086  # the runner is a command line to split
   $runner "$bin" "$@"
-}
-
-# expect_error NAME STATUS TEXT BINARY ARGS... (as in errors.sh)
-expect_error() {
-  local name=$1 want=$2 text=$3 status=0
-  shift 3
-  run_tool "$@" >"$tmp/out" 2>"$tmp/err" || status=$?
-  local lines
-  lines=$(wc -l <"$tmp/err")
-  if [ "$status" -eq 0 ]; then
-    fail "$name: exit status 0"
-  elif [ "$status" -ne "$want" ]; then
-    fail "$name: exit status $status, expected $want"
-  elif [ "$lines" -ne 1 ] || ! grep -q '^error: ' "$tmp/err"; then
-    fail "$name: expected one 'error: ' line on stderr, got: $(cat "$tmp/err")"
-  elif ! grep -qF -- "$text" "$tmp/err"; then
-    fail "$name: stderr does not mention '$text': $(cat "$tmp/err")"
-  else
-    echo "ok   $name ($status): $(cat "$tmp/err")"
-  fi
 }
 
 $python - "$tmp" <<'PY' || { echo "FAIL cannot write test inputs with numpy"; exit 1; }
@@ -114,22 +90,22 @@ printf '\x63' | dd of="$tmp/version.fplan" bs=1 seek=8 conv=notrunc 2>/dev/null
 for tool in ferrite ferrite-rt; do
   bin=$cli
   [ "$tool" = ferrite-rt ] && bin=$rt
-  expect_error "$tool: truncated plan" 1 "truncated.fplan" "$bin" run "$tmp/truncated.fplan"
-  expect_error "$tool: magic only" 1 "magic_only.fplan" "$bin" run "$tmp/magic_only.fplan"
-  expect_error "$tool: other format version" 1 "unsupported format version 99" "$bin" run "$tmp/version.fplan"
+  expect_error "$tool: truncated plan" 1 "truncated.fplan" run_tool "$bin" run "$tmp/truncated.fplan"
+  expect_error "$tool: magic only" 1 "magic_only.fplan" run_tool "$bin" run "$tmp/magic_only.fplan"
+  expect_error "$tool: other format version" 1 "unsupported format version 99" run_tool "$bin" run "$tmp/version.fplan"
   expect_error "$tool: wrong batch for the plan" 1 "input 'a': expected shape [3,3], got [5,3]" \
-    "$bin" run "$tmp/sym.fplan" --input "a=$tmp/a5.npy" --input "b=$tmp/a5.npy"
+    run_tool "$bin" run "$tmp/sym.fplan" --input "a=$tmp/a5.npy" --input "b=$tmp/a5.npy"
   expect_error "$tool: misnamed input" 1 "unknown input 'y' (model inputs: x)" \
-    "$bin" run "$tmp/mlp.fplan" --input "y=$tmp/x.npy"
+    run_tool "$bin" run "$tmp/mlp.fplan" --input "y=$tmp/x.npy"
 done
-expect_error "ferrite-rt: an ONNX model" 1 "runtime-only build" "$rt" run "$mlp"
-expect_error "ferrite-rt: compile" 2 "runtime-only build" "$rt" compile "$mlp" -o "$tmp/x.fplan"
-expect_error "compile without -o" 2 "-o FILE" "$cli" compile "$mlp"
-expect_error "compile a plan" 1 "already a compiled plan" "$cli" compile "$tmp/mlp.fplan" -o "$tmp/again.fplan"
+expect_error "ferrite-rt: an ONNX model" 1 "runtime-only build" run_tool "$rt" run "$mlp"
+expect_error "ferrite-rt: compile" 2 "runtime-only build" run_tool "$rt" compile "$mlp" -o "$tmp/x.fplan"
+expect_error "compile without -o" 2 "-o FILE" run_tool "$cli" compile "$mlp"
+expect_error "compile a plan" 1 "already a compiled plan" run_tool "$cli" compile "$tmp/mlp.fplan" -o "$tmp/again.fplan"
 expect_error "compile to an unwritable path" 1 "nodir/m.fplan" \
-  "$cli" compile "$mlp" -o "$tmp/nodir/m.fplan"
+  run_tool "$cli" compile "$mlp" -o "$tmp/nodir/m.fplan"
 expect_error "compile a value-dependent model" 1 "cannot be compiled ahead of time" \
-  "$cli" compile "$fixtures/reshape.onnx" -o "$tmp/r.fplan"
+  run_tool "$cli" compile "$fixtures/reshape.onnx" -o "$tmp/r.fplan"
 
 if [ "$failures" -ne 0 ]; then
   echo "$failures plan check(s) failed"
