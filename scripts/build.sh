@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# scripts/build.sh native|wasm|asan|tsan|aarch64 [TARGET...] — configures and builds into build/<kind>:
+# scripts/build.sh native|wasm|wasm-mt|asan|tsan|aarch64 [TARGET...] — configures and builds into build/<kind>:
 #   native  Release, GCC
 #   wasm    Release, Emscripten (emcmake); tests run under node
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer at -O1 -g1 (with asserts): compiles
 #           2.4x faster than -O2 -g and still gives file:line stack traces
 #   tsan    ThreadSanitizer at -O1 -g1 (scripts/test.sh builds only the C API's threads test)
+#   wasm-mt the JavaScript package's threaded module (pthreads) into build/wasm/js
 #   aarch64 Release, cross-built with g++-aarch64-linux-gnu (scripts/aarch64.cmake): the
 #           portable path only; tests run under qemu-aarch64
 # With TARGETs only those are built (e.g. `ferrite`), otherwise everything.
@@ -29,6 +30,12 @@ case "$kind" in
     configure=(cmake -S . -B build/aarch64 -DCMAKE_BUILD_TYPE=Release
       "-DCMAKE_TOOLCHAIN_FILE=$PWD/scripts/aarch64.cmake")
     ;;
+  wasm-mt)
+    # The package's threaded module (pthreads), written into build/wasm/js.
+    export NODE_PATH=/usr/share/nodejs
+    configure=(emcmake cmake -S . -B build/wasm-mt -DCMAKE_BUILD_TYPE=Release
+      -DFERRITE_WASM_THREADS=ON -DFERRITE_TESTS=OFF "-DFERRITE_JS_DIR=$PWD/build/wasm/js")
+    ;;
   wasm)
     # emcc's JS optimizer requires `acorn` from Debian's node packages. EM_CACHE stays
     # unset: Debian ships emscripten's system libraries prebuilt in its own cache.
@@ -36,7 +43,7 @@ case "$kind" in
     configure=(emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release)
     ;;
   *)
-    echo "usage: scripts/build.sh native|wasm|asan|tsan|aarch64 [TARGET...]" >&2
+    echo "usage: scripts/build.sh native|wasm|wasm-mt|asan|tsan|aarch64 [TARGET...]" >&2
     exit 2
     ;;
 esac

@@ -3,7 +3,8 @@
 # end-to-end test models with PyTorch (build/models), builds native, wasm and asan, and runs
 # their tests:
 #   native  every ctest entry (unit tests, conformance and models on both backends, CLI errors)
-#   wasm    every ctest entry, under node
+#   wasm    every ctest entry, under node (and in headless Chromium), the package's threaded
+#           module (wasm-mt) built first
 #   asan    every ctest entry too (the conformance runs take seconds even under ASan)
 #   aarch64 the portable path cross-built for ARM: unit and conformance tests under qemu
 #   tsan    the C API's threads test (one session from 8 threads) under ThreadSanitizer
@@ -84,6 +85,9 @@ step "setup" bash scripts/setup.sh
 step "clang-format" check_format
 step "export models" export_models
 build_and_test native
+# The JavaScript package's threaded module first (build/wasm-mt writes it into
+# build/wasm/js), so that the wasm tests find it.
+step "build wasm-mt" bash scripts/build.sh wasm-mt ferrite_wasm
 build_and_test wasm
 build_and_test asan
 # ARM: the portable path cross-built for aarch64, its unit and conformance tests under

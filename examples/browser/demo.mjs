@@ -37,7 +37,7 @@ async function load(bytes, name) {
   session = null;
   const t0 = performance.now();
   try {
-    session = await InferenceSession.create(bytes, { profile: true });
+    session = await InferenceSession.create(bytes, { profile: true, threads: Number($('threads').value) });
   } catch (e) {
     status(`${name}: ${e.message}`, true);
     return;
@@ -51,7 +51,8 @@ async function load(bytes, name) {
     return tr;
   }));
   $('model').hidden = false;
-  status(`${name}: loaded in ${(performance.now() - t0).toFixed(1)} ms. Press Run.`);
+  const threads = session.threaded ? `${$('threads').value} threads (web workers)` : 'single-threaded';
+  status(`${name}: loaded in ${(performance.now() - t0).toFixed(1)} ms, ${threads}. Press Run.`);
 }
 
 async function run() {

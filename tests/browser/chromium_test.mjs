@@ -1,6 +1,7 @@
 // End to end in headless Chromium (Debian's chromium-headless-shell, driven by
 // playwright-core): a local server serves the repository; the package runs the mlp fetched
-// by URL and its output is checked against numpy's; then the browser demo
+// by URL and its output is checked against numpy's, single-threaded and on the threaded
+// module (web workers; the page is cross-origin isolated); then the browser demo
 // (examples/browser) loads the bundled example, runs it and shows its plan, step timings
 // and outputs. Run by tests/browser/run.sh.
 //   node chromium_test.mjs ROOT ORACLE_URL_PATH PLAYWRIGHT_DIR
@@ -45,6 +46,8 @@ try {
     r.expected.forEach((e, i) => assert.ok(Math.abs(r.y[i] - e) <= 1e-5, `y[${i}] ${r.y[i]} vs ${e}`));
     assert.match(r.error, /FerriteError RUN_ERROR: unknown input 'z' \(model inputs: x\)/);
     assert.equal(r.isolated, true);  // the server's COOP/COEP headers
+    assert.equal(r.threaded, true);  // so {threads: 2} gets the threaded module (web workers)
+    assert.deepEqual(r.y2, r.y);
   });
 
   await check('the demo loads the bundled example, runs it and shows plan, steps and outputs', async () => {

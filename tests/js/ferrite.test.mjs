@@ -57,6 +57,28 @@ test('report and profile', async () => {
   assert.ok(report.steps.every((s) => s.runs === 2 && s.ms >= 0));
 });
 
+test('threads: the threaded module gives the same bits', async () => {
+  const single = await InferenceSession.create(mlp);
+  const threaded = await InferenceSession.create(mlp, { threads: 2 });
+  assert.equal(single.threaded, false);
+  assert.equal(threaded.threaded, true);  // build/wasm-mt built it, and node has workers
+  const a = await runMlp(single);
+  const b = await runMlp(threaded);
+  assert.deepEqual(Array.from(b), Array.from(a));
+  // resnet18 (FERRITE_MODELS_DIR, the exported test models): its convolutions are split
+  // between the threads.
+  const models = process.env.FERRITE_MODELS_DIR;
+  if (models) {
+    const resnet = path.join(models, 'resnet18/model.onnx');
+    const x = new Tensor('float32', Float32Array.from({ length: 3 * 224 * 224 }, (_, i) => Math.sin(i)),
+                         [1, 3, 224, 224]);
+    const r1 = await (await InferenceSession.create(resnet)).run({ input: x });
+    const r2 = await (await InferenceSession.create(resnet, { threads: 2 })).run({ input: x });
+    assert.deepEqual(Array.from(Object.values(r2)[0].data), Array.from(Object.values(r1)[0].data));
+  }
+  await threaded.release();
+});
+
 test('metadata', async () => {
   const session = await InferenceSession.create(mlp);
   assert.deepEqual(session.inputNames, ['x']);

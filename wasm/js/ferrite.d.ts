@@ -29,7 +29,8 @@ export interface ValueInfo {
 export interface SessionOptions {
   /** 'portable' (default) or 'reference' */
   backend?: string;
-  /** kernel threads; the wasm build runs single-threaded whatever is asked */
+  /** kernel threads: > 1 runs on the threaded module (web workers) when the page is
+   *  cross-origin isolated (or under node); otherwise single-threaded */
   threads?: number;
   /** time every step of every run (see InferenceSession.report) */
   profile?: boolean;
@@ -48,6 +49,8 @@ export class InferenceSession {
   readonly outputNames: readonly string[];
   readonly inputs: readonly ValueInfo[];
   readonly outputs: readonly ValueInfo[];
+  /** whether it runs on the threaded module */
+  readonly threaded: boolean;
   run(feeds: Record<string, Tensor>, fetches?: readonly string[]):
       Promise<Record<string, Tensor>>;
   /** The plan of the last run; its steps are timed when created with {profile: true}. */

@@ -6,6 +6,8 @@
 //   const { y } = await session.run({ x: new Tensor('float32', data, [1, 64]) });
 import { defineInferenceSession, FerriteError, Tensor } from './ferrite_api.mjs';
 
-export const InferenceSession = defineInferenceSession(() => import('./ferrite_wasm.mjs'),
-                                                       new URL('./ferrite_wasm.wasm', import.meta.url));
+export const InferenceSession = defineInferenceSession(
+    () => import('./ferrite_wasm.mjs'), new URL('./ferrite_wasm.wasm', import.meta.url),
+    { importModule: () => import('./ferrite_mt_wasm.mjs'),
+      wasmUrl: new URL('./ferrite_mt_wasm.wasm', import.meta.url) });
 export { FerriteError, Tensor };

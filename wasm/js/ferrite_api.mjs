@@ -3,8 +3,9 @@
 // compiled to WebAssembly; ferrite.mjs binds it to the full build (ONNX models and compiled
 // plans), ferrite_rt.mjs to the runtime-only one (compiled plans only).
 //
-// Runs are single-threaded: the wasm build has no threads yet (the native build's come
-// from OpenMP, which Emscripten lacks).
+// Threads: {threads: n > 1} loads the threaded module (ferrite_mt_wasm: pthreads, a pool
+// of web workers) when it was built and the page is cross-origin isolated (or under node);
+// otherwise the session runs single-threaded and `session.threaded` is false.
 
 const DTYPES = {
   // name: [C API code, bytes per element, TypedArray]
@@ -177,22 +178,35 @@ async function instantiate(importModule, wasmUrl) {
     const { readFile } = await import('node:fs/promises');
     options.wasmBinary = await readFile(fileURLToPath(wasmUrl));
   } else {
-    options.locateFile = () => String(wasmUrl);
+    options.locateFile = (file) => new URL(file, wasmUrl).href;  // the .wasm, the worker
   }
   const factory = (await importModule()).default;
-  return new Native(await factory(options));
+  const m = await factory(options);
+  if (isNode && m.PThread) {
+    // The threaded module's workers must not keep node's event loop (the process) alive.
+    for (const w of [...m.PThread.unusedWorkers, ...m.PThread.runningWorkers]) w.unref();
+  }
+  return new Native(m);
 }
 
-// The InferenceSession class over one build (full or runtime-only).
-export function defineInferenceSession(importModule, wasmUrl) {
+// The InferenceSession class over one build (full or runtime-only), and optionally its
+// threaded module ({importModule, wasmUrl}).
+export function defineInferenceSession(importModule, wasmUrl, threaded = null) {
   let nativePromise = null;
+  let threadedPromise = null;
   const native = () => (nativePromise = nativePromise || instantiate(importModule, wasmUrl));
+  const nativeThreaded = () => (threadedPromise = threadedPromise ||
+      instantiate(threaded.importModule, threaded.wasmUrl).catch(() => null));
+  const isNode = typeof process !== 'undefined' && process.versions && process.versions.node;
 
   return class InferenceSession {
     // InferenceSession.create(bytes | path | URL, {backend, threads}); resolves once the
     // model is loaded (compiled too when its inputs are static).
     static async create(model, options = {}) {
-      const n = await native();
+      const wantThreads = (options.threads | 0) > 1 && threaded &&
+                          (isNode || globalThis.crossOriginIsolated === true);
+      const threadedNative = wantThreads ? await nativeThreaded() : null;
+      const n = threadedNative || await native();
       const bytes = await modelBytes(model);
       const owned = [];
       let opts = 0;
@@ -214,12 +228,13 @@ export function defineInferenceSession(importModule, wasmUrl) {
         if (opts) n.optionsDestroy(opts);
         owned.forEach((p) => n.m._free(p));
       }
-      return new InferenceSession(n, session);
+      return new InferenceSession(n, session, threadedNative !== null);
     }
 
-    constructor(n, session) {
+    constructor(n, session, threadedModule) {
       this._n = n;
       this._session = session;
+      this.threaded = threadedModule;  // runs on the threaded module (web workers)
       this.inputs = [];
       this.outputs = [];
       for (let i = 0; i < n.inputCount(session); ++i) {

@@ -1,10 +1,13 @@
-// Threads of the portable externs: OpenMP where the build has it (native), none in wasm.
+// Threads of the portable externs: OpenMP where the build has it (native), the worker pool
+// of thread_pool.h in the wasm build with pthreads, none in the plain wasm build.
 // Work is split into parts fixed by the caller, each computed by exactly one thread, so a
 // result never depends on the thread count.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+
+#include "runtime/kernels/portable/thread_pool.h"
 
 namespace ferrite {
 
@@ -16,6 +19,11 @@ void parallel_parts(int threads, int64_t parts, const F& f) {
   if (threads > 1 && parts > 1) {
 #pragma omp parallel for num_threads(threads) schedule(static)
     for (int64_t p = 0; p < parts; ++p) f(p);
+    return;
+  }
+#elif defined(__EMSCRIPTEN_PTHREADS__)
+  if (threads > 1 && parts > 1) {
+    run_parts(threads, parts, f);
     return;
   }
 #endif
