@@ -200,12 +200,13 @@ class JitBackend : public KernelBackend {
   // MatMul and convolutions on oneDNN when it takes the call, SegmentReduce with a row loop
   // generated for it (AVX-512), else (and every other extern) on the portable backend.
   std::unique_ptr<PreparedExtern> prepare_extern(
-      const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
-    if (auto dnnl = prepare_dnnl_extern(call, constants, threads_)) return dnnl;
+      const ExternCall& call, const std::vector<ExternBuffer>& constants,
+      const std::vector<PackedInput>& packed) const override {
+    if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_)) return dnnl;
     if (call.op == "SegmentReduce" && isa_ == Isa::Avx512) {
       if (auto jit = prepare_jit_segment_reduce(call)) return jit;
     }
-    return portable_->prepare_extern(call, constants);
+    return portable_->prepare_extern(call, constants, packed);
   }
 
  private:

@@ -40,7 +40,8 @@ class FunctionExtern : public PreparedExtern {
 }  // namespace
 
 std::unique_ptr<PreparedExtern> KernelBackend::prepare_extern(
-    const ExternCall& call, const std::vector<ExternBuffer>& /*constants*/) const {
+    const ExternCall& call, const std::vector<ExternBuffer>& /*constants*/,
+    const std::vector<PackedInput>& /*packed*/) const {
   ExternFn fn = find_extern(call.op);
   if (!fn) fail("extern '", call.op, "': not implemented by backend '", name(), "'");
   return std::make_unique<FunctionExtern>(call, fn);

@@ -37,6 +37,16 @@ struct ExternBuffer {
 using ExternFn = void (*)(const ExternCall& call, const ExternBuffer* inputs,
                           const ExternBuffer* outputs);
 
+// A constant input of an extern in the form the extern packed it at prepare time: what a
+// compiled plan carries (PackedConstant) so that the next prepare, on a machine that would
+// pack it the same way (same `layout`), copies the bytes instead of packing again.
+struct PackedInput {
+  size_t input = 0;
+  std::string layout;
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+};
+
 class PreparedExtern {
  public:
   virtual ~PreparedExtern() = default;
@@ -55,7 +65,18 @@ class PreparedExtern {
   // buffers when nothing else reads them, and run() then gets {nullptr, dtype, elements}
   // for them (their views are still checked).
   virtual std::vector<size_t> constants_copied() const { return {}; }
+  // Copies of the constant inputs this call holds packed, for a plan to carry (their
+  // extern_index is left for the caller to set).
+  virtual std::vector<PackedConstant> packed_inputs() const { return {}; }
+  // How many of the packed inputs prepare was given it used instead of packing.
+  virtual size_t packed_inputs_adopted() const { return 0; }
 };
+
+// Whether input i is a plan constant in prepare_extern's `constants`: its data, or only its
+// element count when the plan holds it only packed (then data is null).
+inline bool is_constant_input(const std::vector<ExternBuffer>& constants, size_t i) {
+  return i < constants.size() && (constants[i].data || constants[i].elements > 0);
+}
 
 class KernelBackend {
  public:
@@ -68,12 +89,21 @@ class KernelBackend {
   // Prepares one extern call; `call` must outlive the result. `constants` has one entry per
   // call.inputs[i]: its buffer when that is a plan constant (fixed for the session's life:
   // weights a backend may prepack here), else {nullptr, ...}; it may also be empty (nothing
-  // known to be constant). The default wraps find_extern and throws
-  // "extern '<op>': not implemented by backend '<name>'".
+  // known to be constant). `packed` lists the packed forms a plan carries for this call's
+  // inputs: the call uses one (copies it, and counts it in packed_inputs_adopted) when its
+  // layout is the one it would make, and then lists that input in constants_copied. A
+  // constant's data is null when the plan holds it only packed; the Session refuses the plan
+  // when such an input does not end up in constants_copied. The default wraps find_extern and
+  // throws "extern '<op>': not implemented by backend '<name>'".
   virtual std::unique_ptr<PreparedExtern> prepare_extern(
-      const ExternCall& call, const std::vector<ExternBuffer>& constants) const;
+      const ExternCall& call, const std::vector<ExternBuffer>& constants,
+      const std::vector<PackedInput>& packed) const;
+  std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call,
+                                                 const std::vector<ExternBuffer>& constants) const {
+    return prepare_extern(call, constants, {});
+  }
   std::unique_ptr<PreparedExtern> prepare_extern(const ExternCall& call) const {
-    return prepare_extern(call, {});
+    return prepare_extern(call, {}, {});
   }
 };
 

@@ -41,6 +41,8 @@ struct Session::Impl {
   std::vector<void*> args;
   std::vector<ExternBuffer> ext_in, ext_out;
   std::vector<StepTime> times;  // one per step with options.profile
+  size_t packed_used = 0;
+  std::vector<bool> packed_only;  // per constant: the plan holds it only packed
 
   void load();
   // Per plan constant: how many times steps (and the plan's outputs) reference it.
@@ -49,6 +51,8 @@ struct Session::Impl {
   // a reference each, and those left with none are freed, so that prepacked weights are
   // held once, and the original goes before the next extern packs its own.
   void release_copied(size_t e, std::vector<int>* refs);
+  // Prepares extern e with the packed forms the plan carries for it, then drops them.
+  void prepare_extern(size_t e);
   void bind_inputs(const std::vector<const Tensor*>& in);
   // False when a guard skipped the step.
   bool run_step(const Step& step);
@@ -67,8 +71,12 @@ void Session::Impl::load() {
   backend = make_backend(options.backend, backend_options);
   // The constants move into aligned memory; the plan keeps their sizes only (one copy of the
   // weights fewer for the life of the session).
-  for (auto& c : plan.constants) {
-    constants.push_back(aligned_alloc_bytes(c.size()));
+  for (size_t c = 0; c < plan.constants.size(); ++c)
+    packed_only.push_back(constant_packed_only(plan, static_cast<int32_t>(c)));
+  for (size_t i = 0; i < plan.constants.size(); ++i) {
+    std::vector<uint8_t>& c = plan.constants[i];
+    // A constant held only packed has no bytes, and its buffers a null base.
+    constants.push_back(packed_only[i] ? AlignedBytes() : aligned_alloc_bytes(c.size()));
     constant_sizes.push_back(c.size());
     if (!c.empty()) std::memcpy(constants.back().get(), c.data(), c.size());
     std::vector<uint8_t>().swap(c);
@@ -82,13 +90,9 @@ void Session::Impl::load() {
   }
   for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
   std::vector<int> refs = constant_references();
-  for (const ExternCall& e : plan.externs) {
-    std::vector<ExternBuffer> known;
-    for (const TensorRef& r : e.inputs)
-      known.push_back(plan.buffers[r.buffer].kind == BufferKind::Constant ? extern_buffer(r.buffer)
-                                                                          : ExternBuffer{});
-    externs.push_back(backend->prepare_extern(e, known));
-    release_copied(externs.size() - 1, &refs);
+  for (size_t e = 0; e < plan.externs.size(); ++e) {
+    prepare_extern(e);
+    release_copied(e, &refs);
   }
   size_t scratch_bytes = 0;
   for (const auto& e : externs) scratch_bytes = std::max(scratch_bytes, e->scratch_bytes());
@@ -112,6 +116,37 @@ void Session::Impl::load() {
   }
   for (int32_t id : plan.inputs) inputs.push_back(io_info(plan.buffers[id]));
   for (int32_t id : plan.outputs) outputs.push_back(io_info(plan.buffers[id]));
+}
+
+void Session::Impl::prepare_extern(size_t e) {
+  const ExternCall& call = plan.externs[e];
+  std::vector<ExternBuffer> known;
+  for (const TensorRef& r : call.inputs)
+    known.push_back(plan.buffers[r.buffer].kind == BufferKind::Constant ? extern_buffer(r.buffer)
+                                                                        : ExternBuffer{});
+  std::vector<PackedInput> packed;
+  for (const PackedConstant& c : plan.packed)
+    if (c.extern_index == static_cast<int32_t>(e))
+      packed.push_back(
+          PackedInput{static_cast<size_t>(c.input), c.layout, c.bytes.data(), c.bytes.size()});
+  externs.push_back(backend->prepare_extern(call, known, packed));
+  packed_used += externs.back()->packed_inputs_adopted();
+  const std::vector<size_t> copied = externs.back()->constants_copied();
+  for (size_t i = 0; i < call.inputs.size(); ++i) {
+    const PlanBuffer& b = plan.buffers[static_cast<size_t>(call.inputs[i].buffer)];
+    if (b.kind != BufferKind::Constant || !packed_only[static_cast<size_t>(b.constant)] ||
+        std::find(copied.begin(), copied.end(), i) != copied.end())
+      continue;
+    std::string layouts;
+    for (const PackedInput& p : packed)
+      if (p.input == i) layouts += str_cat(layouts.empty() ? "" : ", ", "'", p.layout, "'");
+    fail(call.origin.empty() ? call.op : call.origin, ": input ", i, " ('", b.name,
+         "') is in the plan only prepacked (", layouts, "), in a form backend '", options.backend,
+         "' does not use on this machine; compile the plan for this backend on this machine, or "
+         "without prepacking");
+  }
+  for (PackedConstant& c : plan.packed)  // copied into the extern, or of no use here
+    if (c.extern_index == static_cast<int32_t>(e)) std::vector<uint8_t>().swap(c.bytes);
 }
 
 std::vector<int> Session::Impl::constant_references() const {
@@ -193,6 +228,21 @@ Session::Session(Plan plan, SessionOptions options) : impl_(std::make_unique<Imp
 }
 
 Session::~Session() = default;
+
+size_t Session::packed_constants_used() const {
+  return impl_->packed_used;
+}
+
+std::vector<PackedConstant> Session::packed_constants() const {
+  std::vector<PackedConstant> out;
+  for (size_t e = 0; e < impl_->externs.size(); ++e) {
+    for (PackedConstant& c : impl_->externs[e]->packed_inputs()) {
+      c.extern_index = static_cast<int32_t>(e);
+      out.push_back(std::move(c));
+    }
+  }
+  return out;
+}
 
 const std::vector<IoInfo>& Session::inputs() const {
   return impl_->inputs;

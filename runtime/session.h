@@ -51,6 +51,12 @@ class Session {
   // read and that each of them copied at prepare time (PreparedExtern::constants_copied:
   // weights oneDNN reordered into its own layout are then held once, prepacked).
   size_t constant_bytes() const;
+  // The plan's packed constants (Plan::packed) its externs used instead of packing again;
+  // the others were packed for another machine or backend and ignored.
+  size_t packed_constants_used() const;
+  // The constant inputs the externs packed at load, for a plan to carry (Plan::packed): a
+  // plan with them loads on this backend and machine without packing.
+  std::vector<PackedConstant> packed_constants() const;
 
   // `inputs` in the plan's input order. Throws ferrite::Error on a count, dtype or shape
   // mismatch (naming the input) and on a kernel failure (e.g. an index out of range).

@@ -7,13 +7,14 @@
 #include "bindings/cli/cli.h"
 #include "bindings/cli/cli_model.h"
 #include "compiler/plan/plan_io.h"
+#include "runtime/session.h"
 
 namespace ferrite {
 namespace {
 
 const std::vector<OptionSpec> kCompileOptions = {
-    {"output", true},  {"input", true}, {"backend", true},   {"isa", true},
-    {"threads", true}, {"dump", true},  {"no-fusion", false}};
+    {"output", true},  {"input", true}, {"backend", true},    {"isa", true},
+    {"threads", true}, {"dump", true},  {"no-fusion", false}, {"prepack", false}};
 
 }  // namespace
 
@@ -43,14 +44,27 @@ int compile_command(const std::vector<std::string>& arg_list) {
     fail("'", model, "' cannot be compiled ahead of time: its plan depends on the values ",
          "of its inputs, not only on their shapes (", e.what(), ")");
   }
+  // --prepack: the weights as the backend packs them on this machine replace the raw ones
+  // (those read only through packed inputs): a session of that backend on a like machine
+  // copies them instead of packing; any other refuses the plan, naming the layouts.
+  size_t raw_dropped = 0;
+  if (args.has("prepack")) {
+    plan.packed = Session(plan, options.session).packed_constants();
+    raw_dropped = strip_packed_constants(&plan);
+  }
   const std::vector<uint8_t> bytes = serialize_plan(plan);
   std::ofstream out(output, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));
   if (!out.flush()) fail("cannot write plan file '", output, "'");
+  size_t packed_bytes = 0;
+  for (const PackedConstant& c : plan.packed) packed_bytes += c.bytes.size();
   std::printf("wrote %s: %zu bytes (%zu steps, %zu constants, pool %lld bytes, for %s)\n",
               output.c_str(), bytes.size(), plan.steps.size(), plan.constants.size(),
               static_cast<long long>(plan.pool_bytes), options.session.backend.c_str());
+  if (args.has("prepack"))
+    std::printf("prepacked: %zu weights of %zu bytes, in place of %zu raw bytes\n",
+                plan.packed.size(), packed_bytes, raw_dropped);
   for (const int32_t id : plan.inputs) {
     const PlanBuffer& b = plan.buffers[static_cast<size_t>(id)];
     std::string shape;

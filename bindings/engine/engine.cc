@@ -104,10 +104,14 @@ std::unique_ptr<Engine> Engine::from_file(const std::string& path, EngineOptions
   char head[sizeof(kPlanMagic) - 1] = {};
   in.read(head, sizeof(head));
   if (is_plan_bytes(reinterpret_cast<const uint8_t*>(head), static_cast<size_t>(in.gcount()))) {
+    // One read of the whole file (a plan is mostly weights: tens of MB).
+    in.seekg(0, std::ios::end);
+    const std::streamoff size = in.tellg();
     in.seekg(0);
-    const std::vector<uint8_t> bytes{std::istreambuf_iterator<char>(in),
-                                     std::istreambuf_iterator<char>()};
-    if (in.bad()) fail("cannot read '", path, "'");
+    if (size < 0) fail("cannot read '", path, "'");
+    std::vector<uint8_t> bytes(static_cast<size_t>(size));
+    in.read(reinterpret_cast<char*>(bytes.data()), size);
+    if (in.gcount() != size) fail("cannot read '", path, "'");
     return from_bytes(bytes.data(), bytes.size(), std::move(options));
   }
   in.close();

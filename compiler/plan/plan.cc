@@ -55,7 +55,8 @@ void check_buffer(const Plan& p, int32_t id) {
     if (b.constant < 0 || b.constant >= static_cast<int32_t>(p.constants.size()))
       fail("plan: ", buffer_label(p, id), " refers to constant ", b.constant, " of ",
            p.constants.size());
-    if (static_cast<uint64_t>(p.constants[b.constant].size()) != static_cast<uint64_t>(n))
+    if (static_cast<uint64_t>(p.constants[b.constant].size()) != static_cast<uint64_t>(n) &&
+        !constant_packed_only(p, b.constant))
       fail("plan: ", buffer_label(p, id), " needs ", n, " bytes but constant ", b.constant, " has ",
            p.constants[b.constant].size());
   }
@@ -266,6 +267,90 @@ int64_t PlanBuffer::nbytes() const {
   return n;
 }
 
+namespace {
+
+bool has_packed(const Plan& p, size_t e, size_t input) {
+  for (const PackedConstant& c : p.packed)
+    if (c.extern_index == static_cast<int32_t>(e) && c.input == static_cast<int32_t>(input))
+      return true;
+  return false;
+}
+
+void check_packed(const Plan& p) {
+  for (size_t i = 0; i < p.packed.size(); ++i) {
+    const PackedConstant& c = p.packed[i];
+    if (c.extern_index < 0 || c.extern_index >= static_cast<int32_t>(p.externs.size()))
+      fail("plan: packed constant ", i, " belongs to extern ", c.extern_index, " of ",
+           p.externs.size());
+    const ExternCall& x = p.externs[static_cast<size_t>(c.extern_index)];
+    if (c.input < 0 || c.input >= static_cast<int32_t>(x.inputs.size()))
+      fail("plan: packed constant ", i, " is input ", c.input, " of extern ", c.extern_index, " (",
+           x.op, ") with ", x.inputs.size(), " inputs");
+    const int32_t id = x.inputs[static_cast<size_t>(c.input)].buffer;
+    if (p.buffers[static_cast<size_t>(id)].kind != BufferKind::Constant)
+      fail("plan: packed constant ", i, " is ", buffer_label(p, id), ", not a constant");
+  }
+  // A constant held only packed is read by nothing but the extern inputs packed from it.
+  auto read = [&](int32_t id, const std::string& by) {
+    const PlanBuffer& b = p.buffers[static_cast<size_t>(id)];
+    if (b.kind == BufferKind::Constant && constant_packed_only(p, b.constant))
+      fail("plan: ", by, " reads ", buffer_label(p, id), ", which the plan holds only packed");
+  };
+  for (size_t s = 0; s < p.steps.size(); ++s) {
+    const Step& st = p.steps[s];
+    for (const Guard& g : st.guards) read(g.buffer, str_cat("step ", s, "'s guard"));
+    if (st.kind == StepKind::Kernel) {
+      for (int32_t id : st.buffers) read(id, str_cat("step ", s));
+      continue;
+    }
+    const ExternCall& x = p.externs[static_cast<size_t>(st.index)];
+    for (size_t i = 0; i < x.inputs.size(); ++i)
+      if (!has_packed(p, static_cast<size_t>(st.index), i))
+        read(x.inputs[i].buffer, str_cat("step ", s, " (extern ", x.op, ") input ", i));
+  }
+}
+
+}  // namespace
+
+bool constant_packed_only(const Plan& plan, int32_t c) {
+  if (c < 0 || c >= static_cast<int32_t>(plan.constants.size()) ||
+      !plan.constants[static_cast<size_t>(c)].empty())
+    return false;
+  for (const PlanBuffer& b : plan.buffers)
+    if (b.kind == BufferKind::Constant && b.constant == c && b.nbytes() > 0) return true;
+  return false;
+}
+
+size_t strip_packed_constants(Plan* plan) {
+  const Plan& p = *plan;
+  // Per constant: 0 unread, 1 read only through packed extern inputs, 2 read otherwise.
+  std::vector<int> use(p.constants.size(), 0);
+  auto mark = [&](int32_t id, int how) {
+    const PlanBuffer& b = p.buffers[static_cast<size_t>(id)];
+    if (b.kind == BufferKind::Constant) {
+      int& u = use[static_cast<size_t>(b.constant)];
+      u = std::max(u, how);
+    }
+  };
+  for (const Step& st : p.steps) {
+    for (const Guard& g : st.guards) mark(g.buffer, 2);
+    if (st.kind == StepKind::Kernel) {
+      for (int32_t id : st.buffers) mark(id, 2);
+      continue;
+    }
+    const ExternCall& x = p.externs[static_cast<size_t>(st.index)];
+    for (size_t i = 0; i < x.inputs.size(); ++i)
+      mark(x.inputs[i].buffer, has_packed(p, static_cast<size_t>(st.index), i) ? 1 : 2);
+  }
+  size_t dropped = 0;
+  for (size_t c = 0; c < use.size(); ++c) {
+    if (use[c] != 1) continue;
+    dropped += plan->constants[c].size();
+    std::vector<uint8_t>().swap(plan->constants[c]);
+  }
+  return dropped;
+}
+
 void validate_plan(const Plan& plan) {
   if (plan.pool_bytes < 0) fail("plan: negative pool size ", plan.pool_bytes);
   for (size_t i = 0; i < plan.buffers.size(); ++i) check_buffer(plan, static_cast<int32_t>(i));
@@ -274,6 +359,7 @@ void validate_plan(const Plan& plan) {
   for (const Kernel& k : plan.kernels) validate_kernel(k);
   for (size_t e = 0; e < plan.externs.size(); ++e) check_extern(plan, e);
   for (size_t s = 0; s < plan.steps.size(); ++s) check_step(plan, s);
+  check_packed(plan);
 }
 
 std::string plan_to_string(const Plan& plan) {
@@ -285,8 +371,13 @@ std::string plan_to_string(const Plan& plan) {
        << dims_text(b.shape);
     if (b.kind == BufferKind::Temp) os << " @" << b.offset;
     if (b.kind == BufferKind::Constant) os << " const" << b.constant;
+    if (b.kind == BufferKind::Constant && plan.constants[b.constant].empty() && b.nbytes() > 0)
+      os << " (packed only)";
     os << "\n";
   }
+  for (const PackedConstant& c : plan.packed)
+    os << "packed: extern " << c.extern_index << " input " << c.input << ", " << c.bytes.size()
+       << " bytes as '" << c.layout << "'\n";
   os << "inputs: " << id_list(plan.inputs) << "\noutputs: " << id_list(plan.outputs)
      << "\nsteps:\n";
   for (size_t s = 0; s < plan.steps.size(); ++s) print_step(plan, s, os);

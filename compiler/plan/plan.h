@@ -73,9 +73,24 @@ struct Step {
   std::vector<Guard> guards;     // all must hold for the step to run
 };
 
+// A constant input of an extern in the form a backend packed it when it prepared the call
+// (oneDNN's blocked or Winograd weights, the portable GEMM's panels), carried by a plan
+// compiled for a target so that loading it skips the packing. `layout` names the packed form
+// exactly (library, ISA or SIMD target, blocking, dims): a backend that would pack the input
+// differently on this machine ignores the entry and packs the raw constant.
+struct PackedConstant {
+  int32_t extern_index = -1;  // into Plan::externs
+  int32_t input = -1;         // into that call's inputs, a Constant buffer
+  std::string layout;
+  std::vector<uint8_t> bytes;
+};
+
 struct Plan {
   std::vector<PlanBuffer> buffers;
+  // One per constant. Empty (with a buffer that needs bytes) when the plan carries the
+  // constant only packed: every step reading it is an extern input with a `packed` entry.
   std::vector<std::vector<uint8_t>> constants;
+  std::vector<PackedConstant> packed;
   std::vector<Kernel> kernels;
   std::vector<ExternCall> externs;
   std::vector<Step> steps;
@@ -84,9 +99,15 @@ struct Plan {
   int64_t pool_bytes = 0;
 };
 
+// Whether constant `c` is held only in packed form (Plan::constants).
+bool constant_packed_only(const Plan& plan, int32_t c);
+// Empties every constant that only extern inputs with a packed entry read (a plan for one
+// target: smaller, and loaded without the raw weights); returns the bytes dropped.
+size_t strip_packed_constants(Plan* plan);
+
 // Checks internal consistency (ids in range, sizes, kernels valid, pool offsets inside the
-// pool, constants the right size). Throws ferrite::Error. A loaded plan is validated
-// before the runtime touches it.
+// pool, constants the right size or packed only, packed entries on constant extern inputs). Throws
+// ferrite::Error. A loaded plan is validated before the runtime touches it.
 void validate_plan(const Plan& plan);
 
 std::string plan_to_string(const Plan& plan);

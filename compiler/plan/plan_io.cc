@@ -1,7 +1,8 @@
 // Binary Plan format (version: kPlanFormatVersion). Layout: "FRPLAN\0\0", u32 version, then the
 // Plan's fields in declaration order. Integers are little-endian and written byte by byte (the same
 // bytes on x86, ARM and wasm); doubles as their IEEE bits; strings and lists as a u32 count then
-// the items; constant blobs with a u64 length; an Index as a presence byte then
+// the items; constant blobs (raw, then the packed ones after their extern, input and
+// layout) with a u64 length; an Index as a presence byte then
 // kind, c, id and both children (every field, so a round trip is exact).
 // The reader trusts nothing: every count is checked against the bytes that remain before
 // anything is allocated, enums are range-checked, index trees are bounded, and the result
@@ -22,7 +23,7 @@ constexpr int kMaxIndexNodes = 1 << 16;  // per tree; real ones have tens of nod
 // Lower bounds of the encoded size of one item, to bound counts before allocating.
 constexpr size_t kMinString = 4, kMinBuffer = 22, kMinBlob = 8, kMinKernel = 28, kMinArg = 10,
                  kMinInstr = 40, kMinExtern = 28, kMinMapEntry = 12, kMinRef = 20, kMinStep = 13,
-                 kMinGuard = 5, kMinPostOp = 21;
+                 kMinGuard = 5, kMinPostOp = 21, kMinPacked = 20;
 
 class Writer {
  public:
@@ -49,6 +50,10 @@ class Writer {
   void str(const std::string& s) {
     count(s.size());
     out.insert(out.end(), s.begin(), s.end());
+  }
+  void blob(const std::vector<uint8_t>& b) {
+    u64(b.size());
+    out.insert(out.end(), b.begin(), b.end());
   }
   void i64s(const std::vector<int64_t>& v) {
     count(v.size());
@@ -327,6 +332,13 @@ ExternCall read_extern(Reader& r) {
   return x;
 }
 
+void read_blob(Reader& r, std::vector<uint8_t>* out, const char* what) {
+  uint64_t n = r.u64(what);
+  if (n > r.left()) fail("plan: truncated: ", what, " of ", n, " bytes, ", r.left(), " left");
+  const uint8_t* b = r.take(static_cast<size_t>(n), what);
+  out->assign(b, b + n);
+}
+
 PlanBuffer read_buffer(Reader& r) {
   PlanBuffer b;
   b.name = r.str("buffer name");
@@ -352,11 +364,13 @@ Plan read_plan(Reader& r) {
   p.buffers.resize(r.count(kMinBuffer, "buffers"));
   for (PlanBuffer& b : p.buffers) b = read_buffer(r);
   p.constants.resize(r.count(kMinBlob, "constants"));
-  for (std::vector<uint8_t>& c : p.constants) {
-    uint64_t n = r.u64("constant size");
-    if (n > r.left()) fail("plan: truncated: constant of ", n, " bytes, ", r.left(), " left");
-    const uint8_t* b = r.take(static_cast<size_t>(n), "constant bytes");
-    c.assign(b, b + n);
+  for (std::vector<uint8_t>& c : p.constants) read_blob(r, &c, "constant");
+  p.packed.resize(r.count(kMinPacked, "packed constants"));
+  for (PackedConstant& c : p.packed) {
+    c.extern_index = r.i32("packed constant extern");
+    c.input = r.i32("packed constant input");
+    c.layout = r.str("packed constant layout");
+    read_blob(r, &c.bytes, "packed constant");
   }
   p.kernels.resize(r.count(kMinKernel, "kernels"));
   for (Kernel& k : p.kernels) k = read_kernel(r);
@@ -388,9 +402,13 @@ std::vector<uint8_t> serialize_plan(const Plan& plan) {
   w.count(plan.buffers.size());
   for (const PlanBuffer& b : plan.buffers) write_buffer(w, b);
   w.count(plan.constants.size());
-  for (const std::vector<uint8_t>& c : plan.constants) {
-    w.u64(c.size());
-    w.out.insert(w.out.end(), c.begin(), c.end());
+  for (const std::vector<uint8_t>& c : plan.constants) w.blob(c);
+  w.count(plan.packed.size());
+  for (const PackedConstant& c : plan.packed) {
+    w.i32(c.extern_index);
+    w.i32(c.input);
+    w.str(c.layout);
+    w.blob(c.bytes);
   }
   w.count(plan.kernels.size());
   for (const Kernel& k : plan.kernels) write_kernel(w, k);

@@ -10,7 +10,8 @@
 
 namespace ferrite {
 
-constexpr uint32_t kPlanFormatVersion = 4;  // 2: step guards, 3: kernel inner loops, 4: post-ops
+// 2: step guards, 3: kernel inner loops, 4: post-ops, 5: packed constants
+constexpr uint32_t kPlanFormatVersion = 5;
 
 std::vector<uint8_t> serialize_plan(const Plan& plan);
 // Parses and validates; throws ferrite::Error on any problem.

@@ -81,6 +81,37 @@ for backend in $backends; do
   done
 done
 
+# --prepack: the weights as each backend packs them here, in place of the raw ones; both
+# CLIs load the plan on that backend and give the same bytes, and the reference backend,
+# which cannot use them, refuses it.
+for backend in $backends; do
+  [ "$backend" = reference ] && continue
+  plan=$tmp/mlp_$backend.fplan
+  if ! run_tool "$cli" compile "$mlp" -o "$plan" --backend "$backend" --prepack >"$tmp/out" 2>"$tmp/err"; then
+    fail "compile --prepack ($backend): $(cat "$tmp/err")"
+    continue
+  elif ! grep -q "^prepacked: [1-9][0-9]* weights of [0-9]* bytes, in place of [1-9][0-9]* raw bytes" "$tmp/out"; then
+    fail "compile --prepack ($backend): unexpected output: $(cat "$tmp/out")"
+  else
+    echo "ok   compile --prepack ($backend): $(grep '^prepacked' "$tmp/out")"
+  fi
+  for tool in ferrite ferrite-rt; do
+    bin=$cli
+    [ "$tool" = ferrite-rt ] && bin=$rt
+    mkdir -p "$tmp/packed_${tool}_$backend"
+    if ! run_tool "$bin" run "$plan" --input "x=$tmp/x.npy" --backend "$backend" \
+      --output-dir "$tmp/packed_${tool}_$backend" >/dev/null 2>"$tmp/err"; then
+      fail "$tool run of the prepacked plan ($backend): $(cat "$tmp/err")"
+    elif ! cmp -s "$tmp/direct_$backend/y.npy" "$tmp/packed_${tool}_$backend/y.npy"; then
+      fail "$tool run of the prepacked plan ($backend): y.npy differs from the direct run"
+    else
+      echo "ok   $tool runs the prepacked plan ($backend): same bytes as the ONNX model"
+    fi
+  done
+  expect_error "prepacked for $backend, run on reference" 1 "is in the plan only prepacked" \
+    run_tool "$cli" run "$plan" --input "x=$tmp/x.npy" --backend reference
+done
+
 # Damaged plans, wrong feeds, and what a runtime-only build cannot do.
 size=$(stat -c %s "$tmp/mlp.fplan")
 head -c $((size / 2)) "$tmp/mlp.fplan" >"$tmp/truncated.fplan"

@@ -151,7 +151,7 @@ View weights_view(const ConvArgs& a, const TensorRef& w) {
 const ExternBuffer* constant_input(const ExternCall& call,
                                    const std::vector<ExternBuffer>& constants, size_t i,
                                    bool* bad) {
-  if (i >= constants.size() || !constants[i].data) return nullptr;
+  if (!is_constant_input(constants, i)) return nullptr;
   try {
     const TensorRef& r = call.inputs[i];
     check_f32_view(call.op.c_str(), "operand", r, constants[i], r.shape.size());
@@ -253,10 +253,12 @@ std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, 
                                      const Primitive& p, const Operands& o,
                                      const std::vector<BinaryOperand>& binaries,
                                      const BinaryOperand& sum, const std::vector<int>& order,
-                                     const std::vector<ExternBuffer>& constants, int threads) {
+                                     const std::vector<ExternBuffer>& constants,
+                                     const std::vector<PackedInput>& packed, int threads) {
   auto conv = std::make_unique<DnnlConv>(call, threads, a.transpose, a.has_bias, std::move(border));
   conv->set_implementation(p.impl);
   DnnlSteps& steps = conv->steps();
+  steps.use_packed(&packed);
   Args args;
   args[DNNL_ARG_SRC] = steps.input(o.x, p.src, 0, o.x_constant);
   args[DNNL_ARG_WEIGHTS] = steps.input(o.w, p.weights, 1, o.w_constant);
@@ -277,7 +279,7 @@ std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, 
 std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArgs& a,
                                            const Spatial& spatial, const Operands& o,
                                            const std::vector<ExternBuffer>& constants,
-                                           int threads) {
+                                           const std::vector<PackedInput>& packed, int threads) {
   dnnl::post_ops ops;
   std::vector<BinaryOperand> binaries;
   BinaryOperand sum;
@@ -294,7 +296,7 @@ std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArg
         a.has_bias ? f32_desc({a.c_out}, {1}) : dnnl::memory::desc(),
         dnnl::memory::desc(o.y.dims, f32, any), attr);
     if (p.impl.find("wino") == std::string::npos) return nullptr;
-    return assemble(call, a, Border{}, p, o, binaries, sum, order, constants, threads);
+    return assemble(call, a, Border{}, p, o, binaries, sum, order, constants, packed, threads);
   } catch (const dnnl::error&) {
     return nullptr;
   }
@@ -304,7 +306,8 @@ std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArg
 // geometry `a`. Throws dnnl::error when oneDNN rejects it.
 std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& computed,
                                   const ConvArgs& a, Border border,
-                                  const std::vector<ExternBuffer>& constants, int threads) {
+                                  const std::vector<ExternBuffer>& constants,
+                                  const std::vector<PackedInput>& packed, int threads) {
   const TensorRef &x = computed.inputs[0], &w = computed.inputs[1], &y = computed.outputs[0];
   const size_t rank = x.shape.size();
   bool bad = false;
@@ -320,7 +323,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   o.b = View{{a.c_out}, {a.b_stride}, a.b_offset};
 
   if (border.lead.empty() && winograd_candidate(a, rank))
-    if (auto conv = build_winograd(call, a, spatial, o, constants, threads)) return conv;
+    if (auto conv = build_winograd(call, a, spatial, o, constants, packed, threads)) return conv;
 
   const dnnl::memory::desc w_any(o.w.dims, dnnl::memory::data_type::f32,
                                  dnnl::memory::format_tag::any);
@@ -337,7 +340,8 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   if (!worth_using(p.impl, true, !binaries.empty())) return nullptr;
   BinaryOperand no_sum;
   no_sum.input = SIZE_MAX;
-  return assemble(call, a, std::move(border), p, o, binaries, no_sum, order, constants, threads);
+  return assemble(call, a, std::move(border), p, o, binaries, no_sum, order, constants, packed,
+                  threads);
 }
 
 // The part of a ConvTranspose call with negative pads that its full output covers: pads
@@ -378,7 +382,8 @@ bool negative_pads(const ConvArgs& a) {
 }  // namespace
 
 std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
-                                         const std::vector<ExternBuffer>& constants, int threads,
+                                         const std::vector<ExternBuffer>& constants,
+                                         const std::vector<PackedInput>& packed, int threads,
                                          bool transpose) {
   ConvArgs a;
   try {
@@ -417,7 +422,7 @@ std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
   const ExternCall& computed = border.lead.empty() ? call : cropped;
   ThreadScope scope(threads);
   try {
-    return build(call, computed, a, std::move(border), constants, threads);
+    return build(call, computed, a, std::move(border), constants, packed, threads);
   } catch (const dnnl::error&) {
     return nullptr;  // no oneDNN implementation for it
   }

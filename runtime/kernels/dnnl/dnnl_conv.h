@@ -13,7 +13,8 @@ namespace onednn {
 // prepare_dnnl_extern for a Conv (`transpose` false) or ConvTranspose call: nullptr when
 // oneDNN does not take it.
 std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
-                                         const std::vector<ExternBuffer>& constants, int threads,
+                                         const std::vector<ExternBuffer>& constants,
+                                         const std::vector<PackedInput>& packed, int threads,
                                          bool transpose);
 
 }  // namespace onednn

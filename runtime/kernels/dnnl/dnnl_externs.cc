@@ -43,12 +43,14 @@ bool dnnl_enabled() {
 
 std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<ExternBuffer>& constants,
+                                                    const std::vector<PackedInput>& packed,
                                                     int threads) {
   if (!dnnl_enabled()) return nullptr;
   if (multiply_adds(call) < kMinParallelMultiplyAdds) threads = 1;
-  if (call.op == "MatMul") return onednn::prepare_matmul(call, constants, threads);
-  if (call.op == "Conv") return onednn::prepare_conv(call, constants, threads, false);
-  if (call.op == "ConvTranspose") return onednn::prepare_conv(call, constants, threads, true);
+  if (call.op == "MatMul") return onednn::prepare_matmul(call, constants, packed, threads);
+  if (call.op == "Conv") return onednn::prepare_conv(call, constants, packed, threads, false);
+  if (call.op == "ConvTranspose")
+    return onednn::prepare_conv(call, constants, packed, threads, true);
   return nullptr;
 }
 

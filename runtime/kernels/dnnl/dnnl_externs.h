@@ -31,12 +31,19 @@ class DnnlExtern : public PreparedExtern {
 // of its full output; a call only oneDNN's reference loops (or, for a convolution with
 // binary post-ops, its GEMM fallback) would take; FERRITE_DNNL=0 in the environment; or a
 // call whose shapes are wrong (the fallback reports those). `constants` as in
-// KernelBackend::prepare_extern. oneDNN (OpenMP) uses `threads` threads, both to plan its work here
-// and to run. `call` must outlive the result, whose run() checks the buffers with the shared
-// parsers and throws ferrite::Error naming the op, never aborting.
+// KernelBackend::prepare_extern, and so are `packed` (weights oneDNN reordered into a
+// layout equal to the one it wants now are copied, not reordered again). oneDNN (OpenMP)
+// uses `threads` threads, both to plan its work here and to run. `call` must outlive the
+// result, whose run() checks the buffers with the shared parsers and throws ferrite::Error
+// naming the op, never aborting.
 std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<ExternBuffer>& constants,
+                                                    const std::vector<PackedInput>& packed,
                                                     int threads);
+inline std::unique_ptr<PreparedExtern> prepare_dnnl_extern(
+    const ExternCall& call, const std::vector<ExternBuffer>& constants, int threads) {
+  return prepare_dnnl_extern(call, constants, {}, threads);
+}
 
 // False when the environment sets FERRITE_DNNL=0 (for A/B comparisons against the portable
 // externs).

@@ -106,6 +106,7 @@ dnnl::memory::desc desc_of(const View& v, bool dense) {
 // rejects the call.
 std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
                                   const std::vector<ExternBuffer>& constants,
+                                  const std::vector<PackedInput>& packed,
                                   const ExternBuffer* b_constant, bool dense, int threads) {
   const size_t rank = o.c.dims.size();
   dnnl::primitive_attr attr = user_scratchpad_attr();
@@ -125,6 +126,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
   x->set_implementation(pd.impl_info_str());
   if (!worth_using(x->implementation(), false, !binaries.empty())) return nullptr;
   DnnlSteps& steps = x->steps();
+  steps.use_packed(&packed);
   Args args;
   args[DNNL_ARG_SRC] = steps.input(o.a, pd.src_desc(), 0, nullptr);
   args[DNNL_ARG_WEIGHTS] = steps.input(o.b, pd.weights_desc(), 1, b_constant);
@@ -143,11 +145,11 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
 
 std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
                                            const std::vector<ExternBuffer>& constants,
-                                           int threads) {
+                                           const std::vector<PackedInput>& packed, int threads) {
   Operands o;
   if (!operands(call, &o)) return nullptr;
   const ExternBuffer* b_constant = nullptr;
-  if (constants.size() > 1 && constants[1].data) {
+  if (is_constant_input(constants, 1)) {
     try {
       check_f32_view("MatMul", "B", call.inputs[1], constants[1], o.b.dims.size());
     } catch (const Error&) {
@@ -158,7 +160,7 @@ std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
   ThreadScope scope(threads);
   for (bool dense : {false, true}) {
     try {
-      if (auto x = build(call, o, constants, b_constant, dense, threads)) return x;
+      if (auto x = build(call, o, constants, packed, b_constant, dense, threads)) return x;
     } catch (const dnnl::error&) {
       // No oneDNN implementation for this attempt.
     }

@@ -11,7 +11,8 @@ namespace onednn {
 
 // prepare_dnnl_extern for a MatMul call: nullptr when oneDNN does not take it.
 std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
-                                           const std::vector<ExternBuffer>& constants, int threads);
+                                           const std::vector<ExternBuffer>& constants,
+                                           const std::vector<PackedInput>& packed, int threads);
 
 }  // namespace onednn
 }  // namespace ferrite

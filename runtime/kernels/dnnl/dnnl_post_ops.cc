@@ -149,7 +149,7 @@ bool bind_binary_operands(const std::vector<BinaryOperand>& binaries, const std:
                           Args* args) {
   for (const BinaryOperand& b : binaries) {
     const ExternBuffer* constant = nullptr;
-    if (b.input < constants.size() && constants[b.input].data) {
+    if (is_constant_input(constants, b.input)) {
       constant = &constants[b.input];
       try {
         check_f32_view("post-op", "operand",

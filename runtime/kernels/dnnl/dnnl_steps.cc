@@ -3,6 +3,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <cstring>
 
 #include "compiler/plan/error.h"
 
@@ -68,6 +69,40 @@ bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops) {
   return !(is_conv && binary_post_ops && impl.find("gemm") != std::string::npos);
 }
 
+namespace {
+
+void append_dims(std::string* s, const char* name, const dnnl_dim_t* d, int n) {
+  *s += str_cat(" ", name);
+  for (int i = 0; i < n; ++i) *s += str_cat(i ? "," : "=", d[i]);
+}
+
+}  // namespace
+
+std::string desc_layout(const dnnl::memory::desc& d) {
+  const dnnl_memory_desc_t& m = d.data;
+  std::string s = str_cat("onednn ", DNNL_VERSION_MAJOR, ".", DNNL_VERSION_MINOR, ".",
+                          DNNL_VERSION_PATCH, " type ", static_cast<int>(m.data_type));
+  append_dims(&s, "dims", m.dims, m.ndims);
+  append_dims(&s, "padded", m.padded_dims, m.ndims);
+  append_dims(&s, "offsets", m.padded_offsets, m.ndims);
+  s += str_cat(" offset0 ", m.offset0, " kind ", static_cast<int>(m.format_kind));
+  if (m.format_kind == dnnl_blocked) {
+    const dnnl_blocking_desc_t& b = m.format_desc.blocking;
+    append_dims(&s, "strides", b.strides, m.ndims);
+    append_dims(&s, "blocks", b.inner_blks, b.inner_nblks);
+    append_dims(&s, "block_dims", b.inner_idxs, b.inner_nblks);
+  } else if (m.format_kind == dnnl_format_kind_wino) {
+    const dnnl_wino_desc_t& w = m.format_desc.wino_desc;
+    s += str_cat(" wino ", static_cast<int>(w.wino_format), " r ", w.r, " alpha ", w.alpha, " ic ",
+                 w.ic, " oc ", w.oc, " blocks ", w.ic_block, ",", w.oc_block, ",", w.ic2_block, ",",
+                 w.oc2_block, " scale ", static_cast<double>(w.adj_scale), " size ", w.size);
+  } else {
+    return "";
+  }
+  s += str_cat(" extra ", m.extra.flags, " bytes ", d.get_size());
+  return s;
+}
+
 dnnl::primitive_attr user_scratchpad_attr() {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -112,11 +147,18 @@ dnnl::memory DnnlSteps::input(const View& v, const dnnl::memory::desc& want, siz
     return bind(want, false, index, v.offset);
   if (constant) {
     dnnl::memory copy = own(want);
-    float* base = static_cast<float*>(constant->data) + v.offset;
-    dnnl::memory from(view_desc(v), cpu_engine(), base);
-    dnnl::reorder(from, copy).execute(stream_, from, copy);
-    stream_.wait();
+    const std::string layout = desc_layout(want);
+    if (!adopt(index, layout, copy)) {
+      // Held only packed, in another layout (another machine's, or the portable backend's):
+      // oneDNN declines the call, and the backend's fallback may take the packed form.
+      if (!constant->data) throw dnnl::error(dnnl_invalid_arguments, "packed layout differs");
+      float* base = static_cast<float*>(constant->data) + v.offset;
+      dnnl::memory from(view_desc(v), cpu_engine(), base);
+      dnnl::reorder(from, copy).execute(stream_, from, copy);
+      stream_.wait();
+    }
     copied_.push_back(index);
+    packed_out_.push_back(Packed{index, layout, copy});
     return copy;
   }
   dnnl::memory copy = scratch(want);
@@ -132,6 +174,32 @@ dnnl::memory DnnlSteps::output(const View& v, const dnnl::memory::desc& want, si
     return bind(want, true, index, v.offset);
   *copy_back = bind(view_desc(v), true, index, v.offset);
   return scratch(want);
+}
+
+bool DnnlSteps::adopt(size_t index, const std::string& layout, const dnnl::memory& to) {
+  if (!packed_ || layout.empty()) return false;
+  const size_t bytes = to.get_desc().get_size();
+  for (const PackedInput& p : *packed_) {
+    if (p.input != index || p.layout != layout || p.size != bytes) continue;
+    std::memcpy(to.get_data_handle(), p.data, bytes);
+    ++adopted_;
+    return true;
+  }
+  return false;
+}
+
+std::vector<PackedConstant> DnnlSteps::packed_inputs() const {
+  std::vector<PackedConstant> out;
+  for (const Packed& p : packed_out_) {
+    if (p.layout.empty()) continue;
+    const uint8_t* data = static_cast<const uint8_t*>(p.memory.get_data_handle());
+    PackedConstant c;
+    c.input = static_cast<int32_t>(p.index);
+    c.layout = p.layout;
+    c.bytes.assign(data, data + p.memory.get_desc().get_size());
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 std::vector<size_t> DnnlSteps::constants_copied() const {
@@ -169,6 +237,7 @@ size_t aligned(size_t bytes) {
 }  // namespace
 
 void DnnlSteps::finish() {
+  packed_ = nullptr;  // the caller's list lives only through prepare
   // The copies one after another, then the scratchpad, which the steps share (they run one
   // at a time).
   size_t bytes = 0;

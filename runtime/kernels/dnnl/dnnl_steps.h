@@ -66,6 +66,12 @@ bool plain_strides(const dnnl::memory::desc& d, Dims* strides);
 // (it applies them element by element: measured 6x slower than unfused).
 bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops);
 
+// The exact name of a memory layout (oneDNN's version, dims, data type, blocking or
+// Winograd format, padding, extra flags): weights packed into equal layouts are the same
+// bytes, so a plan's packed constants are reused only on an equal name. Empty for a layout
+// it cannot name (neither blocked nor Winograd), which is never reused.
+std::string desc_layout(const dnnl::memory::desc& d);
+
 // An attribute whose primitive takes its scratchpad from the caller (DnnlSteps owns one).
 dnnl::primitive_attr user_scratchpad_attr();
 
@@ -90,8 +96,9 @@ class DnnlSteps {
   // The memory a primitive reading `want` gets for input `index` seen as `v`: the operand
   // itself when the layouts agree; else a copy in `want`, reordered once now into owned
   // memory when the input is a plan constant (`constant` non-null, checked inside its
-  // buffer by the caller), otherwise into scratch by a reorder step added now, before the
-  // primitive that reads it.
+  // buffer by the caller; copied from a packed form when one has this layout, and throwing
+  // dnnl::error when the plan holds it only packed in another), otherwise into scratch by a reorder
+  // step added now, before the primitive that reads it.
   dnnl::memory input(const View& v, const dnnl::memory::desc& want, size_t index,
                      const ExternBuffer* constant);
   // The memory a primitive writing `want` gets for output `index` seen as `v`: the operand
@@ -112,6 +119,14 @@ class DnnlSteps {
   // reads at run time.
   std::vector<size_t> constants_copied() const;
 
+  // Packed forms of constant inputs a plan carries (KernelBackend::prepare_extern): input()
+  // copies one whose layout is desc_layout(want) instead of reordering. Read during prepare
+  // only (until finish()).
+  void use_packed(const std::vector<PackedInput>* packed) { packed_ = packed; }
+  // The constants input() copied, as owned memory in their primitive's layout.
+  std::vector<PackedConstant> packed_inputs() const;
+  size_t packed_adopted() const { return adopted_; }
+
   // Lays out the scratch arena; after the last add.
   void finish();
   size_t scratch_bytes() const { return scratch_bytes_; }
@@ -121,6 +136,9 @@ class DnnlSteps {
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs);
 
  private:
+  // Copies the packed form of input `index` in `layout` into `to`; false when none is given.
+  bool adopt(size_t index, const std::string& layout, const dnnl::memory& to);
+
   struct Binding {
     dnnl::memory memory;
     bool output;
@@ -141,6 +159,14 @@ class DnnlSteps {
   std::vector<Step> steps_;
   std::vector<dnnl::memory> owned_;
   std::vector<size_t> copied_;  // inputs copied into owned_ by input()
+  struct Packed {
+    size_t index;
+    std::string layout;
+    dnnl::memory memory;
+  };
+  std::vector<Packed> packed_out_;  // those copies, with their layouts
+  const std::vector<PackedInput>* packed_ = nullptr;
+  size_t adopted_ = 0;
   std::vector<Scratch> scratch_;
   size_t scratch_bytes_ = 0;
   bool bound_ = false;
@@ -158,6 +184,8 @@ class SteppedExtern : public DnnlExtern {
   void bind_scratch(void* scratch) override { steps_.bind_scratch(scratch); }
   std::string implementation() const override { return impl_; }
   std::vector<size_t> constants_copied() const override { return steps_.constants_copied(); }
+  std::vector<PackedConstant> packed_inputs() const override { return steps_.packed_inputs(); }
+  size_t packed_inputs_adopted() const override { return steps_.packed_adopted(); }
 
   DnnlSteps& steps() { return steps_; }
   void set_implementation(std::string impl) { impl_ = std::move(impl); }

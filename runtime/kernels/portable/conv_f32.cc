@@ -130,7 +130,7 @@ int64_t checked_mul(const ConvArgs& a, int64_t x, int64_t y) {
 class PortableConv : public PreparedExtern {
  public:
   PortableConv(const ExternCall& call, bool transpose, const std::vector<ExternBuffer>& constants,
-               int threads)
+               const std::vector<PackedInput>& packed, int threads)
       : call_(call), transpose_(transpose), threads_(std::max(threads, 1)) {
     const ConvArgs a = parse_conv_shapes(call, transpose);
     path_ = choose_path(a);
@@ -142,7 +142,7 @@ class PortableConv : public PreparedExtern {
       if (windows_pay(a, windows_)) path_ = Path::Windowed;
       gapless_ = windows_.cols == a.out_size();
     }
-    const bool w_constant = constants.size() >= 2 && constants[1].data;
+    const bool w_constant = is_constant_input(constants, 1);
     const Path direct = path_;
     if (w_constant && im2col() && conv_winograd_applies(a) &&
         a.c_in_group() >= kWinogradMinChannels && a.c_out_group() >= kWinogradMinChannels) {
@@ -161,8 +161,8 @@ class PortableConv : public PreparedExtern {
                              std::max<int64_t>(1, kColBudget / std::max<int64_t>(per_row, 1)));
       checked_mul(a, per_row, chunk_rows_);
     }
-    if (w_constant) pack_weight(a, constants[1]);
-    if (path_ == Path::Winograd && !weight_) path_ = direct;  // W's view is bad: run reports it
+    if (w_constant) pack_weight(a, constants[1], packed);
+    if (path_ == Path::Winograd && !w_packed_) path_ = direct;  // W's view is bad: run reports it
     scratch_floats_ = layout(a, nullptr).floats();
   }
 
@@ -188,8 +188,19 @@ class PortableConv : public PreparedExtern {
 
   // A packed W is never read again (Winograd keeps its own transformed copy to repack).
   std::vector<size_t> constants_copied() const override {
-    return weight_ ? std::vector<size_t>{1} : std::vector<size_t>{};
+    return w_packed_ ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
+
+  std::vector<PackedConstant> packed_inputs() const override {
+    if (!w_packed_) return {};
+    PackedConstant c;
+    c.input = 1;
+    c.layout = gemm_f32_packed_layout(packed_what(), 'A', packed_w_[0].rows, packed_w_[0].cols,
+                                      packed_w_.size());
+    c.bytes = gemm_f32_packed_bytes(packed_w_, 'A');
+    return {std::move(c)};
+  }
+  size_t packed_inputs_adopted() const override { return adopted_; }
 
   size_t scratch_bytes() const override { return scratch_floats_ * sizeof(float); }
   void bind_scratch(void* scratch) override { scratch_.bind(scratch, scratch_bytes()); }
@@ -345,7 +356,8 @@ class PortableConv : public PreparedExtern {
 
   // A constant W, dense, is packed now as the GEMM's A operand of each group (W_g, or W_g^T
   // for ConvTranspose); a bad view is left for run to report, as the reference would.
-  void pack_weight(const ConvArgs& a, const ExternBuffer& buffer) {
+  void pack_weight(const ConvArgs& a, const ExternBuffer& buffer,
+                   const std::vector<PackedInput>& packed) {
     if (path_ != Path::Pointwise && !im2col() && path_ != Path::Winograd &&
         path_ != Path::Transpose)
       return;
@@ -356,21 +368,48 @@ class PortableConv : public PreparedExtern {
       return;
     }
     if (!is_dense(w_dims(a), a.ws)) return;
-    weight_ = static_cast<const float*>(buffer.data);
-    if (path_ == Path::Winograd) {
-      const int64_t per_group = 16 * a.c_out_group() * a.c_in_group();
-      wino_u_.resize(static_cast<size_t>(a.group * per_group));
-      for (int64_t g = 0; g < a.group; ++g)
-        conv_winograd_weights(a, weight_ + a.w_offset, g, wino_u_.data() + g * per_group);
-    }
+    weight_ = static_cast<const float*>(buffer.data);  // null: the plan holds it only packed
     packed_w_.resize(static_cast<size_t>(a.group * (path_ == Path::Winograd ? 16 : 1)));
+    int64_t rows = 0, cols = 0;
+    packed_dims(a, &rows, &cols);
+    for (const PackedInput& p : packed) {
+      if (p.input == 1 && gemm_f32_adopt_packed(p.layout, p.data, p.size, packed_what(), 'A', rows,
+                                                cols, &packed_w_)) {
+        adopted_ = 1;
+        w_packed_ = true;
+        return;
+      }
+    }
+    if (!weight_) {  // packed for another target: the Session reports it
+      packed_w_.clear();
+      return;
+    }
+    w_packed_ = true;
     for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
+  }
+
+  // The dims of each packed A (per group, and per Winograd point), as pack_group packs them.
+  void packed_dims(const ConvArgs& a, int64_t* rows, int64_t* cols) const {
+    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), ks = a.kernel_size();
+    *rows = path_ == Path::Transpose ? mg * ks : mg;
+    *cols = path_ == Path::Winograd || path_ == Path::Transpose ? cg : cg * (im2col() ? ks : 1);
+  }
+  const char* packed_what() const {
+    return path_ == Path::Winograd    ? "conv winograd"
+           : path_ == Path::Transpose ? "conv transpose"
+                                      : "conv";
   }
 
   void pack_group(const ConvArgs& a, const float* w, int64_t g) {
     PackedOperand* out = &packed_w_[static_cast<size_t>(g)];
     const int64_t cg = a.c_in_group(), mg = a.c_out_group(), ks = a.kernel_size();
     if (path_ == Path::Winograd) {  // U_xi of the group, transformed at prepare time
+      if (wino_u_.empty()) {
+        const int64_t per_group = 16 * mg * cg;
+        wino_u_.resize(static_cast<size_t>(a.group * per_group));
+        for (int64_t gi = 0; gi < a.group; ++gi)
+          conv_winograd_weights(a, w, gi, wino_u_.data() + gi * per_group);
+      }
       const float* u = wino_u_.data() + g * 16 * mg * cg;
       for (int64_t xi = 0; xi < 16; ++xi)
         gemm_f32_pack_a(u + xi * mg * cg, cg, 1, mg, cg,
@@ -386,7 +425,7 @@ class PortableConv : public PreparedExtern {
   // Whether this run uses the packed W (packing it again if the dispatch target changed).
   // A null W is the constant the Session freed after prepare (constants_copied).
   bool use_packed_weight(const ConvArgs& a) {
-    if (!weight_ || (a.w != weight_ && a.w != nullptr)) return false;
+    if (!w_packed_ || (a.w != weight_ && a.w != nullptr)) return false;
     const PackedOperand& p0 = packed_w_[0];
     if (!gemm_f32_packed_usable(&p0, p0.rows, p0.cols)) {
       if (!a.w) fail(a.op(), ": W was freed after packing for another SIMD target");
@@ -582,12 +621,14 @@ class PortableConv : public PreparedExtern {
   int64_t chunk_rows_ = 0;
   ConvWinograd wino_;          // Winograd
   int64_t wino_rows_ = 0;      // tile rows per block
-  std::vector<float> wino_u_;  // U of every group, from the constant W
+  std::vector<float> wino_u_;  // U of every group, from the constant W (unless adopted)
   ConvWindows windows_;        // Windowed
   bool gapless_ = false;       // its GEMM's columns are the output positions (no gaps: 1-D)
   Epilogue epilogue_, group_epilogue_;   // of the image, of the group being computed
   const float* weight_ = nullptr;        // W's buffer when it is a plan constant
+  bool w_packed_ = false;                // packed_w_ holds W
   std::vector<PackedOperand> packed_w_;  // per group
+  size_t adopted_ = 0;                   // packed_w_ came from the plan
   size_t scratch_floats_ = 0;
   Scratch scratch_;
 };
@@ -596,20 +637,22 @@ class PortableConv : public PreparedExtern {
 
 std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
                                                       const std::vector<ExternBuffer>& constants,
+                                                      const std::vector<PackedInput>& packed,
                                                       int threads) {
   if (call.op != "Conv" && call.op != "ConvTranspose")
     fail("prepare_portable_conv: op '", call.op, "' is not a convolution");
-  return std::make_unique<PortableConv>(call, call.op == "ConvTranspose", constants, threads);
+  return std::make_unique<PortableConv>(call, call.op == "ConvTranspose", constants, packed,
+                                        threads);
 }
 
 void portable_conv(const ExternCall& call, const ExternBuffer* inputs,
                    const ExternBuffer* outputs) {
-  PortableConv(call, false, {}, 1).run(inputs, outputs);
+  PortableConv(call, false, {}, {}, 1).run(inputs, outputs);
 }
 
 void portable_conv_transpose(const ExternCall& call, const ExternBuffer* inputs,
                              const ExternBuffer* outputs) {
-  PortableConv(call, true, {}, 1).run(inputs, outputs);
+  PortableConv(call, true, {}, {}, 1).run(inputs, outputs);
 }
 
 }  // namespace ferrite

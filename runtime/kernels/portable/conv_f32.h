@@ -35,6 +35,7 @@ namespace ferrite {
 // call's shapes now and throws ferrite::Error naming the op.
 std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
                                                       const std::vector<ExternBuffer>& constants,
+                                                      const std::vector<PackedInput>& packed,
                                                       int threads);
 
 // One-shot forms (ExternFn): one thread, nothing prepacked, scratch allocated per call.

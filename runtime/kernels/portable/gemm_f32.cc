@@ -5,8 +5,11 @@
 #include "runtime/kernels/portable/gemm_f32.h"
 
 #include <algorithm>
+#include <cstring>
 
+#include "compiler/plan/error.h"
 #include "runtime/kernels/portable/parallel.h"
+#include "runtime/kernels/portable/simd_f32.h"
 
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "runtime/kernels/portable/gemm_f32.cc"
@@ -225,6 +228,50 @@ void gemm_f32_pack_b(const float* b, int64_t b_rs, int64_t b_cs, int64_t k, int6
 
 bool gemm_f32_packed_usable(const PackedOperand* p, int64_t rows, int64_t cols) {
   return p && p->data && p->rows == rows && p->cols == cols && p->geometry == gemm_f32_geometry();
+}
+
+namespace {
+
+size_t packed_floats(char kind, int64_t rows, int64_t cols) {
+  return kind == 'A' ? gemm_f32_packed_a_floats(rows, cols) : gemm_f32_packed_b_floats(rows, cols);
+}
+
+}  // namespace
+
+std::string gemm_f32_packed_layout(const std::string& what, char kind, int64_t rows, int64_t cols,
+                                   size_t count) {
+  const GemmGeometry g = gemm_f32_geometry();
+  return str_cat("portable ", simd::target_name(), " ", what, " ", kind, " ", rows, "x", cols, " x",
+                 count, " mr ", g.mr, " nr ", g.nr, " kc ", g.kc, " mc ", g.mc, " nc ", g.nc);
+}
+
+bool gemm_f32_adopt_packed(const std::string& layout, const uint8_t* bytes, size_t size,
+                           const std::string& what, char kind, int64_t rows, int64_t cols,
+                           std::vector<PackedOperand>* out) {
+  const size_t count = out->size(), floats = packed_floats(kind, rows, cols);
+  if (layout != gemm_f32_packed_layout(what, kind, rows, cols, count) ||
+      size != count * floats * sizeof(float))
+    return false;
+  for (size_t i = 0; i < count; ++i) {
+    PackedOperand& p = (*out)[i];
+    p.geometry = gemm_f32_geometry();
+    p.rows = rows;
+    p.cols = cols;
+    float* dst = p.owned.reserve(floats);
+    std::memcpy(dst, bytes + i * floats * sizeof(float), floats * sizeof(float));
+    p.data = dst;
+  }
+  return true;
+}
+
+std::vector<uint8_t> gemm_f32_packed_bytes(const std::vector<PackedOperand>& ops, char kind) {
+  std::vector<uint8_t> out;
+  for (const PackedOperand& p : ops) {
+    const size_t bytes = packed_floats(kind, p.rows, p.cols) * sizeof(float);
+    const uint8_t* from = reinterpret_cast<const uint8_t*>(p.data);
+    out.insert(out.end(), from, from + bytes);
+  }
+  return out;
 }
 
 namespace {

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/kernels/portable/epilogue.h"
@@ -55,6 +56,18 @@ void gemm_f32_pack_b(const float* b, int64_t b_rs, int64_t b_cs, int64_t k, int6
                      PackedOperand* out, float* dst = nullptr);
 // Whether `p` was packed for the current geometry with these dims (else it must be ignored).
 bool gemm_f32_packed_usable(const PackedOperand* p, int64_t rows, int64_t cols);
+
+// Packed operands as bytes a compiled plan carries (PackedInput), for `count` operands of one
+// kind ('A' or 'B') and dims packed one after another: the layout names the SIMD target, the
+// geometry, the dims and `what` (the caller's own transform of the weights, e.g. Winograd's);
+// gemm_f32_adopt_packed fills `out` from `bytes` when they have that layout and size.
+std::string gemm_f32_packed_layout(const std::string& what, char kind, int64_t rows, int64_t cols,
+                                   size_t count);
+bool gemm_f32_adopt_packed(const std::string& layout, const uint8_t* bytes, size_t size,
+                           const std::string& what, char kind, int64_t rows, int64_t cols,
+                           std::vector<PackedOperand>* out);
+// `ops` (all packed alike, of `kind`) as one blob, as gemm_f32_adopt_packed reads it.
+std::vector<uint8_t> gemm_f32_packed_bytes(const std::vector<PackedOperand>& ops, char kind);
 
 // Packs B[p0 : p0 + kc, j0 : j0 + nc] of a B that exists only implicitly (a convolution's
 // im2col matrix) as panels of nr columns, the layout of a packed B block: panel q at

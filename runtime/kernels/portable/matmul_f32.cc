@@ -65,10 +65,11 @@ Dims dims_of(const ExternCall& call) {
 
 class PortableMatMul : public PreparedExtern {
  public:
-  PortableMatMul(const ExternCall& call, const std::vector<ExternBuffer>& constants, int threads)
+  PortableMatMul(const ExternCall& call, const std::vector<ExternBuffer>& constants,
+                 const std::vector<PackedInput>& packed, int threads)
       : call_(call), threads_(std::max(threads, 1)) {
     const Dims d = dims_of(call);
-    if (constants.size() >= 2 && constants[1].data) pack_weight(constants[1]);
+    if (is_constant_input(constants, 1)) pack_weight(constants[1], packed);
     if (!call.post_ops.empty() && d.batches > 0) {
       epilogues_.resize(static_cast<size_t>(d.batches));
       for (Epilogue& e : epilogues_) e.operands.resize(call.post_ops.size());
@@ -78,8 +79,19 @@ class PortableMatMul : public PreparedExtern {
 
   // A packed B is never read again.
   std::vector<size_t> constants_copied() const override {
-    return weight_ ? std::vector<size_t>{1} : std::vector<size_t>{};
+    return w_packed_ ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
+
+  std::vector<PackedConstant> packed_inputs() const override {
+    if (!w_packed_) return {};
+    PackedConstant c;
+    c.input = 1;
+    c.layout =
+        gemm_f32_packed_layout(kWhat, 'B', packed_weight_[0].rows, packed_weight_[0].cols, 1);
+    c.bytes = gemm_f32_packed_bytes(packed_weight_, 'B');
+    return {std::move(c)};
+  }
+  size_t packed_inputs_adopted() const override { return adopted_; }
 
   size_t scratch_bytes() const override { return scratch_floats_ * sizeof(float); }
   void bind_scratch(void* scratch) override { scratch_.bind(scratch, scratch_bytes()); }
@@ -154,7 +166,7 @@ class PortableMatMul : public PreparedExtern {
     if (d.batches <= 0 || d.m <= 0 || d.n <= 0 || d.k <= 0) return l;
     // A shared B is packed per run unless it is the packed weight or few rows read it in place.
     const bool read_in_place = d.b_unit_cols && d.m <= gemm_f32_geometry().in_place_b_max_m;
-    at.shared_b = d.b_shared && d.batches >= 2 && !weight_ && !read_in_place;
+    at.shared_b = d.b_shared && d.batches >= 2 && !w_packed_ && !read_in_place;
     if (at.shared_b) at.shared_b_at = l.add(gemm_f32_packed_b_floats(d.k, d.n));
     GemmF32 g;
     g.m = d.m;
@@ -182,7 +194,7 @@ class PortableMatMul : public PreparedExtern {
 
   // A constant B that is one matrix for every batch item (batch strides 0) is packed now,
   // once; a bad view is left for run to report, as the reference would.
-  void pack_weight(const ExternBuffer& buffer) {
+  void pack_weight(const ExternBuffer& buffer, const std::vector<PackedInput>& packed) {
     if (call_.inputs.size() < 2) return;
     const TensorRef& rb = call_.inputs[1];
     const size_t rank = rb.shape.size();
@@ -193,9 +205,23 @@ class PortableMatMul : public PreparedExtern {
       return;
     }
     if (!all_zero(std::vector<int64_t>(rb.strides.begin(), rb.strides.end() - 2))) return;
+    const int64_t k = rb.shape[rank - 2], n = rb.shape[rank - 1];
+    for (const PackedInput& p : packed) {
+      if (p.input == 1 &&
+          gemm_f32_adopt_packed(p.layout, p.data, p.size, kWhat, 'B', k, n, &packed_weight_)) {
+        adopted_ = 1;
+        w_packed_ = true;
+        weight_ = static_cast<const float*>(buffer.data);
+        return;
+      }
+    }
+    if (!buffer.data) {  // held only packed, for another target: the Session reports it
+      return;
+    }
     weight_ = static_cast<const float*>(buffer.data);
-    gemm_f32_pack_b(weight_ + rb.offset, rb.strides[rank - 2], rb.strides[rank - 1],
-                    rb.shape[rank - 2], rb.shape[rank - 1], &packed_weight_);
+    w_packed_ = true;
+    gemm_f32_pack_b(weight_ + rb.offset, rb.strides[rank - 2], rb.strides[rank - 1], k, n,
+                    &packed_weight_[0]);
   }
 
   // B packed for every batch item, when it is one matrix for all: the weight packed at
@@ -204,13 +230,13 @@ class PortableMatMul : public PreparedExtern {
   const PackedOperand* shared_b(const MatMulArgs& m, float* dst) {
     if (!all_zero(m.lb.batch_strides)) return nullptr;
     // A null B is the constant the Session freed after prepare (constants_copied).
-    if (weight_ && (m.b == weight_ || !m.b)) {
-      if (!gemm_f32_packed_usable(&packed_weight_, m.k, m.n)) {
+    if (w_packed_ && (m.b == weight_ || !m.b)) {
+      if (!gemm_f32_packed_usable(&packed_weight_[0], m.k, m.n)) {
         if (!m.b) fail("MatMul: B was freed after packing for another SIMD target");
         gemm_f32_pack_b(m.b + m.lb.offset, m.lb.row_stride, m.lb.col_stride, m.k, m.n,
-                        &packed_weight_);
+                        &packed_weight_[0]);
       }
-      return &packed_weight_;
+      return &packed_weight_[0];
     }
     const float* b = m.b + m.lb.offset;
     if (!dst) return nullptr;
@@ -220,8 +246,12 @@ class PortableMatMul : public PreparedExtern {
 
   const ExternCall& call_;
   int threads_;
-  const float* weight_ = nullptr;  // B's buffer when it is a plan constant
-  PackedOperand packed_weight_, packed_shared_;
+  const float* weight_ = nullptr;  // B's buffer when it is a plan constant (null: packed only)
+  bool w_packed_ = false;          // packed_weight_ holds B
+  static constexpr const char* kWhat = "matmul";
+  std::vector<PackedOperand> packed_weight_ = std::vector<PackedOperand>(1);
+  size_t adopted_ = 0;
+  PackedOperand packed_shared_;
   std::vector<Epilogue> epilogues_;  // one per batch item, refilled each run
   size_t scratch_floats_ = 0;
   Scratch scratch_;
@@ -231,13 +261,14 @@ class PortableMatMul : public PreparedExtern {
 
 std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
                                                         const std::vector<ExternBuffer>& constants,
+                                                        const std::vector<PackedInput>& packed,
                                                         int threads) {
-  return std::make_unique<PortableMatMul>(call, constants, threads);
+  return std::make_unique<PortableMatMul>(call, constants, packed, threads);
 }
 
 void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,
                      const ExternBuffer* outputs) {
-  PortableMatMul(call, {}, 1).run(inputs, outputs);
+  PortableMatMul(call, {}, {}, 1).run(inputs, outputs);
 }
 
 }  // namespace ferrite

@@ -12,9 +12,11 @@
 
 namespace ferrite {
 
-// `call` must outlive the result; `constants` as KernelBackend::prepare_extern has them.
+// `call` must outlive the result; `constants` and `packed` as KernelBackend::prepare_extern
+// has them.
 std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
                                                         const std::vector<ExternBuffer>& constants,
+                                                        const std::vector<PackedInput>& packed,
                                                         int threads);
 
 // The one-shot form (ExternFn): one thread, nothing prepacked.

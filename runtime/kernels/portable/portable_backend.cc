@@ -23,12 +23,13 @@ class PortableBackend : public KernelBackend {
   // MatMul and convolutions pack constant weights once and keep their scratch memory;
   // SegmentReduce keeps its destination-sorted edges while the indices stay the same.
   std::unique_ptr<PreparedExtern> prepare_extern(
-      const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
-    if (call.op == "MatMul") return prepare_portable_matmul(call, constants, threads_);
+      const ExternCall& call, const std::vector<ExternBuffer>& constants,
+      const std::vector<PackedInput>& packed) const override {
+    if (call.op == "MatMul") return prepare_portable_matmul(call, constants, packed, threads_);
     if (call.op == "Conv" || call.op == "ConvTranspose")
-      return prepare_portable_conv(call, constants, threads_);
+      return prepare_portable_conv(call, constants, packed, threads_);
     if (call.op == "SegmentReduce") return prepare_portable_segment_reduce(call, threads_);
-    return KernelBackend::prepare_extern(call, constants);
+    return KernelBackend::prepare_extern(call, constants, packed);
   }
 
  private:

@@ -97,6 +97,13 @@ void expect_plan_eq(const Plan& x, const Plan& y) {
     EXPECT_EQ(a.constant, b.constant);
   }
   EXPECT_EQ(x.constants, y.constants);
+  ASSERT_EQ(x.packed.size(), y.packed.size());
+  for (size_t i = 0; i < x.packed.size(); ++i) {
+    EXPECT_EQ(x.packed[i].extern_index, y.packed[i].extern_index);
+    EXPECT_EQ(x.packed[i].input, y.packed[i].input);
+    EXPECT_EQ(x.packed[i].layout, y.packed[i].layout);
+    EXPECT_EQ(x.packed[i].bytes, y.packed[i].bytes);
+  }
   ASSERT_EQ(x.kernels.size(), y.kernels.size());
   for (size_t i = 0; i < x.kernels.size(); ++i) expect_kernel_eq(x.kernels[i], y.kernels[i]);
   ASSERT_EQ(x.externs.size(), y.externs.size());

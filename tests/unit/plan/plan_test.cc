@@ -176,6 +176,35 @@ TEST(PlanTest, ExternPostOps) {
   EXPECT_PLAN_ERROR(p, "extern 0 (TopK) takes no post-ops");
 }
 
+TEST(PlanTest, PackedConstants) {
+  const Plan p = full_plan();  // w (constant 0) packed as the MatMul's input 1
+  Plan q = p;
+  EXPECT_EQ(strip_packed_constants(&q), 0u);  // the post-op (input 3) reads w's bytes too
+  EXPECT_EQ(q.constants, p.constants);
+  q.packed.push_back(PackedConstant{0, 3, "test layout 2x4", {9}});
+  EXPECT_EQ(strip_packed_constants(&q), 128u);  // idx stays: a kernel reads it
+  EXPECT_TRUE(q.constants[0].empty());
+  EXPECT_EQ(q.constants[1], p.constants[1]);
+  EXPECT_TRUE(constant_packed_only(q, 0));
+  EXPECT_FALSE(constant_packed_only(q, 1));
+  EXPECT_NO_THROW(validate_plan(q));
+
+  Plan r = q;
+  r.packed.pop_back();
+  EXPECT_PLAN_ERROR(r,
+                    "step 0 (extern MatMul) input 3 reads buffer 1 ('w'), which the plan "
+                    "holds only packed");
+  r = p;
+  r.packed[0].extern_index = 1;
+  EXPECT_PLAN_ERROR(r, "packed constant 0 belongs to extern 1 of 1");
+  r = p;
+  r.packed[0].input = 9;
+  EXPECT_PLAN_ERROR(r, "packed constant 0 is input 9 of extern 0 (MatMul) with 4 inputs");
+  r = p;
+  r.packed[0].input = 0;
+  EXPECT_PLAN_ERROR(r, "packed constant 0 is buffer 0 ('x'), not a constant");
+}
+
 TEST(PlanTest, ToString) {
   std::string s = plan_to_string(full_plan());
   EXPECT_NE(s.find("plan pool 128 bytes\n"), std::string::npos) << s;

@@ -143,6 +143,8 @@ inline Plan full_plan() {
   mm.post_ops = {PostOp{PostOpKind::Add, 0, 0, 3}, PostOp{PostOpKind::Clip, 0, 6, -1},
                  PostOp{PostOpKind::LeakyRelu, 0.125f, 0, -1}};
   p.externs = {mm};
+  // A packed form of w (the MatMul's B), as a backend would carry it.
+  p.packed = {PackedConstant{0, 1, "test layout 8x4", {1, 2, 3, 4, 5}}};
   Step s0;
   s0.kind = StepKind::Extern;
   s0.index = 0;

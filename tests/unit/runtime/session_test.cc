@@ -175,7 +175,8 @@ class ScratchBackend : public KernelBackend {
   }
   ExternFn find_extern(const std::string&) const override { return nullptr; }
   std::unique_ptr<PreparedExtern> prepare_extern(
-      const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
+      const ExternCall& call, const std::vector<ExternBuffer>& constants,
+      const std::vector<PackedInput>& /*packed*/) const override {
     if (!g_scratch_log) return std::make_unique<ScratchExtern>(call, 100);
     std::vector<bool> known;
     for (const ExternBuffer& b : constants) known.push_back(b.data != nullptr);
@@ -258,7 +259,8 @@ class CopyingBackend : public KernelBackend {
   }
   ExternFn find_extern(const std::string&) const override { return nullptr; }
   std::unique_ptr<PreparedExtern> prepare_extern(
-      const ExternCall& call, const std::vector<ExternBuffer>& constants) const override {
+      const ExternCall& call, const std::vector<ExternBuffer>& constants,
+      const std::vector<PackedInput>& /*packed*/) const override {
     return std::make_unique<CopyingExtern>(call, constants);
   }
 };
