@@ -376,6 +376,38 @@ def table(results, models, engines):
     return "\n".join(lines)
 
 
+# Ferrite engine -> the peer it is measured against (issue 6's criteria): same thread count.
+PEERS = {"ferrite-native": "ort-node-t1", "ferrite-native-t2": "ort-node-t2",
+         "ferrite-wasm": "ort-web-t1"}
+
+
+def peer_ratios(results, models, engines):
+    """Per Ferrite engine with its peer in the run: the models where both have a median,
+    their median ratios (Ferrite / peer) and the geometric mean of those ratios."""
+    out = {}
+    for e, peer in PEERS.items():
+        if e not in engines or peer not in engines:
+            continue
+        ratios = {}
+        for m in models:
+            a = results[m.name][e].get("median_ms")
+            b = results[m.name][peer].get("median_ms")
+            if a and b:
+                ratios[m.name] = a / b
+        if ratios:
+            geo = math.exp(sum(math.log(r) for r in ratios.values()) / len(ratios))
+            out[e] = {"peer": peer, "ratios": ratios, "geomean": geo}
+    return out
+
+
+def peer_lines(peers):
+    lines = []
+    for e, p in peers.items():
+        each = ", ".join(f"{m} {r:.2f}" for m, r in p["ratios"].items())
+        lines.append(f"{e} / {p['peer']}: geomean {p['geomean']:.3f} ({each})")
+    return lines
+
+
 def xml(s):
     return str(s).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
@@ -605,6 +637,9 @@ def main():
     title = (f"Ferrite vs peers: {info['cpu']} ({info['cpus']} cpus), git {info['git']}, "
              f"{a.rounds} rounds")
     text = table(results, models, engines)
+    peers = peer_ratios(results, models, engines)
+    if peers:
+        text += "\n\nmedian ratios, Ferrite / peer at the same threads:\n" + "\n".join(peer_lines(peers))
     doc = {
         "meta": dict(info, date=datetime.datetime.now().isoformat(timespec="seconds"),
                      rounds=a.rounds, iters_max=a.iters, iters_min=a.min_iters,
@@ -613,6 +648,7 @@ def main():
                      load_average_per_round=loads, command=sys.argv),
         "engines": {e: {"kind": ENGINES[e][0], "threads": ENGINES[e][1]} for e in engines},
         "results": results,
+        "peer_ratios": peers,
     }
     with open(os.path.join(out_dir, "results.json"), "w") as f:
         json.dump(doc, f, indent=1)

@@ -151,7 +151,10 @@ class PortableConv : public PreparedExtern {
       checked_mul(a, a.c_in, wino_.windows.channel);
       const int64_t per_row = checked_mul(a, 16 * (a.c_in_group() + a.c_out_group()), wino_.twp);
       wino_rows_ = std::min(wino_.th, std::max<int64_t>(1, kWinogradBlock / per_row));
-      checked_mul(a, per_row, wino_rows_);
+      // Blocks run in parallel, each on one thread: at least one block per thread.
+      wino_rows_ = std::min(wino_rows_, (wino_.th + threads_ - 1) / threads_);
+      wino_parts_ = std::min<int64_t>(threads_, (wino_.th + wino_rows_ - 1) / wino_rows_);
+      checked_mul(a, checked_mul(a, per_row, wino_rows_), wino_parts_);
     }
     fused_ = plan_post_ops(a);
     if (path_ == Path::Transpose) {
@@ -294,15 +297,13 @@ class PortableConv : public PreparedExtern {
         if (!gapless_) at.c_at = l.add(static_cast<size_t>(mg * windows_.cols));
         at.work_at = l.add(gemm_f32_scratch_floats(g, threads_));
         break;
-      case Path::Winograd: {  // the copy, V (col_at), the products (c_at)
-        const int64_t tb = wino_rows_ * wino_.twp;
-        g.m = mg;
-        g.n = tb;
-        g.k = cg;
+      case Path::Winograd: {  // the copy; per part V (col_at), the products (c_at), work
+        const WinogradSlots slots = winograd_slots(a);
+        const size_t parts = static_cast<size_t>(wino_parts_);
         at.copy_at = l.add(static_cast<size_t>(a.c_in * wino_.windows.channel));
-        at.col_at = l.add(static_cast<size_t>(16 * cg * tb));
-        at.c_at = l.add(static_cast<size_t>(16 * mg * tb));
-        at.work_at = l.add(gemm_f32_scratch_floats(g, threads_));
+        at.col_at = l.add(slots.v * parts);
+        at.c_at = l.add(slots.products * parts);
+        at.work_at = l.add(slots.work * parts);
         break;
       }
       case Path::Transpose:
@@ -532,51 +533,81 @@ class PortableConv : public PreparedExtern {
 
   bool im2col() const { return path_ == Path::Implicit || path_ == Path::Windowed; }
 
+  // Floats of one part's V, products and GEMM packing blocks (Winograd).
+  struct WinogradSlots {
+    size_t v = 0, products = 0, work = 0;
+  };
+  WinogradSlots winograd_slots(const ConvArgs& a) const {
+    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), tb = wino_rows_ * wino_.twp;
+    GemmF32 g;
+    g.m = mg;
+    g.n = tb;
+    g.k = cg;
+    return {static_cast<size_t>(16 * cg * tb), static_cast<size_t>(16 * mg * tb),
+            gemm_f32_scratch_floats(g, 1)};
+  }
+
   // Winograd F(2x2, 3x3): X copied into 2 x 2 phases, then per group and block of tile rows
   // V = the input transform, 16 GEMMs U_xi @ V_xi, and the output transform with the
-  // epilogue into Y. U is packed at prepare time; if this run's W is another buffer than
-  // the constant it was prepared with (no plan does that), U is transformed here.
+  // epilogue into Y. The blocks are split among the threads (one parallel step per group,
+  // each block computed whole by one thread, its operands in that core's cache), not each
+  // transform and GEMM among them: in wasm every parallel step hands work to web workers,
+  // which costs more than a small GEMM. U is packed at prepare time; if this run's W is
+  // another buffer than the constant it was prepared with (no plan does that), U is
+  // transformed here.
   void winograd(const ConvArgs& a, const float* x, const float* w, bool packed, float* y,
                 float* copy, float* v, float* products, float* work) {
-    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
+    const int64_t cg = a.c_in_group(), mg = a.c_out_group();
     parallel_ranges(threads_, a.c_in, [&](int64_t c0, int64_t c1) {
       conv_windows_fill_f32(wino_.fill, wino_.windows, x, c0, c1, copy);
     });
     std::vector<float> u_run(packed ? 0 : static_cast<size_t>(16 * mg * cg));
     const float* u = u_run.data();
+    const WinogradSlots slots = winograd_slots(a);
+    const int64_t blocks = (wino_.th + wino_rows_ - 1) / wino_rows_;
     for (int64_t grp = 0; grp < a.group; ++grp) {
       if (!packed) conv_winograd_weights(a, w, grp, u_run.data());
       group_epilogue_ = epilogue_;
       group_epilogue_.shift(grp * mg, 0);
       const Epilogue* post_ops = group_epilogue_.active() ? &group_epilogue_ : nullptr;
       const float* group_copy = copy + grp * cg * wino_.windows.channel;
-      for (int64_t ty0 = 0; ty0 < wino_.th; ty0 += wino_rows_) {
-        const int64_t ty1 = std::min(wino_.th, ty0 + wino_rows_), tb = (ty1 - ty0) * wino_.twp;
-        parallel_ranges(threads_, cg, [&](int64_t c0, int64_t c1) {
-          conv_winograd_input_f32(wino_, group_copy, c0, c1, ty0, ty1, v);
-        });
-        for (int64_t xi = 0; xi < 16; ++xi) {
-          GemmF32 g;
-          g.a = packed ? nullptr : u + xi * mg * cg;
-          g.a_rs = cg;
-          g.a_cs = 1;
-          g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp * 16 + xi)] : nullptr;
-          g.b = v + xi * cg * tb;
-          g.b_rs = tb;
-          g.b_cs = 1;
-          g.c = products + xi * mg * tb;
-          g.c_rs = tb;
-          g.c_cs = 1;
-          g.m = mg;
-          g.n = tb;
-          g.k = cg;
-          gemm_f32(g, threads_, work);
-        }
-        parallel_ranges(threads_, mg, [&](int64_t m0, int64_t m1) {
-          conv_winograd_output_f32(wino_, products, m0, m1, ty0, ty1, post_ops, y + grp * mg * p);
-        });
-      }
+      parallel_parts(threads_, wino_parts_, [&](int64_t part) {
+        const size_t at = static_cast<size_t>(part);
+        float* pv = v + at * slots.v;
+        float* pproducts = products + at * slots.products;
+        float* pwork = work + at * slots.work;
+        for (int64_t b = blocks * part / wino_parts_; b < blocks * (part + 1) / wino_parts_; ++b)
+          winograd_block(a, u, packed, grp, group_copy, post_ops, b * wino_rows_, pv, pproducts,
+                         pwork, y);
+      });
     }
+  }
+
+  // One block of tile rows [ty0, ty0 + wino_rows_) of group `grp`, on the calling thread.
+  void winograd_block(const ConvArgs& a, const float* u, bool packed, int64_t grp,
+                      const float* group_copy, const Epilogue* post_ops, int64_t ty0, float* v,
+                      float* products, float* work, float* y) const {
+    const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
+    const int64_t ty1 = std::min(wino_.th, ty0 + wino_rows_), tb = (ty1 - ty0) * wino_.twp;
+    conv_winograd_input_f32(wino_, group_copy, 0, cg, ty0, ty1, v);
+    for (int64_t xi = 0; xi < 16; ++xi) {
+      GemmF32 g;
+      g.a = packed ? nullptr : u + xi * mg * cg;
+      g.a_rs = cg;
+      g.a_cs = 1;
+      g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp * 16 + xi)] : nullptr;
+      g.b = v + xi * cg * tb;
+      g.b_rs = tb;
+      g.b_cs = 1;
+      g.c = products + xi * mg * tb;
+      g.c_rs = tb;
+      g.c_cs = 1;
+      g.m = mg;
+      g.n = tb;
+      g.k = cg;
+      gemm_f32(g, 1, work);
+    }
+    conv_winograd_output_f32(wino_, products, 0, mg, ty0, ty1, post_ops, y + grp * mg * p);
   }
 
   // Per group: columns = W_g^T [Mg*kernel x Cg] @ X_g [Cg x in], added into Y (which starts
@@ -621,6 +652,7 @@ class PortableConv : public PreparedExtern {
   int64_t chunk_rows_ = 0;
   ConvWinograd wino_;          // Winograd
   int64_t wino_rows_ = 0;      // tile rows per block
+  int64_t wino_parts_ = 1;     // blocks split into this many parts, one per thread
   std::vector<float> wino_u_;  // U of every group, from the constant W (unless adopted)
   ConvWindows windows_;        // Windowed
   bool gapless_ = false;       // its GEMM's columns are the output positions (no gaps: 1-D)
