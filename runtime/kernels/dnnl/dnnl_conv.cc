@@ -219,9 +219,10 @@ Primitive create_primitive(const ConvArgs& a, dnnl::algorithm algorithm, const S
 // channels each way, and a large enough output. Measured on one AVX-512 core with the
 // reorders from and to channels-last included, against the direct brgconv (tests/perf:
 // `ferrite_kernel_bench ops`), time ratios: 64ch 56x56 0.58, 128ch 28x28 0.36, 256ch
-// 14x14 0.51, 32ch 56x56 0.74; but 128ch 14x14 0.85 and 512ch 7x7 0.76 on one thread turn
-// to 1.3-1.5 and 1.0 on two (too few tiles to split), and 16ch 112x112 is 1.07. The choice
-// does not depend on the thread count, so results stay bitwise equal across counts.
+// 14x14 0.51, 32ch 56x56 0.74; but 128ch 14x14 0.85 on one thread turns to 1.3-1.5 on two
+// (too few tiles to split), and 16ch 112x112 is 1.07. 512ch 7x7 (resnet18's layer4, in
+// the model): 0.72 on one thread (2.2 -> 1.6 ms) and 0.78 on two (1.17 -> 0.91 ms). The
+// choice does not depend on the thread count, so results stay bitwise equal across counts.
 // FERRITE_WINOGRAD=0 turns it off (A/B runs).
 bool winograd_candidate(const ConvArgs& a, size_t rank) {
   if (a.transpose || rank != 4 || a.group != 1 || a.c_in < 32 || a.c_out < 32) return false;
@@ -235,7 +236,7 @@ bool winograd_candidate(const ConvArgs& a, size_t rank) {
   const int64_t pixels = a.out[1] * a.out[2];
   const double multiply_adds = static_cast<double>(a.n) * static_cast<double>(pixels) *
                                static_cast<double>(a.c_in) * static_cast<double>(a.c_out) * 9;
-  return pixels >= 28 * 28 || (pixels >= 14 * 14 && multiply_adds >= 50e6);
+  return pixels >= 28 * 28 || (pixels >= 7 * 7 && multiply_adds >= 50e6);
 }
 
 // The call's operands as oneDNN sees them, and which are plan constants.
