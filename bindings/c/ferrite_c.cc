@@ -211,17 +211,10 @@ FerriteStatus ferrite_options_set_threads(FerriteOptions* options, int threads) 
 FerriteStatus ferrite_options_set_backend(FerriteOptions* options, const char* backend) {
   if (!options || !backend) return failure(FERRITE_INVALID_ARGUMENT, "options or backend is NULL");
   return guarded(FERRITE_INTERNAL_ERROR, [&] {
-    ferrite::default_backend();  // registers the build's backends
-    std::string names;
-    for (const std::string& b : ferrite::available_backends()) {
-      if (b == backend) {
-        options->engine.session.backend = b;
-        return FERRITE_OK;
-      }
-      names += (names.empty() ? "" : ", ") + b;
-    }
-    return failure(FERRITE_INVALID_ARGUMENT,
-                   ferrite::str_cat("unknown backend '", backend, "' (available: ", names, ")"));
+    const std::string unknown = ferrite::unknown_backend_message(backend);
+    if (!unknown.empty()) return failure(FERRITE_INVALID_ARGUMENT, unknown);
+    options->engine.session.backend = backend;
+    return FERRITE_OK;
   });
 }
 
@@ -315,16 +308,7 @@ FerriteStatus ferrite_session_run(FerriteSession* session, size_t input_count,
     }
     for (size_t i = 0; output_names && i < output_count; ++i) {
       if (!output_names[i]) return failure(FERRITE_INVALID_ARGUMENT, "an output name is NULL");
-      size_t k = 0;
-      while (k < session->outputs.size() && session->outputs[k].name != output_names[i]) ++k;
-      if (k == session->outputs.size()) {
-        std::string names;
-        for (const ferrite::IoInfo& o : session->outputs)
-          names += (names.empty() ? "" : ", ") + o.name;
-        return failure(FERRITE_RUN_ERROR, ferrite::str_cat("unknown output '", output_names[i],
-                                                           "' (model outputs: ", names, ")"));
-      }
-      selected[i] = k;
+      selected[i] = session->engine->output_index(output_names[i]);
     }
     std::vector<ferrite::Tensor> tensors;
     tensors.reserve(input_count);

@@ -207,14 +207,10 @@ double parse_number(const std::string& option, const std::string& value) {
 }
 
 std::string checked_backend(const std::string& backend) {
-  const std::string fallback = default_backend();  // also registers the build's backends
-  if (backend.empty()) return fallback;
-  std::string names;
-  for (const std::string& b : available_backends()) {
-    if (b == backend) return b;
-    names += (names.empty() ? "" : ", ") + b;
-  }
-  throw UsageError("unknown backend '" + backend + "' (available: " + names + ")");
+  if (backend.empty()) return default_backend();
+  const std::string unknown = unknown_backend_message(backend);
+  if (!unknown.empty()) throw UsageError(unknown);
+  return backend;
 }
 
 int cli_main(const std::vector<std::string>& args) {

@@ -147,7 +147,25 @@ std::string default_backend() {
 #endif
 }
 
+std::string unknown_backend_message(const std::string& backend) {
+  default_backend();  // registers the build's backends
+  std::string names;
+  for (const std::string& b : available_backends()) {
+    if (b == backend) return "";
+    names += (names.empty() ? "" : ", ") + b;
+  }
+  return str_cat("unknown backend '", backend, "' (available: ", names, ")");
+}
+
 Engine::~Engine() = default;
+
+size_t Engine::output_index(const std::string& name) const {
+  for (size_t k = 0; k < outputs_.size(); ++k)
+    if (outputs_[k].name == name) return k;
+  std::string names;
+  for (const IoInfo& o : outputs_) names += (names.empty() ? "" : ", ") + o.name;
+  fail("unknown output '", name, "' (model outputs: ", names, ")");
+}
 
 bool Engine::static_inputs() const {
   for (const DeclaredIo& d : declared_)

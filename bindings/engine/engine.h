@@ -27,6 +27,10 @@ namespace ferrite {
 // listing them.
 std::string default_backend();
 
+// "" when `backend` names one of this build's backends, else the error every door reports:
+// "unknown backend 'x' (available: jit, portable, reference)".
+std::string unknown_backend_message(const std::string& backend);
+
 struct EngineOptions {
   EngineOptions() { session.backend = default_backend(); }
   SessionOptions session;
@@ -49,6 +53,9 @@ class Engine {
   // Declared inputs/outputs (-1 for symbolic dims).
   const std::vector<IoInfo>& inputs() const { return inputs_; }
   const std::vector<IoInfo>& outputs() const { return outputs_; }
+  // The index of the output named `name`; throws ferrite::Error ("unknown output 'x' (model
+  // outputs: ...)") when there is none.
+  size_t output_index(const std::string& name) const;
   // Per input, the names of its symbolic dims ("" for the others; may be empty).
   std::vector<std::vector<std::string>> input_dim_names() const;
   // True when it runs a compiled plan (whose shapes are fixed).

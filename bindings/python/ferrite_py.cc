@@ -196,17 +196,8 @@ class InferenceSession {
     if (output_names.is_none()) {
       for (size_t i = 0; i < outs.size(); ++i) selected.push_back(i);
     } else {
-      for (const py::handle& h : output_names) {
-        const std::string name = py::str(h);
-        size_t k = 0;
-        while (k < outs.size() && outs[k].name != name) ++k;
-        if (k == outs.size()) {
-          std::string names;
-          for (const IoInfo& o : outs) names += (names.empty() ? "" : ", ") + o.name;
-          fail("unknown output '", name, "' (model outputs: ", names, ")");
-        }
-        selected.push_back(k);
-      }
+      for (const py::handle& h : output_names)
+        selected.push_back(engine_->output_index(py::str(h)));
     }
     std::vector<Tensor> tensors;
     std::vector<std::string> names;
@@ -239,14 +230,9 @@ class InferenceSession {
 
  private:
   static void check_backend(const std::string& backend) {
-    const std::string fallback = default_backend();  // registers the build's backends
     if (backend.empty()) return;
-    std::string names;
-    for (const std::string& b : available_backends()) {
-      if (b == backend) return;
-      names += (names.empty() ? "" : ", ") + b;
-    }
-    throw py::value_error("unknown backend '" + backend + "' (available: " + names + ")");
+    const std::string unknown = unknown_backend_message(backend);
+    if (!unknown.empty()) throw py::value_error(unknown);
   }
 
   static void check_providers(const py::object& providers) {
