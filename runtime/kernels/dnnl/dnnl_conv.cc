@@ -190,11 +190,31 @@ struct Primitive {
   std::string impl;
 };
 
+// The first implementation oneDNN lists for `d`, or the first whose name starts with
+// `prefer` when one does.
 template <class P>
-Primitive create(const typename P::desc& d, const dnnl::primitive_attr& attr) {
-  const typename P::primitive_desc pd(d, attr, cpu_engine());
+Primitive create(const typename P::desc& d, const dnnl::primitive_attr& attr,
+                 const std::string& prefer = "") {
+  typename P::primitive_desc pd(d, attr, cpu_engine());
+  if (!prefer.empty()) {
+    typename P::primitive_desc scan = pd;
+    do {
+      if (std::string(scan.impl_info_str()).rfind(prefer, 0) == 0) {
+        pd = scan;
+        break;
+      }
+    } while (scan.next_impl());
+  }
   return Primitive{P(pd),         pd.src_desc(),        pd.weights_desc(),
                    pd.dst_desc(), pd.scratchpad_desc(), pd.impl_info_str()};
+}
+
+// Depthwise convolutions run on oneDNN's jit_dw kernels where they apply, not on the
+// brdgmm_dw ones it lists first: mobilenet_v2's 17 depthwise layers (channels-last, 32 to
+// 960 channels, strides 1 and 2) take 0.85-0.98 ms instead of 1.02-1.12 on one AVX-512
+// core and 0.50-0.55 instead of 0.54-0.60 on two.
+bool is_depthwise(const ConvArgs& a) {
+  return !a.transpose && a.group > 1 && a.group == a.c_in && a.group == a.c_out;
 }
 
 // Throws dnnl::error when oneDNN rejects the call.
@@ -211,7 +231,8 @@ Primitive create_primitive(const ConvArgs& a, dnnl::algorithm algorithm, const S
   }
   using P = dnnl::convolution_forward;
   return create<P>(
-      P::desc(inference, algorithm, x, w, b, y, s.strides, s.dilations, s.pad_l, s.pad_r), attr);
+      P::desc(inference, algorithm, x, w, b, y, s.strides, s.dilations, s.pad_l, s.pad_r), attr,
+      is_depthwise(a) ? "jit_dw" : "");
 }
 
 // Whether a convolution is worth trying on oneDNN's Winograd kernels (F(2x2,3x3) and
