@@ -206,7 +206,7 @@ void Engine::init_plan(Plan plan, EngineOptions options) {
     shapes.push_back(in.shape);
   }
   outputs_ = session->outputs();
-  sessions_.emplace(shapes, std::move(session));
+  sessions_[shapes].session = std::move(session);
 }
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
@@ -320,7 +320,10 @@ Session& Engine::session_for(const std::vector<std::vector<int64_t>>& shapes) {
     fail("expected ", inputs_.size(), " input shapes, got ", shapes.size());
   }
   auto it = sessions_.find(shapes);
-  if (it != sessions_.end()) return *it->second;
+  if (it != sessions_.end()) {
+    it->second.last_used = ++use_clock_;
+    return *it->second.session;
+  }
   std::vector<IoInfo> types(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) {
     for (int64_t d : shapes[i]) {
@@ -340,7 +343,17 @@ Session& Engine::session_for(const std::vector<std::vector<int64_t>>& shapes) {
     released_graph_ = true;
   }
   auto session = std::make_unique<Session>(std::move(plan), options_.session);
-  return *sessions_.emplace(shapes, std::move(session)).first->second;
+  if (sessions_.size() >= kMaxShapeSessions) {
+    auto lru = sessions_.begin();
+    for (auto s = sessions_.begin(); s != sessions_.end(); ++s)
+      if (s->second.last_used < lru->second.last_used) lru = s;
+    if (last_session_ == lru->second.session.get()) last_session_ = nullptr;
+    sessions_.erase(lru);
+  }
+  CachedSession& cached = sessions_[shapes];
+  cached.session = std::move(session);
+  cached.last_used = ++use_clock_;
+  return *cached.session;
 }
 
 }  // namespace ferrite

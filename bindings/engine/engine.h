@@ -73,8 +73,15 @@ class Engine {
   // The session the last successful run used (null before the first).
   Session* last_session() const { return last_session_; }
 
-  // The session compiled for the given input shapes (compiling it if new).
+  // The session compiled for the given input shapes (compiling it if new). The engine keeps
+  // the kMaxShapeSessions most recently used ones: compiling a new shape set past that
+  // destroys the least recently used session (and invalidates references to it), so that a
+  // model fed ever-changing shapes (batch sizes, sequence lengths) holds a bounded number
+  // of copies of its weights.
+  static constexpr size_t kMaxShapeSessions = 8;
   Session& session_for(const std::vector<std::vector<int64_t>>& shapes);
+  // How many compiled sessions the engine holds (per shape set, and per input values).
+  size_t cached_sessions() const { return sessions_.size() + value_sessions_.size(); }
 
   // The session run(feeds) would use, after the same checks of the feeds (compiling it if
   // new; specialized on input values where the model needs them). Nothing runs.
@@ -101,7 +108,12 @@ class Engine {
   EngineOptions options_;
   std::vector<IoInfo> inputs_, outputs_;
   std::vector<DeclaredIo> declared_;  // the inputs, symbols included
-  std::map<std::vector<std::vector<int64_t>>, std::unique_ptr<Session>> sessions_;
+  struct CachedSession {
+    std::unique_ptr<Session> session;
+    uint64_t last_used = 0;  // use_clock_ at its last lookup
+  };
+  std::map<std::vector<std::vector<int64_t>>, CachedSession> sessions_;
+  uint64_t use_clock_ = 0;
 
   // Plans that need input values (compile_graph's NeedsInputValueError, e.g. a Reshape
   // whose shape is a model input): the shape sets known to need them, and their sessions

@@ -127,6 +127,35 @@ TEST_F(EngineTest, SessionsAreCachedPerShapeSet) {
   EXPECT_THROW(e->session_for({{2, 3}}), Error);
 }
 
+TEST_F(EngineTest, SessionCacheKeepsTheMostRecentlyUsed) {
+  // A model fed ever-changing shapes holds at most kMaxShapeSessions sessions (each with its
+  // own weights); the least recently used one goes first, and every run stays right.
+  std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "sym_add.onnx", options_);
+  auto shapes = [](int64_t n) { return std::vector<std::vector<int64_t>>{{n, 3}, {n, 3}}; };
+  const size_t cap = Engine::kMaxShapeSessions;
+  std::vector<Session*> first;
+  for (size_t n = 1; n <= cap; ++n) first.push_back(&e->session_for(shapes(n)));
+  EXPECT_EQ(e->cached_sessions(), cap);
+  EXPECT_EQ(&e->session_for(shapes(1)), first[0]);  // now the most recent; 2 the least
+  e->session_for(shapes(cap + 1));
+  EXPECT_EQ(e->cached_sessions(), cap);
+  EXPECT_EQ(&e->session_for(shapes(1)), first[0]);  // kept
+  for (size_t n = 3; n <= cap; ++n) EXPECT_EQ(&e->session_for(shapes(n)), first[n - 1]);
+  for (int64_t n = 1; n <= 20; ++n) {
+    std::vector<float> a(n * 3), b(n * 3);
+    for (int64_t i = 0; i < n * 3; ++i) {
+      a[i] = 0.25f * i - 1;
+      b[i] = 3.0f - 0.5f * i;
+    }
+    const Tensor ta = f32({n, 3}, a), tb = f32({n, 3}, b);
+    const std::vector<Tensor> out = e->run({{"a", &ta}, {"b", &tb}});
+    ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{n, 3}));
+    for (int64_t i = 0; i < n * 3; ++i) ASSERT_FLOAT_EQ(out[0].as<float>()[i], a[i] + b[i]);
+    EXPECT_LE(e->cached_sessions(), cap);
+    EXPECT_EQ(e->last_session(), &e->session_for(shapes(n)));
+  }
+}
+
 TEST_F(EngineTest, StaticInputsReleaseTheGraphOnceTheirPlanExists) {
   // add_relu's input is static: its one plan is all it will ever run, and the graph (with
   // every weight) is dropped once that plan is compiled. sym_add's N keeps its graph
