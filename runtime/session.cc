@@ -29,8 +29,7 @@ struct Session::Impl {
   Plan plan;
   SessionOptions options;
   std::unique_ptr<KernelBackend> backend;
-  std::vector<AlignedBytes> constants;
-  std::vector<size_t> constant_sizes;  // bytes of each (null once released)
+  std::vector<ConstantBytes> constants;  // taken from the plan (empty once released)
   AlignedBytes pool;
   AlignedBytes scratch;  // shared by every extern (PreparedExtern::scratch_bytes)
   std::vector<std::unique_ptr<PreparedKernel>> kernels;  // one per plan kernel
@@ -69,24 +68,29 @@ void Session::Impl::load() {
   backend_options.threads = options.threads;
   backend_options.dump_dir = options.dump_dir;
   backend = make_backend(options.backend, backend_options);
-  // The constants move into aligned memory; the plan keeps their sizes only (one copy of the
-  // weights fewer for the life of the session).
-  for (size_t c = 0; c < plan.constants.size(); ++c)
+  // The constants (64-byte aligned already) move out of the plan, which keeps their
+  // buffers' sizes only: the session runs from the bytes the compiler or the plan reader
+  // made, without a copy.
+  for (size_t c = 0; c < plan.constants.size(); ++c) {
     packed_only.push_back(constant_packed_only(plan, static_cast<int32_t>(c)));
-  for (size_t i = 0; i < plan.constants.size(); ++i) {
-    std::vector<uint8_t>& c = plan.constants[i];
-    // A constant held only packed has no bytes, and its buffers a null base.
-    constants.push_back(packed_only[i] ? AlignedBytes() : aligned_alloc_bytes(c.size()));
-    constant_sizes.push_back(c.size());
-    if (!c.empty()) std::memcpy(constants.back().get(), c.data(), c.size());
-    std::vector<uint8_t>().swap(c);
+    constants.push_back(std::move(plan.constants[c]));
+    ConstantBytes().swap(plan.constants[c]);
   }
   pool = aligned_alloc_bytes(static_cast<size_t>(plan.pool_bytes));
   bases.assign(plan.buffers.size(), nullptr);
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBuffer& b = plan.buffers[i];
     if (b.kind == BufferKind::Temp) bases[i] = pool.get() + b.offset;
-    if (b.kind == BufferKind::Constant) bases[i] = constants[b.constant].get();
+    if (b.kind == BufferKind::Constant) {
+      // A constant held only packed has a null base; one of no bytes a valid one (as every
+      // buffer that is not packed away), never read.
+      static const ConstantBytes kNoBytes(64);
+      const ConstantBytes& c = constants[static_cast<size_t>(b.constant)];
+      const uint8_t* base = packed_only[static_cast<size_t>(b.constant)] ? nullptr
+                            : c.empty()                                  ? kNoBytes.data()
+                                                                         : c.data();
+      bases[i] = const_cast<uint8_t*>(base);  // kernels never write constants (validate_plan)
+    }
   }
   for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
   std::vector<int> refs = constant_references();
@@ -176,7 +180,7 @@ void Session::Impl::release_copied(size_t e, std::vector<int>* refs) {
     if (b.kind != BufferKind::Constant) continue;
     const size_t c = static_cast<size_t>(b.constant);
     if (--(*refs)[c] > 0) continue;
-    constants[c].reset();
+    ConstantBytes().swap(constants[c]);
     for (size_t j = 0; j < plan.buffers.size(); ++j)
       if (plan.buffers[j].kind == BufferKind::Constant && plan.buffers[j].constant == b.constant)
         bases[j] = nullptr;
@@ -252,8 +256,7 @@ const std::vector<IoInfo>& Session::outputs() const {
 }
 size_t Session::constant_bytes() const {
   size_t bytes = 0;
-  for (size_t c = 0; c < impl_->constants.size(); ++c)
-    if (impl_->constants[c]) bytes += impl_->constant_sizes[c];
+  for (const ConstantBytes& c : impl_->constants) bytes += c.size();
   return bytes;
 }
 

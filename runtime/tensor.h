@@ -7,17 +7,10 @@
 #include <memory>
 #include <vector>
 
+#include "compiler/plan/aligned_bytes.h"
 #include "compiler/plan/dtype.h"
 
 namespace ferrite {
-
-struct AlignedFree {
-  void operator()(uint8_t* p) const;
-};
-using AlignedBytes = std::unique_ptr<uint8_t[], AlignedFree>;
-// Zero-initialized, 64-byte aligned; at least 64 bytes even for size 0. Throws
-// ferrite::Error when the allocation fails.
-AlignedBytes aligned_alloc_bytes(size_t nbytes);
 
 class Tensor {
  public:

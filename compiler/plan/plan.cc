@@ -346,7 +346,7 @@ size_t strip_packed_constants(Plan* plan) {
   for (size_t c = 0; c < use.size(); ++c) {
     if (use[c] != 1) continue;
     dropped += plan->constants[c].size();
-    std::vector<uint8_t>().swap(plan->constants[c]);
+    ConstantBytes().swap(plan->constants[c]);
   }
   return dropped;
 }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/aligned_bytes.h"
 #include "compiler/plan/dtype.h"
 #include "compiler/plan/kernel.h"
 #include "compiler/plan/post_ops.h"
@@ -87,9 +88,10 @@ struct PackedConstant {
 
 struct Plan {
   std::vector<PlanBuffer> buffers;
-  // One per constant. Empty (with a buffer that needs bytes) when the plan carries the
-  // constant only packed: every step reading it is an extern input with a `packed` entry.
-  std::vector<std::vector<uint8_t>> constants;
+  // One per constant, 64-byte aligned (a Session runs from these bytes, moved, not copied).
+  // Empty (with a buffer that needs bytes) when the plan carries the constant only packed:
+  // every step reading it is an extern input with a `packed` entry.
+  std::vector<ConstantBytes> constants;
   std::vector<PackedConstant> packed;
   std::vector<Kernel> kernels;
   std::vector<ExternCall> externs;

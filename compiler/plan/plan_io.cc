@@ -51,7 +51,8 @@ class Writer {
     count(s.size());
     out.insert(out.end(), s.begin(), s.end());
   }
-  void blob(const std::vector<uint8_t>& b) {
+  template <class Bytes>
+  void blob(const Bytes& b) {
     u64(b.size());
     out.insert(out.end(), b.begin(), b.end());
   }
@@ -332,7 +333,8 @@ ExternCall read_extern(Reader& r) {
   return x;
 }
 
-void read_blob(Reader& r, std::vector<uint8_t>* out, const char* what) {
+template <class Bytes>
+void read_blob(Reader& r, Bytes* out, const char* what) {
   uint64_t n = r.u64(what);
   if (n > r.left()) fail("plan: truncated: ", what, " of ", n, " bytes, ", r.left(), " left");
   const uint8_t* b = r.take(static_cast<size_t>(n), what);
@@ -364,7 +366,7 @@ Plan read_plan(Reader& r) {
   p.buffers.resize(r.count(kMinBuffer, "buffers"));
   for (PlanBuffer& b : p.buffers) b = read_buffer(r);
   p.constants.resize(r.count(kMinBlob, "constants"));
-  for (std::vector<uint8_t>& c : p.constants) read_blob(r, &c, "constant");
+  for (ConstantBytes& c : p.constants) read_blob(r, &c, "constant");
   p.packed.resize(r.count(kMinPacked, "packed constants"));
   for (PackedConstant& c : p.packed) {
     c.extern_index = r.i32("packed constant extern");
@@ -402,7 +404,7 @@ std::vector<uint8_t> serialize_plan(const Plan& plan) {
   w.count(plan.buffers.size());
   for (const PlanBuffer& b : plan.buffers) write_buffer(w, b);
   w.count(plan.constants.size());
-  for (const std::vector<uint8_t>& c : plan.constants) w.blob(c);
+  for (const ConstantBytes& c : plan.constants) w.blob(c);
   w.count(plan.packed.size());
   for (const PackedConstant& c : plan.packed) {
     w.i32(c.extern_index);

@@ -14,8 +14,8 @@ namespace ferrite {
 namespace testing {
 namespace {
 
-std::vector<uint8_t> bytes_of(const std::vector<float>& v) {
-  std::vector<uint8_t> b(v.size() * sizeof(float));
+ConstantBytes bytes_of(const std::vector<float>& v) {
+  ConstantBytes b(v.size() * sizeof(float));
   std::memcpy(b.data(), v.data(), b.size());
   return b;
 }
