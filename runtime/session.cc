@@ -71,8 +71,8 @@ void Session::Impl::load() {
   // The constants (64-byte aligned already) move out of the plan, which keeps their
   // buffers' sizes only: the session runs from the bytes the compiler or the plan reader
   // made, without a copy.
+  packed_only = packed_only_constants(plan);
   for (size_t c = 0; c < plan.constants.size(); ++c) {
-    packed_only.push_back(constant_packed_only(plan, static_cast<int32_t>(c)));
     constants.push_back(std::move(plan.constants[c]));
     ConstantBytes().swap(plan.constants[c]);
   }

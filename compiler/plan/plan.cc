@@ -36,7 +36,7 @@ bool valid_buffer(const Plan& p, int32_t id) {
   return id >= 0 && id < static_cast<int32_t>(p.buffers.size());
 }
 
-void check_buffer(const Plan& p, int32_t id) {
+void check_buffer(const Plan& p, const std::vector<bool>& packed_only, int32_t id) {
   const PlanBuffer& b = p.buffers[id];
   if (static_cast<int>(b.kind) > static_cast<int>(BufferKind::Temp))
     fail("plan: ", buffer_label(p, id), " has invalid kind ", static_cast<int>(b.kind));
@@ -56,7 +56,7 @@ void check_buffer(const Plan& p, int32_t id) {
       fail("plan: ", buffer_label(p, id), " refers to constant ", b.constant, " of ",
            p.constants.size());
     if (static_cast<uint64_t>(p.constants[b.constant].size()) != static_cast<uint64_t>(n) &&
-        !constant_packed_only(p, b.constant))
+        !packed_only[static_cast<size_t>(b.constant)])
       fail("plan: ", buffer_label(p, id), " needs ", n, " bytes but constant ", b.constant, " has ",
            p.constants[b.constant].size());
   }
@@ -276,7 +276,7 @@ bool has_packed(const Plan& p, size_t e, size_t input) {
   return false;
 }
 
-void check_packed(const Plan& p) {
+void check_packed(const Plan& p, const std::vector<bool>& packed_only) {
   for (size_t i = 0; i < p.packed.size(); ++i) {
     const PackedConstant& c = p.packed[i];
     if (c.extern_index < 0 || c.extern_index >= static_cast<int32_t>(p.externs.size()))
@@ -291,34 +291,44 @@ void check_packed(const Plan& p) {
       fail("plan: packed constant ", i, " is ", buffer_label(p, id), ", not a constant");
   }
   // A constant held only packed is read by nothing but the extern inputs packed from it.
-  auto read = [&](int32_t id, const std::string& by) {
+  auto packed_away = [&](int32_t id) {
     const PlanBuffer& b = p.buffers[static_cast<size_t>(id)];
-    if (b.kind == BufferKind::Constant && constant_packed_only(p, b.constant))
-      fail("plan: ", by, " reads ", buffer_label(p, id), ", which the plan holds only packed");
+    return b.kind == BufferKind::Constant && packed_only[static_cast<size_t>(b.constant)];
+  };
+  auto refuse = [&](int32_t id, const std::string& by) {
+    fail("plan: ", by, " reads ", buffer_label(p, id), ", which the plan holds only packed");
   };
   for (size_t s = 0; s < p.steps.size(); ++s) {
     const Step& st = p.steps[s];
-    for (const Guard& g : st.guards) read(g.buffer, str_cat("step ", s, "'s guard"));
+    for (const Guard& g : st.guards)
+      if (packed_away(g.buffer)) refuse(g.buffer, str_cat("step ", s, "'s guard"));
     if (st.kind == StepKind::Kernel) {
-      for (int32_t id : st.buffers) read(id, str_cat("step ", s));
+      for (int32_t id : st.buffers)
+        if (packed_away(id)) refuse(id, str_cat("step ", s));
       continue;
     }
     const ExternCall& x = p.externs[static_cast<size_t>(st.index)];
     for (size_t i = 0; i < x.inputs.size(); ++i)
-      if (!has_packed(p, static_cast<size_t>(st.index), i))
-        read(x.inputs[i].buffer, str_cat("step ", s, " (extern ", x.op, ") input ", i));
+      if (packed_away(x.inputs[i].buffer) && !has_packed(p, static_cast<size_t>(st.index), i))
+        refuse(x.inputs[i].buffer, str_cat("step ", s, " (extern ", x.op, ") input ", i));
   }
 }
 
 }  // namespace
 
-bool constant_packed_only(const Plan& plan, int32_t c) {
-  if (c < 0 || c >= static_cast<int32_t>(plan.constants.size()) ||
-      !plan.constants[static_cast<size_t>(c)].empty())
-    return false;
-  for (const PlanBuffer& b : plan.buffers)
-    if (b.kind == BufferKind::Constant && b.constant == c && b.nbytes() > 0) return true;
-  return false;
+std::vector<bool> packed_only_constants(const Plan& plan) {
+  std::vector<bool> out(plan.constants.size(), false);
+  for (const PlanBuffer& b : plan.buffers) {
+    if (b.kind != BufferKind::Constant || b.constant < 0 ||
+        b.constant >= static_cast<int32_t>(out.size()) ||
+        !plan.constants[static_cast<size_t>(b.constant)].empty() || dtype_size(b.dtype) == 0)
+      continue;
+    // nbytes() > 0, without its checks (check_buffer reports a bad shape)
+    bool bytes = true;
+    for (int64_t d : b.shape) bytes = bytes && d > 0;
+    if (bytes) out[static_cast<size_t>(b.constant)] = true;
+  }
+  return out;
 }
 
 size_t strip_packed_constants(Plan* plan) {
@@ -353,25 +363,30 @@ size_t strip_packed_constants(Plan* plan) {
 
 void validate_plan(const Plan& plan) {
   if (plan.pool_bytes < 0) fail("plan: negative pool size ", plan.pool_bytes);
-  for (size_t i = 0; i < plan.buffers.size(); ++i) check_buffer(plan, static_cast<int32_t>(i));
+  const std::vector<bool> packed_only = packed_only_constants(plan);
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    check_buffer(plan, packed_only, static_cast<int32_t>(i));
   check_bindings(plan, plan.inputs, BufferKind::Input, "inputs");
   check_bindings(plan, plan.outputs, BufferKind::Output, "outputs");
   for (const Kernel& k : plan.kernels) validate_kernel(k);
   for (size_t e = 0; e < plan.externs.size(); ++e) check_extern(plan, e);
   for (size_t s = 0; s < plan.steps.size(); ++s) check_step(plan, s);
-  check_packed(plan);
+  check_packed(plan, packed_only);
 }
 
 std::string plan_to_string(const Plan& plan) {
   std::ostringstream os;
   os << "plan pool " << plan.pool_bytes << " bytes\nbuffers:\n";
+  const std::vector<bool> packed_only = packed_only_constants(plan);
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBuffer& b = plan.buffers[i];
     os << "  b" << i << " '" << b.name << "' " << kind_name(b.kind) << " " << dtype_name(b.dtype)
        << dims_text(b.shape);
     if (b.kind == BufferKind::Temp) os << " @" << b.offset;
     if (b.kind == BufferKind::Constant) os << " const" << b.constant;
-    if (b.kind == BufferKind::Constant && plan.constants[b.constant].empty() && b.nbytes() > 0)
+    if (b.kind == BufferKind::Constant && b.constant >= 0 &&
+        b.constant < static_cast<int32_t>(packed_only.size()) &&
+        packed_only[static_cast<size_t>(b.constant)])
       os << " (packed only)";
     os << "\n";
   }

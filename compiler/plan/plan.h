@@ -101,8 +101,9 @@ struct Plan {
   int64_t pool_bytes = 0;
 };
 
-// Whether constant `c` is held only in packed form (Plan::constants).
-bool constant_packed_only(const Plan& plan, int32_t c);
+// For each of Plan::constants, whether it is held only in packed form (emptied, while a
+// buffer with bytes refers to it); one pass over the buffers.
+std::vector<bool> packed_only_constants(const Plan& plan);
 // Empties every constant that only extern inputs with a packed entry read (a plan for one
 // target: smaller, and loaded without the raw weights); returns the bytes dropped.
 size_t strip_packed_constants(Plan* plan);

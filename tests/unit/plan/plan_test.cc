@@ -185,8 +185,7 @@ TEST(PlanTest, PackedConstants) {
   EXPECT_EQ(strip_packed_constants(&q), 128u);  // idx stays: a kernel reads it
   EXPECT_TRUE(q.constants[0].empty());
   EXPECT_EQ(q.constants[1], p.constants[1]);
-  EXPECT_TRUE(constant_packed_only(q, 0));
-  EXPECT_FALSE(constant_packed_only(q, 1));
+  EXPECT_EQ(packed_only_constants(q), (std::vector<bool>{true, false}));
   EXPECT_NO_THROW(validate_plan(q));
 
   Plan r = q;
