@@ -121,23 +121,38 @@ void BlockTiles(const GemmF32& g, const float* a_block, const BSource& src, int6
                 int64_t j0, int64_t nc, int64_t p0, int64_t kc, int64_t nr,
                 const Epilogue* epilogue) {
   const bool in_registers = epilogue && epi::EpilogueInRegisters(*epilogue);
-  for (int64_t jr = 0; jr < nc; jr += nr) {
+  auto tile = [&](int64_t ir, int64_t jr, int64_t w) {
+    return TileC{g.c + (i0 + ir) * g.c_rs + (j0 + jr) * g.c_cs,
+                 g.c_rs,
+                 g.c_cs,
+                 w,
+                 g.alpha,
+                 p0 > 0,
+                 epilogue,
+                 in_registers,
+                 i0 + ir,
+                 j0 + jr};
+  };
+  int64_t jr = 0;
+  if (mc == 1) {  // a single row: kRowPanels whole panels at a time
+    for (; jr + kRowPanels * nr <= nc; jr += kRowPanels * nr) {
+      const float* bp[kRowPanels];
+      TileC t[kRowPanels];
+      int64_t b_ks = 0;
+      for (int q = 0; q < kRowPanels; ++q) {
+        bp[q] = src.panel(jr + q * nr, nr, kc, nr, &b_ks);
+        t[q] = tile(0, jr + q * nr, nr);
+      }
+      MicroRow<kNV>(kc, a_block, bp, b_ks, t);
+    }
+  }
+  for (; jr < nc; jr += nr) {
     const int64_t w = std::min(nr, nc - jr);
     int64_t b_ks = 0;
     const float* bp = src.panel(jr, w, kc, nr, &b_ks);
     for (int64_t ir = 0; ir < mc; ir += kMR) {
       const int64_t h = std::min<int64_t>(kMR, mc - ir);
-      const TileC t{g.c + (i0 + ir) * g.c_rs + (j0 + jr) * g.c_cs,
-                    g.c_rs,
-                    g.c_cs,
-                    w,
-                    g.alpha,
-                    p0 > 0,
-                    epilogue,
-                    in_registers,
-                    i0 + ir,
-                    j0 + jr};
-      MicroFor(h)(kc, a_block + (ir / kMR) * kc * kMR, bp, b_ks, t);
+      MicroFor(h)(kc, a_block + (ir / kMR) * kc * kMR, bp, b_ks, tile(ir, jr, w));
     }
   }
 }

@@ -139,6 +139,21 @@ inline void PrefetchFinish(const TileC& t, int h) {
   }
 }
 
+// A tile held in registers, finished: straight from them when it is whole-width and
+// unit-stride, with no epilogue or one with vector formulas; else through FinishTile.
+template <int H, int NV>
+HWY_INLINE void FinishRegisters(DF d, VF (&acc)[H][NV], const TileC& t) {
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if (t.c_cs == 1 && t.w == NV * N) {
+    if (!t.epilogue) return StoreFull<H, NV>(d, acc, t);
+    if (t.in_registers) return StoreWithEpilogue<H, NV>(d, acc, t);
+  }
+  HWY_ALIGN float tile[H * NV * kMaxLanes];
+  for (int r = 0; r < H; ++r)
+    for (int v = 0; v < NV; ++v) hn::Store(acc[r][v], d, tile + (r * NV + v) * N);
+  FinishTile<NV>(tile, H, t);
+}
+
 // C tile (H rows) = A panel (kc x kMR, k-major) x B panel (kc rows of NV vectors, b_ks
 // floats apart: kNV * N when packed, B's row stride when read in place), then finished.
 template <int H, int NV>
@@ -158,14 +173,33 @@ HWY_NOINLINE void Micro(int64_t kc, const float* HWY_RESTRICT ap, const float* H
       for (int v = 0; v < NV; ++v) acc[r][v] = hn::MulAdd(a, b[v], acc[r][v]);
     }
   }
-  if (t.c_cs == 1 && t.w == NV * N) {
-    if (!t.epilogue) return StoreFull<H, NV>(d, acc, t);
-    if (t.in_registers) return StoreWithEpilogue<H, NV>(d, acc, t);
+  FinishRegisters<H, NV>(d, acc, t);
+}
+
+// One row of C over kRowPanels whole B panels at once (b[q], each b_ks floats apart along
+// k): the tiles of a block of A with a single row (a GEMV), whose one row of accumulators
+// per panel would leave each multiply-add waiting on the previous one. Every element sums
+// over k in Micro's order with Micro's operations, so the results are the same.
+constexpr int kRowPanels = 4;
+
+template <int NV>
+HWY_NOINLINE void MicroRow(int64_t kc, const float* HWY_RESTRICT ap,
+                           const float* const (&b)[kRowPanels], int64_t b_ks,
+                           const TileC (&t)[kRowPanels]) {
+  const DF d;
+  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+  if (t[0].epilogue)
+    for (const TileC& tq : t) PrefetchFinish(tq, 1);
+  VF acc[kRowPanels][1][NV];
+  for (int q = 0; q < kRowPanels; ++q)
+    for (int v = 0; v < NV; ++v) acc[q][0][v] = hn::Zero(d);
+  for (int64_t p = 0; p < kc; ++p, ap += kMR) {
+    const VF a = hn::Set(d, ap[0]);
+    for (int q = 0; q < kRowPanels; ++q)
+      for (int v = 0; v < NV; ++v)
+        acc[q][0][v] = hn::MulAdd(a, hn::LoadU(d, b[q] + p * b_ks + v * N), acc[q][0][v]);
   }
-  HWY_ALIGN float tile[H * NV * kMaxLanes];
-  for (int r = 0; r < H; ++r)
-    for (int v = 0; v < NV; ++v) hn::Store(acc[r][v], d, tile + (r * NV + v) * N);
-  FinishTile<NV>(tile, H, t);
+  for (int q = 0; q < kRowPanels; ++q) FinishRegisters<1, NV>(d, acc[q], t[q]);
 }
 
 using MicroFn = void (*)(int64_t, const float*, const float*, int64_t, const TileC&);

@@ -6,6 +6,7 @@
 // SIMD target, with two threads bitwise equal to one.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -205,14 +206,35 @@ std::string case_text(const Case& c) {
 
 TEST(MatMul, GemvLikeShapesEveryWay) {
   // Few rows read B in place (unless it is transposed or packed), with a packed tail panel.
+  // One row takes four whole panels at a time (520 columns: two groups on AVX-512, 16 and a
+  // remainder on 8-wide targets, with a partial panel last).
   for (int64_t m : {1, 2, 5, 7})
-    for (int64_t n : {1, 31, 64, 65, 200})
+    for (int64_t n : {1, 31, 64, 65, 200, 520})
       for (bool tb : {false, true}) {
-        const Case c{0, m, n == 65 ? 300 : 37, n, false, tb, false, 1};
+        const Case c{0, m, n == 65 || n == 520 ? 300 : 37, n, false, tb, false, 1};
         Call k = make_call(c);
         check_ways(k, c.k, case_text(c));
         if (HasFatalFailure()) return;
       }
+}
+
+TEST(MatMul, OneRowIsBitwiseItsRowOfATallerProduct) {
+  // A single row of A runs four B panels at a time (MicroRow), two rows the plain tiles:
+  // each element must be summed in the same order either way.
+  for (bool tb : {false, true}) {
+    const Case two{0, 2, 300, 520, false, tb, false, 1}, one{0, 1, 300, 520, false, tb, false, 1};
+    Call k2 = make_call(two), k1 = make_call(one);
+    std::copy_n(k2.ins[0].data.begin(), one.k, k1.ins[0].data.begin());
+    k1.ins[1].data = k2.ins[1].data;
+    testing::for_each_simd_target([&] {
+      for (Way way : {Way::OneShot, Way::ConstantB, Way::TwoThreads}) {
+        const std::vector<float> rows = run_way(k2, way), row = run_way(k1, way);
+        ASSERT_EQ(std::memcmp(row.data(), rows.data(), row.size() * sizeof(float)), 0)
+            << (tb ? "Bt " : "") << "way " << static_cast<int>(way);
+      }
+    });
+    if (HasFatalFailure()) return;
+  }
 }
 
 TEST(MatMul, TileRemaindersAndKBlocksEveryWay) {

@@ -275,6 +275,22 @@ TEST(PostOps, EveryKindFusedPerTileOnEveryTarget) {
   }
 }
 
+TEST(PostOps, FusedIntoOneRowOnEveryTarget) {
+  // One row of A (a GEMV) is finished four B panels at a time: 300 columns leave whole
+  // groups, lone whole panels and a partial one on every target; K = 300 spans two K blocks.
+  const int64_t m = 1, k = 300, n = 300;
+  const std::vector<float> a = uniform(m * k, -0.3f, 0.3f, 1), b = uniform(k * n, -1, 1, 2);
+  const std::vector<float> bias = uniform(n, -1, 1, 3), t = uniform(n, -1, 1, 4);
+  for (const PostOp& p : unary_kinds()) {
+    SCOPED_TRACE(post_op_text(p));
+    FusedMatMul f(m, k, n, a, b);
+    f.call.post_ops = {PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})}, p,
+                       PostOp{PostOpKind::Mul, 0, 0, f.add(t, {n, 1})}};
+    check_fused(f, 1e-5);
+    if (HasFatalFailure()) return;
+  }
+}
+
 TEST(PostOps, SpecialValuesAsTheReferenceGivesThem) {
   // K = 1 and B = [1, -1, 0.5, 1, ...]: C holds the special values themselves, then each kind
   // on its own — the vector formulas must hand NaN, inf and out-of-range lanes to the scalar
