@@ -381,6 +381,11 @@ PEERS = {"ferrite-native": "ort-node-t1", "ferrite-native-t2": "ort-node-t2",
          "ferrite-wasm": "ort-web-t1"}
 
 
+# The check round's runs (after its warm-up) that size the timed rounds, and the most warm-up
+# runs per process (--warmup-ms / the run time: 0.06 ms runs get 10,000 in 1000 ms).
+kCheckRuns, kCheckWarmup, kMaxWarmup = 5, 3, 20000
+
+
 def peer_ratios(results, models, engines):
     """Per Ferrite engine with its peer in the run: the models where both have a median,
     their median ratios (Ferrite / peer) and the geometric mean of those ratios."""
@@ -500,7 +505,7 @@ def main():
     p.add_argument("--warmup", type=int, default=2,
                    help="fewest warm-up runs per process after the first run (default 2)")
     p.add_argument("--warmup-ms", type=float, default=1000,
-                   help="warm-up runs fill about this many ms, at most 50 runs (default 1000)")
+                   help="warm-up runs fill about this many ms (default 1000)")
     p.add_argument("--timeout", type=float, default=600, help="seconds per process")
     p.add_argument("--out", default=os.path.join(PERF_BUILD, "results"))
     p.add_argument("--models-dir", default=os.path.join(PERF_BUILD, "models"))
@@ -566,18 +571,22 @@ def main():
                 continue
             outputs_dir = os.path.join(out_dir, "outputs", m.name, e)
             shutil.rmtree(outputs_dir, ignore_errors=True)
-            r = measure(e, m, 1, 0, outputs_dir, os.path.join(logs, f"r0_{m.name}_{e}"),
-                        a.timeout, a.export_script)
+            # A few runs after a short warm-up: a first run (cold caches, wasm still in V8's
+            # baseline tier) is several times slower than the steady state on small models,
+            # and sizing from it gave them a handful of runs, some not yet tiered up.
+            r = measure(e, m, kCheckRuns, kCheckWarmup, outputs_dir,
+                        os.path.join(logs, f"r0_{m.name}_{e}"), a.timeout, a.export_script)
             if "error" in r:
                 cell["error"] = r["error"]
                 log(f"  check {m.name:14} {e:15} error: {r['error']}")
                 continue
             checks[e] = outputs_dir
-            per_run = max(r["samples_ms"][0], 1e-3)
+            per_run = max(min(r["samples_ms"]), 1e-3)
             iters = int(min(a.iters, max(a.min_iters, round(a.target_ms / per_run))))
-            # Warm-up by time too: V8 keeps tiering up a large wasm module (onnxruntime-web)
-            # on a background thread during its first dozen or so runs.
-            warmup = int(max(a.warmup, min(50, math.ceil(a.warmup_ms / per_run))))
+            # Warm-up by time too: V8 keeps tiering up a wasm module on a background thread
+            # during its first runs (onnxruntime-web's for a dozen runs of a large model,
+            # ours for a few hundred runs of a 0.1 ms one).
+            warmup = int(max(a.warmup, min(kMaxWarmup, math.ceil(a.warmup_ms / per_run))))
             plan[(m.name, e)] = (iters, warmup)
             cell["check_run"] = r
             log(f"  check {m.name:14} {e:15} {fmt_ms(r['samples_ms'][0])} ms -> {warmup} warm-up, "
