@@ -383,7 +383,7 @@ PEERS = {"ferrite-native": "ort-node-t1", "ferrite-native-t2": "ort-node-t2",
 
 # The check round's runs (after its warm-up) that size the timed rounds, and the most warm-up
 # runs per process (--warmup-ms / the run time: 0.06 ms runs get 10,000 in 1000 ms).
-kCheckRuns, kCheckWarmup, kMaxWarmup = 5, 3, 20000
+CHECK_RUNS, CHECK_WARMUP, MAX_WARMUP = 5, 3, 20000
 
 
 def peer_ratios(results, models, engines):
@@ -574,7 +574,7 @@ def main():
             # A few runs after a short warm-up: a first run (cold caches, wasm still in V8's
             # baseline tier) is several times slower than the steady state on small models,
             # and sizing from it gave them a handful of runs, some not yet tiered up.
-            r = measure(e, m, kCheckRuns, kCheckWarmup, outputs_dir,
+            r = measure(e, m, CHECK_RUNS, CHECK_WARMUP, outputs_dir,
                         os.path.join(logs, f"r0_{m.name}_{e}"), a.timeout, a.export_script)
             if "error" in r:
                 cell["error"] = r["error"]
@@ -586,10 +586,10 @@ def main():
             # Warm-up by time too: V8 keeps tiering up a wasm module on a background thread
             # during its first runs (onnxruntime-web's for a dozen runs of a large model,
             # ours for a few hundred runs of a 0.1 ms one).
-            warmup = int(max(a.warmup, min(kMaxWarmup, math.ceil(a.warmup_ms / per_run))))
+            warmup = int(max(a.warmup, min(MAX_WARMUP, math.ceil(a.warmup_ms / per_run))))
             plan[(m.name, e)] = (iters, warmup)
             cell["check_run"] = r
-            log(f"  check {m.name:14} {e:15} {fmt_ms(r['samples_ms'][0])} ms -> {warmup} warm-up, "
+            log(f"  check {m.name:14} {e:15} {fmt_ms(per_run)} ms -> {warmup} warm-up, "
                 f"{iters} timed runs")
         if reference is None:
             # No expected outputs: compare with onnxruntime-node (else the first engine).

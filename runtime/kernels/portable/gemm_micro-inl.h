@@ -1,7 +1,8 @@
 // Per-target microkernels of the portable GEMM (gemm_f32.h): an H x NV-vector register tile
 // accumulated over one K block, then finished — alpha, the sum of the earlier K blocks kept
 // in C, the epilogue on the last block — and stored. H is the tile's real height (1 to kMR),
-// so GEMV-like products and the last rows of a matrix do no work on padding rows.
+// so GEMV-like products and the last rows of a matrix do no work on padding rows; a block
+// of A with a single row runs several B panels at once (MicroRow).
 // Included once per target by gemm_f32.cc.
 
 #if defined(FERRITE_PORTABLE_GEMM_MICRO_INL_H_) == defined(HWY_TARGET_TOGGLE)
