@@ -16,6 +16,7 @@
 #include "jit/kernel_codegen.h"
 #include "jit/segment_codegen.h"
 #include "runtime/kernels/dnnl/dnnl_externs.h"
+#include "runtime/kernels/portable/matmul_f32.h"
 #include "runtime/kernels/portable/portable_backend.h"
 
 namespace ferrite {
@@ -198,10 +199,13 @@ class JitBackend : public KernelBackend {
 
   ExternFn find_extern(const std::string& op) const override { return portable_->find_extern(op); }
   // MatMul and convolutions on oneDNN when it takes the call, SegmentReduce with a row loop
-  // generated for it (AVX-512), else (and every other extern) on the portable backend.
+  // generated for it (AVX-512), else (and every other extern) on the portable backend. A
+  // GEMV by a weight goes to the portable GEMM, which streams the weight faster.
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& packed) const override {
+    if (call.op == "MatMul" && portable_matmul_streams_weights(call, constants))
+      return portable_->prepare_extern(call, constants, packed);
     if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_)) return dnnl;
     if (call.op == "SegmentReduce" && isa_ == Isa::Avx512) {
       if (auto jit = prepare_jit_segment_reduce(call)) return jit;

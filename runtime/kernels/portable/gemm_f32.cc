@@ -53,6 +53,7 @@ GemmGeometry Geometry() {
   g.mc = kMC;
   g.nc = std::max<int64_t>(nr, kNCFloats / nr * nr);
   g.in_place_b_max_m = InPlaceBMaxM(nr);
+  g.row_group = kRowPanels;
   return g;
 }
 
@@ -60,11 +61,24 @@ int64_t RoundUp(int64_t x, int64_t m) {
   return (x + m - 1) / m * m;
 }
 
-// B (k x n) packed whole: K block p0 holds its panels at dst + p0 * round_up(n, nr).
-void PackWholeB(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, float* dst) {
+// The columns of B held in row groups (PackedOperand::row_grouped): its whole groups.
+int64_t GroupedColumns(int64_t n, int64_t nr) {
+  return n / (kRowPanels * nr) * (kRowPanels * nr);
+}
+
+// B (k x n) packed whole: K block p0 holds its panels at dst + p0 * round_up(n, nr). A row
+// group is a panel kRowPanels times as wide.
+void PackWholeB(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, float* dst,
+                bool row_grouped) {
   const int64_t nr = PanelWidth(), n_pad = RoundUp(n, nr);
-  for (int64_t p0 = 0; p0 < k; p0 += kKC)
-    PackB(b + p0 * rs, rs, cs, std::min(kKC, k - p0), n, nr, dst + p0 * n_pad);
+  const int64_t grouped = row_grouped ? GroupedColumns(n, nr) : 0;
+  for (int64_t p0 = 0; p0 < k; p0 += kKC) {
+    const int64_t kc = std::min(kKC, k - p0);
+    float* block = dst + p0 * n_pad;
+    if (grouped > 0) PackB(b + p0 * rs, rs, cs, kc, grouped, kRowPanels * nr, block);
+    if (grouped < n)
+      PackB(b + p0 * rs + grouped * cs, rs, cs, kc, n - grouped, nr, block + grouped * kc);
+  }
 }
 
 // A (m x k) packed whole: K block p0 holds its panels at dst + p0 * round_up(m, kMR).
@@ -77,7 +91,9 @@ void PackWholeA(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k, fl
 // Where the panels of one K block of B come from: packed (prepacked, by the caller's packer
 // or here) or read in place.
 struct BSource {
-  const float* block = nullptr;     // packed: panel q at block + q * kc * nr
+  const float* block = nullptr;     // packed: panel q at block + q * kc * nr, counted from `first`
+  int64_t first = 0;                // the column `block` starts at, relative to the caller's j0
+  int64_t grouped = 0;              // columns [0, grouped) of `block` are in row groups
   const float* in_place = nullptr;  // else: B's element (p0, j0), rows `rs` apart
   int64_t rs = 0;
   const float* tail = nullptr;  // in place: the last, partial panel, packed
@@ -85,7 +101,12 @@ struct BSource {
   // The panel at column jr of the block, w columns wide, and its step along k.
   const float* panel(int64_t jr, int64_t w, int64_t kc, int64_t nr, int64_t* k_step) const {
     *k_step = nr;
-    if (block) return block + (jr / nr) * kc * nr;
+    if (block) {
+      const int64_t j = first + jr, gw = kRowPanels * nr;
+      if (j >= grouped) return block + (j / nr) * kc * nr;
+      *k_step = gw;
+      return block + (j / gw) * kc * gw + j % gw;
+    }
     if (w < nr) return tail;
     *k_step = rs;
     return in_place + jr;
@@ -96,7 +117,9 @@ BSource SourceOfB(const GemmF32& g, bool use_pb, bool direct_b, int64_t p0, int6
                   int64_t nc, int64_t nr, float* b_buf) {
   BSource src;
   if (use_pb) {
-    src.block = g.b_packed->data + p0 * RoundUp(g.n, nr) + (j0 / nr) * kc * nr;
+    src.block = g.b_packed->data + p0 * RoundUp(g.n, nr);
+    src.first = j0;
+    if (g.b_packed->row_grouped) src.grouped = GroupedColumns(g.n, nr);
   } else if (g.b_packer) {
     g.b_packer(g.b_ctx, p0, kc, j0, nc, nr, b_buf);
     src.block = b_buf;
@@ -138,12 +161,15 @@ void BlockTiles(const GemmF32& g, const float* a_block, const BSource& src, int6
     for (; jr + kRowPanels * nr <= nc; jr += kRowPanels * nr) {
       const float* bp[kRowPanels];
       TileC t[kRowPanels];
-      int64_t b_ks = 0;
+      int64_t b_ks[kRowPanels];
       for (int q = 0; q < kRowPanels; ++q) {
-        bp[q] = src.panel(jr + q * nr, nr, kc, nr, &b_ks);
+        bp[q] = src.panel(jr + q * nr, nr, kc, nr, &b_ks[q]);
         t[q] = tile(0, jr + q * nr, nr);
       }
-      MicroRow<kNV>(kc, a_block, bp, b_ks, t);
+      // Past the row groups of a grouped B the panels step along k differently: those
+      // after the last whole run take the loop below.
+      if (b_ks[kRowPanels - 1] != b_ks[0]) break;
+      MicroRow<kNV>(kc, a_block, bp, b_ks[0], t);
     }
   }
   for (; jr < nc; jr += nr) {
@@ -232,13 +258,14 @@ void gemm_f32_pack_a(const float* a, int64_t a_rs, int64_t a_cs, int64_t m, int6
 }
 
 void gemm_f32_pack_b(const float* b, int64_t b_rs, int64_t b_cs, int64_t k, int64_t n,
-                     PackedOperand* out, float* dst) {
+                     PackedOperand* out, float* dst, bool row_grouped) {
   out->geometry = gemm_f32_geometry();
   out->rows = k;
   out->cols = n;
+  out->row_grouped = row_grouped;
   if (!dst) dst = out->owned.reserve(gemm_f32_packed_b_floats(k, n));
   out->data = dst;
-  if (k > 0 && n > 0) HWY_DYNAMIC_DISPATCH(PackWholeB)(b, b_rs, b_cs, k, n, dst);
+  if (k > 0 && n > 0) HWY_DYNAMIC_DISPATCH(PackWholeB)(b, b_rs, b_cs, k, n, dst, row_grouped);
 }
 
 bool gemm_f32_packed_usable(const PackedOperand* p, int64_t rows, int64_t cols) {
@@ -254,17 +281,18 @@ size_t packed_floats(char kind, int64_t rows, int64_t cols) {
 }  // namespace
 
 std::string gemm_f32_packed_layout(const std::string& what, char kind, int64_t rows, int64_t cols,
-                                   size_t count) {
+                                   size_t count, bool row_grouped) {
   const GemmGeometry g = gemm_f32_geometry();
   return str_cat("portable ", simd::target_name(), " ", what, " ", kind, " ", rows, "x", cols, " x",
-                 count, " mr ", g.mr, " nr ", g.nr, " kc ", g.kc, " mc ", g.mc, " nc ", g.nc);
+                 count, " mr ", g.mr, " nr ", g.nr, " kc ", g.kc, " mc ", g.mc, " nc ", g.nc,
+                 row_grouped ? str_cat(" row groups ", g.row_group) : std::string());
 }
 
 bool gemm_f32_adopt_packed(const std::string& layout, const uint8_t* bytes, size_t size,
                            const std::string& what, char kind, int64_t rows, int64_t cols,
-                           std::vector<PackedOperand>* out) {
+                           std::vector<PackedOperand>* out, bool row_grouped) {
   const size_t count = out->size(), floats = packed_floats(kind, rows, cols);
-  if (layout != gemm_f32_packed_layout(what, kind, rows, cols, count) ||
+  if (layout != gemm_f32_packed_layout(what, kind, rows, cols, count, row_grouped) ||
       size != count * floats * sizeof(float))
     return false;
   for (size_t i = 0; i < count; ++i) {
@@ -272,6 +300,7 @@ bool gemm_f32_adopt_packed(const std::string& layout, const uint8_t* bytes, size
     p.geometry = gemm_f32_geometry();
     p.rows = rows;
     p.cols = cols;
+    p.row_grouped = row_grouped;
     float* dst = p.owned.reserve(floats);
     std::memcpy(dst, bytes + i * floats * sizeof(float), floats * sizeof(float));
     p.data = dst;

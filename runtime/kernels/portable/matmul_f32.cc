@@ -69,6 +69,7 @@ class PortableMatMul : public PreparedExtern {
                  const std::vector<PackedInput>& packed, int threads)
       : call_(call), threads_(std::max(threads, 1)) {
     const Dims d = dims_of(call);
+    row_grouped_ = d.m == 1;
     if (is_constant_input(constants, 1)) pack_weight(constants[1], packed);
     if (!call.post_ops.empty() && d.batches > 0) {
       epilogues_.resize(static_cast<size_t>(d.batches));
@@ -86,8 +87,8 @@ class PortableMatMul : public PreparedExtern {
     if (!w_packed_) return {};
     PackedConstant c;
     c.input = 1;
-    c.layout =
-        gemm_f32_packed_layout(kWhat, 'B', packed_weight_[0].rows, packed_weight_[0].cols, 1);
+    c.layout = gemm_f32_packed_layout(kWhat, 'B', packed_weight_[0].rows, packed_weight_[0].cols, 1,
+                                      row_grouped_);
     c.bytes = gemm_f32_packed_bytes(packed_weight_, 'B');
     return {std::move(c)};
   }
@@ -207,8 +208,8 @@ class PortableMatMul : public PreparedExtern {
     if (!all_zero(std::vector<int64_t>(rb.strides.begin(), rb.strides.end() - 2))) return;
     const int64_t k = rb.shape[rank - 2], n = rb.shape[rank - 1];
     for (const PackedInput& p : packed) {
-      if (p.input == 1 &&
-          gemm_f32_adopt_packed(p.layout, p.data, p.size, kWhat, 'B', k, n, &packed_weight_)) {
+      if (p.input == 1 && gemm_f32_adopt_packed(p.layout, p.data, p.size, kWhat, 'B', k, n,
+                                                &packed_weight_, row_grouped_)) {
         adopted_ = 1;
         w_packed_ = true;
         weight_ = static_cast<const float*>(buffer.data);
@@ -221,7 +222,7 @@ class PortableMatMul : public PreparedExtern {
     weight_ = static_cast<const float*>(buffer.data);
     w_packed_ = true;
     gemm_f32_pack_b(weight_ + rb.offset, rb.strides[rank - 2], rb.strides[rank - 1], k, n,
-                    &packed_weight_[0]);
+                    &packed_weight_[0], nullptr, row_grouped_);
   }
 
   // B packed for every batch item, when it is one matrix for all: the weight packed at
@@ -234,7 +235,7 @@ class PortableMatMul : public PreparedExtern {
       if (!gemm_f32_packed_usable(&packed_weight_[0], m.k, m.n)) {
         if (!m.b) fail("MatMul: B was freed after packing for another SIMD target");
         gemm_f32_pack_b(m.b + m.lb.offset, m.lb.row_stride, m.lb.col_stride, m.k, m.n,
-                        &packed_weight_[0]);
+                        &packed_weight_[0], nullptr, row_grouped_);
       }
       return &packed_weight_[0];
     }
@@ -248,6 +249,7 @@ class PortableMatMul : public PreparedExtern {
   int threads_;
   const float* weight_ = nullptr;  // B's buffer when it is a plan constant (null: packed only)
   bool w_packed_ = false;          // packed_weight_ holds B
+  bool row_grouped_ = false;       // packed for one-row products (PackedOperand::row_grouped)
   static constexpr const char* kWhat = "matmul";
   std::vector<PackedOperand> packed_weight_ = std::vector<PackedOperand>(1);
   size_t adopted_ = 0;
@@ -264,6 +266,14 @@ std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
                                                         const std::vector<PackedInput>& packed,
                                                         int threads) {
   return std::make_unique<PortableMatMul>(call, constants, packed, threads);
+}
+
+bool portable_matmul_streams_weights(const ExternCall& call,
+                                     const std::vector<ExternBuffer>& constants) {
+  const Dims d = dims_of(call);
+  const GemmGeometry g = gemm_f32_geometry();
+  return d.m == 1 && d.k > 0 && d.b_shared && is_constant_input(constants, 1) &&
+         d.n >= g.row_group * g.nr;
 }
 
 void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,

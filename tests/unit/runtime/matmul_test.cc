@@ -220,21 +220,24 @@ TEST(MatMul, GemvLikeShapesEveryWay) {
 
 TEST(MatMul, OneRowIsBitwiseItsRowOfATallerProduct) {
   // A single row of A runs four B panels at a time (MicroRow), two rows the plain tiles:
-  // each element must be summed in the same order either way.
-  for (bool tb : {false, true}) {
-    const Case two{0, 2, 300, 520, false, tb, false, 1}, one{0, 1, 300, 520, false, tb, false, 1};
-    Call k2 = make_call(two), k1 = make_call(one);
-    std::copy_n(k2.ins[0].data.begin(), one.k, k1.ins[0].data.begin());
-    k1.ins[1].data = k2.ins[1].data;
-    testing::for_each_simd_target([&] {
-      for (Way way : {Way::OneShot, Way::ConstantB, Way::TwoThreads}) {
-        const std::vector<float> rows = run_way(k2, way), row = run_way(k1, way);
-        ASSERT_EQ(std::memcmp(row.data(), rows.data(), row.size() * sizeof(float)), 0)
-            << (tb ? "Bt " : "") << "way " << static_cast<int>(way);
-      }
-    });
-    if (HasFatalFailure()) return;
-  }
+  // each element must be summed in the same order either way. A constant B is packed in row
+  // groups for the single row only, so its way compares the two layouts too; with 1100
+  // columns two threads split C inside a row group (AVX-512: 18 panels, 9 each).
+  for (int64_t n : {520, 1100})
+    for (bool tb : {false, true}) {
+      const Case two{0, 2, 300, n, false, tb, false, 1}, one{0, 1, 300, n, false, tb, false, 1};
+      Call k2 = make_call(two), k1 = make_call(one);
+      std::copy_n(k2.ins[0].data.begin(), one.k, k1.ins[0].data.begin());
+      k1.ins[1].data = k2.ins[1].data;
+      testing::for_each_simd_target([&] {
+        for (Way way : {Way::OneShot, Way::ConstantB, Way::TwoThreads}) {
+          const std::vector<float> rows = run_way(k2, way), row = run_way(k1, way);
+          ASSERT_EQ(std::memcmp(row.data(), rows.data(), row.size() * sizeof(float)), 0)
+              << "n " << n << (tb ? " Bt" : "") << " way " << static_cast<int>(way);
+        }
+      });
+      if (HasFatalFailure()) return;
+    }
 }
 
 TEST(MatMul, TileRemaindersAndKBlocksEveryWay) {

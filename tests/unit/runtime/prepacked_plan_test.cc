@@ -23,7 +23,8 @@ namespace {
 using lower_test::random_floats;
 
 // A 3x3 conv (Winograd on the portable backend, 16 channels each way), relu, a 1x1 conv, a
-// global pool and a MatMul with a bias; and a ConvTranspose beside them.
+// global pool and a MatMul with a bias (a GEMV wide enough for the portable GEMM's row-grouped
+// weights, which the JIT backend takes too); and a ConvTranspose beside them.
 std::unique_ptr<Graph> model() {
   GraphBuilder b;
   Value* x = b.input("x", DType::F32, {1, 16, 12, 12});
@@ -35,8 +36,8 @@ std::unique_ptr<Graph> model() {
   Value* z = b.op("Conv", {y, w2});
   z = b.op("GlobalAveragePool", {z});
   z = b.op("Flatten", {z});
-  z = b.op("MatMul", {z, b.constant_f32({24, 10}, random_floats(240, 4))});
-  b.output(b.op("Add", {z, b.constant_f32({10}, random_floats(10, 5))}));
+  z = b.op("MatMul", {z, b.constant_f32({24, 300}, random_floats(24 * 300, 4))});
+  b.output(b.op("Add", {z, b.constant_f32({300}, random_floats(300, 5))}));
   Value* wt = b.constant_f32({16, 8, 2, 2}, random_floats(16 * 8 * 4, 6));
   b.output(b.op("ConvTranspose", {y, wt}, {{"strides", attr_is({2, 2})}}));
   std::unique_ptr<Graph> g = b.finish();
@@ -95,7 +96,8 @@ TEST(PrepackedPlan, EveryBackendLoadsItsOwnPackedWeights) {
     ASSERT_EQ(packed.size(), 4u);  // the weights of both convs, the MatMul and ConvTranspose
     Plan prepacked = plan;
     prepacked.packed = packed;
-    EXPECT_EQ(strip_packed_constants(&prepacked), (16 * 16 * 9 + 24 * 16 + 240 + 16 * 8 * 4) * 4u);
+    EXPECT_EQ(strip_packed_constants(&prepacked),
+              (16 * 16 * 9 + 24 * 16 + 24 * 300 + 16 * 8 * 4) * 4u);
     const std::vector<uint8_t> bytes = serialize_plan(prepacked);
     Session loaded(deserialize_plan(bytes.data(), bytes.size()), o);
     EXPECT_EQ(loaded.packed_constants_used(), 4u);
