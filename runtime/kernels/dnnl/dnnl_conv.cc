@@ -209,12 +209,24 @@ Primitive create(const typename P::desc& d, const dnnl::primitive_attr& attr,
                    pd.dst_desc(), pd.scratchpad_desc(), pd.impl_info_str()};
 }
 
-// Depthwise convolutions run on oneDNN's jit_dw kernels where they apply, not on the
-// brdgmm_dw ones it lists first: mobilenet_v2's 17 depthwise layers (channels-last, 32 to
-// 960 channels, strides 1 and 2) take 0.85-0.98 ms instead of 1.02-1.12 on one AVX-512
-// core and 0.50-0.55 instead of 0.54-0.60 on two.
 bool is_depthwise(const ConvArgs& a) {
   return !a.transpose && a.group > 1 && a.group == a.c_in && a.group == a.c_out;
+}
+
+// The implementation to take over oneDNN's first choice, or "" for its own.
+//  - Depthwise convolutions on its jit_dw kernels rather than the brdgmm_dw ones it lists
+//    first: mobilenet_v2's 17 depthwise layers (channels-last, 32 to 960 channels, strides
+//    1 and 2) take 0.85-0.98 ms instead of 1.02-1.12 on one AVX-512 core and 0.50-0.55
+//    instead of 0.54-0.60 on two.
+//  - Winograd on F(4x4, 3x3) for outputs of 28x28 and more, where oneDNN would take
+//    F(2x2, 3x3) for fewer channels: resnet18's 64-channel 56x56 convolutions took
+//    0.92-1.11 ms instead of 1.15-1.23 on one Zen 4 core (its 128-channel 28x28 ones were on
+//    F(4x4) already). On 14x14 F(4x4) is slower (256 channels: 1.42-1.66 ms against 1.19-1.30).
+std::string preferred_implementation(const ConvArgs& a, dnnl::algorithm algorithm) {
+  if (is_depthwise(a)) return "jit_dw";
+  if (algorithm == dnnl::algorithm::convolution_winograd && a.out[1] >= 28 && a.out[2] >= 28)
+    return "jit_wino_4x3";
+  return "";
 }
 
 // Throws dnnl::error when oneDNN rejects the call.
@@ -232,7 +244,7 @@ Primitive create_primitive(const ConvArgs& a, dnnl::algorithm algorithm, const S
   using P = dnnl::convolution_forward;
   return create<P>(
       P::desc(inference, algorithm, x, w, b, y, s.strides, s.dilations, s.pad_l, s.pad_r), attr,
-      is_depthwise(a) ? "jit_dw" : "");
+      preferred_implementation(a, algorithm));
 }
 
 // Whether a convolution is worth trying on oneDNN's Winograd kernels (F(2x2,3x3) and
