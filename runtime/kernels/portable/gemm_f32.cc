@@ -85,7 +85,7 @@ void PackWholeB(const float* b, int64_t rs, int64_t cs, int64_t k, int64_t n, fl
 void PackWholeA(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k, float* dst) {
   const int64_t m_pad = RoundUp(m, kMR);
   for (int64_t p0 = 0; p0 < k; p0 += kKC)
-    PackA(a + p0 * cs, rs, cs, m, std::min(kKC, k - p0), kMR, dst + p0 * m_pad);
+    PackA(a + p0 * cs, rs, cs, m, std::min(kKC, k - p0), kMR, dst + p0 * m_pad, true);
 }
 
 // Where the panels of one K block of B come from: packed (prepacked, by the caller's packer
@@ -203,7 +203,7 @@ void GemmBlock(const GemmF32& g, bool use_pa, bool use_pb, int64_t i_begin, int6
         if (use_pa) {
           a_block = g.a_packed->data + p0 * m_pad + (i0 / kMR) * kc * kMR;
         } else {
-          PackA(g.a + i0 * g.a_rs + p0 * g.a_cs, g.a_rs, g.a_cs, mc, kc, kMR, a_buf);
+          PackA(g.a + i0 * g.a_rs + p0 * g.a_cs, g.a_rs, g.a_cs, mc, kc, kMR, a_buf, false);
         }
         BlockTiles(g, a_block, src, i0, mc, j0, nc, p0, kc, geo.nr,
                    p0 + kc == g.k ? epilogue : nullptr);

@@ -61,9 +61,12 @@ inline void PackB(const float* b, int64_t rs, int64_t cs, int64_t kc, int64_t nc
 }
 
 // The mc x kc block of A at `a` as panels of mr rows: panel q at dst + q * kc * mr holds, for
-// each k, mr floats (one per row), zero-padded past mc.
+// each k, mr floats (one per row), zero-padded past mc when `zero_pad` says so. The
+// microkernels read only a tile's real rows, so a block packed for one run leaves the
+// padding as it is (for a GEMV the zeros were 5 floats written per float of A: 5% of the
+// mlp's run); a packed weight is padded, so that its bytes are always the same.
 inline void PackA(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc, int64_t mr,
-                  float* dst) {
+                  float* dst, bool zero_pad) {
   for (int64_t ip = 0; ip < mc; ip += mr) {
     const int64_t h = std::min(mr, mc - ip);
     float* panel = dst + (ip / mr) * kc * mr;
@@ -71,11 +74,11 @@ inline void PackA(const float* a, int64_t rs, int64_t cs, int64_t mc, int64_t kc
     if (rs == 1) {  // A stored transposed: each k step is h contiguous floats
       for (int64_t p = 0; p < kc; ++p) {
         std::memcpy(panel + p * mr, src + p * cs, static_cast<size_t>(h) * sizeof(float));
-        std::fill(panel + p * mr + h, panel + (p + 1) * mr, 0.0f);
+        if (zero_pad) std::fill(panel + p * mr + h, panel + (p + 1) * mr, 0.0f);
       }
       continue;
     }
-    if (h < mr) std::fill(panel, panel + kc * mr, 0.0f);  // one call, not one per k
+    if (zero_pad && h < mr) std::fill(panel, panel + kc * mr, 0.0f);  // one call, not one per k
     for (int64_t r = 0; r < h; ++r)
       for (int64_t p = 0; p < kc; ++p) panel[p * mr + r] = src[r * rs + p * cs];
   }

@@ -19,19 +19,26 @@ void check_post_ops(const ExternCall& call, const ExternBuffer* inputs,
   check_f32_view(op, "output", y, outputs[0], y.shape.size());
   for (size_t i = 0; i < call.post_ops.size(); ++i) {
     const PostOp& p = call.post_ops[i];
-    const std::string what = str_cat("post-op ", i, " (", post_op_name(p.kind), ")");
-    if (static_cast<int>(p.kind) >= kPostOpKinds) fail(op, ": ", what, " has an invalid kind");
+    // Named only when something is wrong: this runs before every run of an extern.
+    auto what = [&] { return str_cat("post-op ", i, " (", post_op_name(p.kind), ")"); };
+    if (static_cast<int>(p.kind) >= kPostOpKinds) fail(op, ": ", what(), " has an invalid kind");
     if (!post_op_is_binary(p.kind)) {
-      if (p.input != -1) fail(op, ": ", what, " is unary but names input ", p.input);
+      if (p.input != -1) fail(op, ": ", what(), " is unary but names input ", p.input);
       continue;
     }
     if (p.input < 0 || static_cast<size_t>(p.input) >= call.inputs.size())
-      fail(op, ": ", what, " reads input ", p.input, " of ", call.inputs.size());
+      fail(op, ": ", what(), " reads input ", p.input, " of ", call.inputs.size());
     const TensorRef& t = call.inputs[p.input];
     if (t.shape != y.shape)
-      fail(op, ": ", what, " operand has shape ", dims_text(t.shape), ", the output ",
+      fail(op, ": ", what(), " operand has shape ", dims_text(t.shape), ", the output ",
            dims_text(y.shape));
-    check_f32_view(op, what.c_str(), t, inputs[p.input], y.shape.size());
+    // Checked under a fixed name, and again under its own to word the error.
+    try {
+      check_f32_view(op, "post-op operand", t, inputs[p.input], y.shape.size());
+    } catch (const Error&) {
+      check_f32_view(op, what().c_str(), t, inputs[p.input], y.shape.size());
+      throw;
+    }
   }
 }
 
