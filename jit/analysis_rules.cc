@@ -1,0 +1,166 @@
+#include "jit/analysis_rules.h"
+
+#include <algorithm>
+
+namespace ferrite {
+namespace jit {
+namespace ranges {
+
+Range known(int64_t lo, int64_t hi) {
+  Range r;
+  r.known = true;
+  r.lo = lo;
+  r.hi = hi;
+  return r;
+}
+
+namespace {
+
+// Interval arithmetic in __int128: exact, and unknown when a bound leaves int64.
+Range checked(__int128 lo, __int128 hi) {
+  const __int128 mn = std::numeric_limits<int64_t>::min(), mx = std::numeric_limits<int64_t>::max();
+  if (lo < mn || hi > mx) return Range();
+  return known(static_cast<int64_t>(lo), static_cast<int64_t>(hi));
+}
+
+}  // namespace
+
+Range add(Range a, Range b) {
+  if (!a.known || !b.known) return Range();
+  return checked(static_cast<__int128>(a.lo) + b.lo, static_cast<__int128>(a.hi) + b.hi);
+}
+Range scale(Range a, int64_t f) {
+  if (!a.known) return Range();
+  const __int128 x = static_cast<__int128>(a.lo) * f, y = static_cast<__int128>(a.hi) * f;
+  return checked(std::min(x, y), std::max(x, y));
+}
+Range mul(Range a, Range b) {
+  if (!a.known || !b.known) return Range();
+  const __int128 c[4] = {static_cast<__int128>(a.lo) * b.lo, static_cast<__int128>(a.lo) * b.hi,
+                         static_cast<__int128>(a.hi) * b.lo, static_cast<__int128>(a.hi) * b.hi};
+  return checked(*std::min_element(c, c + 4), *std::max_element(c, c + 4));
+}
+Range hull(Range a, Range b) {
+  if (!a.known || !b.known) return Range();
+  return known(std::min(a.lo, b.lo), std::max(a.hi, b.hi));
+}
+bool fits_i32(Range r) {
+  return r.known && r.lo >= kI32Min && r.hi <= kI32Max;
+}
+
+}  // namespace ranges
+
+Range storage_range(DType t) {
+  using ranges::known;
+  switch (t) {
+    case DType::U8:
+      return known(0, 255);
+    case DType::I8:
+      return known(-128, 127);
+    case DType::U16:
+      return known(0, 65535);
+    case DType::I16:
+      return known(-32768, 32767);
+    case DType::I32:
+      return known(ranges::kI32Min, ranges::kI32Max);
+    case DType::U32:
+      return known(0, 4294967295LL);
+    default:
+      return Range();
+  }
+}
+
+bool uniform_int_storage(DType t) {
+  switch (t) {
+    case DType::U8:
+    case DType::I8:
+    case DType::U16:
+    case DType::I16:
+    case DType::I32:
+    case DType::U32:
+    case DType::I64:
+    case DType::U64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+bool varying_storage(DType t, bool load) {
+  switch (t) {
+    case DType::F32:
+    case DType::F16:
+    case DType::Bool:
+    case DType::I32:
+      return true;
+    case DType::U8:
+    case DType::I8:
+      return load;
+    case DType::I64:
+      return !load;
+    default:
+      return false;
+  }
+}
+
+bool f32_op(Op op) {
+  switch (op) {
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Div:
+    case Op::Max:
+    case Op::Min:
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Relu:
+    case Op::Sqrt:
+    case Op::Rsqrt:
+    case Op::Reciprocal:
+    case Op::Floor:
+    case Op::Ceil:
+    case Op::Round:
+    case Op::Sign:
+    case Op::IsNaN:
+    case Op::IsInf:
+    case Op::Exp:  // the transcendental functions: jit/vec_math.h
+    case Op::Log:
+    case Op::Tanh:
+    case Op::Sigmoid:
+    case Op::Erf:
+    case Op::Pow:
+      return true;
+    default:
+      return op_is_compare(op);
+  }
+}
+
+bool i64_vector_op(Op op) {
+  switch (op) {
+    case Op::Add:
+    case Op::Sub:
+    case Op::Mul:
+    case Op::Max:
+    case Op::Min:
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Relu:
+    case Op::Sign:
+      return true;
+    default:
+      return op_is_compare(op);
+  }
+}
+
+bool i64_scalar_op(Op op) {
+  switch (op) {
+    case Op::Div:
+    case Op::Mod:
+      return true;
+    default:
+      return i64_vector_op(op);
+  }
+}
+
+}  // namespace jit
+}  // namespace ferrite

@@ -1,0 +1,43 @@
+// The rules kernel_analysis.h applies: int64 interval arithmetic, by which it proves that
+// lane-varying integers and indices fit int32 lanes (Range: unknown when a bound may leave
+// int64), and which ops and storage types the code generator handles where.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+
+#include "compiler/plan/dtype.h"
+#include "compiler/plan/kernel.h"
+#include "jit/kernel_analysis.h"
+
+namespace ferrite {
+namespace jit {
+namespace ranges {
+
+constexpr int64_t kI32Min = std::numeric_limits<int32_t>::min();
+constexpr int64_t kI32Max = std::numeric_limits<int32_t>::max();
+
+Range known(int64_t lo, int64_t hi);
+// Exact, computed in __int128; unknown when an operand is or a bound leaves int64.
+Range add(Range a, Range b);
+Range scale(Range a, int64_t f);
+Range mul(Range a, Range b);
+Range hull(Range a, Range b);
+bool fits_i32(Range r);
+
+}  // namespace ranges
+
+// The values an integer storage type holds (unknown for 64-bit and non-integer types).
+Range storage_range(DType t);
+// Integer storage a uniform (scalar) access reads and writes.
+bool uniform_int_storage(DType t);
+// Storage types a vector access handles (varying placement), and for strided ones.
+bool varying_storage(DType t, bool load);
+// Ops on F32 values the code generator emits; on I64 values in vector lanes (int32) and as
+// scalars (uniform, int64 in general-purpose registers).
+bool f32_op(Op op);
+bool i64_vector_op(Op op);
+bool i64_scalar_op(Op op);
+
+}  // namespace jit
+}  // namespace ferrite
