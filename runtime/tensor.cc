@@ -28,13 +28,17 @@ size_t checked_nbytes(DType dtype, const std::vector<int64_t>& shape) {
 
 }  // namespace
 
+// Tensors are what runs take and give back, allocated and freed around every run: from the
+// heap, which reuses the memory (Pages::Heap).
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
   nbytes_ = checked_nbytes(dtype_, shape_);
-  data_ = aligned_alloc_bytes(nbytes_);
+  data_ = aligned_alloc_bytes(nbytes_, Pages::Heap);
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape, const void* data)
-    : Tensor(dtype, std::move(shape)) {
+    : dtype_(dtype), shape_(std::move(shape)) {
+  nbytes_ = checked_nbytes(dtype_, shape_);
+  data_ = aligned_alloc_bytes(nbytes_, Pages::Heap, /*zero=*/false);
   if (nbytes_ > 0) std::memcpy(data_.get(), data, nbytes_);
 }
 

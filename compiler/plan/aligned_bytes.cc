@@ -20,49 +20,63 @@ constexpr size_t kAlign = 64;
 
 }  // namespace
 
-// Every block starts with a header of kAlign bytes: its mapped size, or 0 when it came from
-// aligned_alloc. Large blocks (weights, the pool) are mapped directly, so that freeing one
-// returns its pages to the system at once: from the heap, glibc keeps them (its mmap
-// threshold rises with the first large free), and a session's released copies of the
-// weights would stay resident.
+// Every block starts with a header of kAlign bytes. Large blocks for what lives long
+// (Pages::Mapped: weights, the pool) are mapped directly, so that freeing one returns its
+// pages to the system at once: from the heap, glibc keeps them (its mmap threshold rises
+// with the first large free), and a session's released copies of the weights would stay
+// resident. The others come from malloc, not aligned_alloc: glibc serves a malloc of the
+// size it last freed from its heap, where the freed block is reused, while aligned_alloc
+// asks for more than the size, to align it, and so maps every block past the threshold
+// afresh. The header holds what freeing the block needs.
 #if FERRITE_MAP_LARGE
 constexpr size_t kMapAtLeast = size_t{1} << 20;
 #endif
 
+struct Header {
+  size_t mapped;  // the block's mapped size, or 0 for a heap block
+  void* heap;     // malloc's pointer for a heap block
+};
+static_assert(sizeof(Header) <= kAlign, "the header fits in front of the data");
+
 void AlignedFree::operator()(uint8_t* p) const {
   if (!p) return;
-  uint8_t* block = p - kAlign;
-  size_t mapped = 0;
-  std::memcpy(&mapped, block, sizeof mapped);
+  Header h;
+  std::memcpy(&h, p - kAlign, sizeof h);
 #if FERRITE_MAP_LARGE
-  if (mapped) {
-    munmap(block, mapped);
+  if (h.mapped) {
+    munmap(p - kAlign, h.mapped);
     return;
   }
 #endif
-  std::free(block);
+  std::free(h.heap);
 }
 
-AlignedBytes aligned_alloc_bytes(size_t nbytes) {
-  if (nbytes > SIZE_MAX - 2 * kAlign) fail("cannot allocate ", nbytes, " bytes");
-  // aligned_alloc wants a multiple of the alignment; the header comes first.
+AlignedBytes aligned_alloc_bytes(size_t nbytes, Pages pages, bool zero) {
+  if (nbytes > SIZE_MAX - 3 * kAlign) fail("cannot allocate ", nbytes, " bytes");
+  // The header, then the data rounded up to whole kAlign blocks.
   const size_t rounded = (nbytes == 0 ? kAlign : (nbytes + kAlign - 1) / kAlign * kAlign) + kAlign;
-  size_t mapped = 0;
-  void* block = nullptr;
-#if FERRITE_MAP_LARGE
-  if (rounded >= kMapAtLeast) {
-    block = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (block == MAP_FAILED) fail("out of memory allocating ", nbytes, " bytes");
-    mapped = rounded;  // zero-filled by the system, page by page as it is touched
+  Header h{0, nullptr};
+  uint8_t* block = nullptr;  // the header, then the data
+#if !FERRITE_MAP_LARGE
+  static_cast<void>(pages);  // everything comes from the heap
+#else
+  if (pages == Pages::Mapped && rounded >= kMapAtLeast) {
+    void* m = mmap(nullptr, rounded, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED) fail("out of memory allocating ", nbytes, " bytes");
+    block = static_cast<uint8_t*>(m);
+    h.mapped = rounded;  // zero-filled by the system, page by page as it is touched
   }
 #endif
   if (!block) {
-    block = std::aligned_alloc(kAlign, rounded);
-    if (!block) fail("out of memory allocating ", nbytes, " bytes");
-    std::memset(block, 0, rounded);
+    h.heap = std::malloc(rounded + kAlign);  // room to align the data
+    if (!h.heap) fail("out of memory allocating ", nbytes, " bytes");
+    const uintptr_t data =
+        (reinterpret_cast<uintptr_t>(h.heap) + kAlign + kAlign - 1) / kAlign * kAlign;
+    block = reinterpret_cast<uint8_t*>(data - kAlign);
+    if (zero) std::memset(block + kAlign, 0, rounded - kAlign);
   }
-  std::memcpy(block, &mapped, sizeof mapped);
-  return AlignedBytes(static_cast<uint8_t*>(block) + kAlign);
+  std::memcpy(block, &h, sizeof h);
+  return AlignedBytes(block + kAlign);
 }
 
 }  // namespace ferrite

@@ -7,6 +7,10 @@
 
 #include <cstring>
 
+#if defined(__linux__) && !defined(__EMSCRIPTEN__)
+#include <sys/resource.h>
+#endif
+
 #include "compiler/plan/error.h"
 #include "tests/unit/runtime/kernel_builder.h"
 
@@ -308,6 +312,45 @@ TEST(Session, ConstantsThatExternsCopiedAreFreed) {
   }
   g_copy_log = nullptr;
 }
+
+#if defined(__linux__) && !defined(__EMSCRIPTEN__) && !defined(__SANITIZE_ADDRESS__) && \
+    !defined(__SANITIZE_THREAD__)
+int64_t minor_page_faults() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_minflt;
+}
+
+TEST(Session, RunsWithLargeOutputsTakeNoFreshPages) {
+  // y = 2x over 2 MiB: the output tensor each run returns comes from the heap, which reuses
+  // what the last run's output freed. Mapped afresh (as weights are), every run took a page
+  // fault per 4 KiB in the kernel writing it. (The sanitizers' allocators quarantine freed
+  // memory; wasm has no page faults to count.)
+  constexpr int64_t n = int64_t{1} << 19;
+  Plan p;
+  p.buffers.push_back(buffer("x", {n}, BufferKind::Input));
+  p.buffers.push_back(buffer("y", {n}, BufferKind::Output));
+  KernelBuilder b({n});
+  const int x = b.arg(DType::F32, n), y = b.arg(DType::F32, n, true);
+  b.store(y, V(0), b.binary(Op::Mul, b.load(x, V(0)), b.constant(ScalarType::F32, 2)));
+  p.kernels.push_back(b.build());
+  p.steps.push_back(Step{StepKind::Kernel, 0, {0, 1}, {}});
+  p.inputs = {0};
+  p.outputs = {1};
+  Session s(std::move(p), SessionOptions());
+  std::vector<float> xv(static_cast<size_t>(n));
+  for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i % 1000);
+  const Tensor xt(DType::F32, {n}, xv.data());
+  for (int run = 0; run < 3; ++run) s.run({&xt});  // the heap grows to its size once
+  const int64_t before = minor_page_faults();
+  for (int run = 0; run < 4; ++run) {
+    const std::vector<Tensor> out = s.run({&xt});
+    ASSERT_EQ(out[0].as<float>()[n - 1], 2.0f * xv.back());
+  }
+  const int64_t pages_per_run = n * 4 / 4096;
+  EXPECT_LT(minor_page_faults() - before, pages_per_run / 4) << "faults over 4 runs";
+}
+#endif
 
 TEST(Session, ProfileTimesEveryStepOfEveryRun) {
   Plan p = two_step_plan();
