@@ -91,8 +91,9 @@ void PackWholeA(const float* a, int64_t rs, int64_t cs, int64_t m, int64_t k, fl
 // Where the panels of one K block of B come from: packed (prepacked, by the caller's packer
 // or here) or read in place.
 struct BSource {
-  const float* block = nullptr;     // packed: panel q at block + q * kc * nr, counted from `first`
-  int64_t first = 0;                // the column `block` starts at, relative to the caller's j0
+  const float* block = nullptr;     // packed: panel q at block + q * kc * nr (in a row group: q's
+                                    // group at that place, q's columns interleaved in it)
+  int64_t first = 0;                // the column of `block` where the caller's columns start
   int64_t grouped = 0;              // columns [0, grouped) of `block` are in row groups
   const float* in_place = nullptr;  // else: B's element (p0, j0), rows `rs` apart
   int64_t rs = 0;
