@@ -1,6 +1,7 @@
 // Session: a two-step plan (kernel into a pool temp, then a MatMul extern into the output)
 // runs on both backends; input count, dtype and shape errors name the input; unknown
-// backends and missing externs are reported by name.
+// backends and missing externs are reported by name; repeated runs with a large output take
+// no fresh pages.
 #include "runtime/session.h"
 
 #include <gtest/gtest.h>
