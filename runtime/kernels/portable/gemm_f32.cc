@@ -173,13 +173,14 @@ void BlockTiles(const GemmF32& g, const float* a_block, const BSource& src, int6
       MicroRow<kNV>(kc, a_block, bp, b_ks[0], t);
     }
   }
+  const int64_t lanes = static_cast<int64_t>(hn::Lanes(DF()));
   for (; jr < nc; jr += nr) {
-    const int64_t w = std::min(nr, nc - jr);
+    const int64_t w = std::min(nr, nc - jr), nv = (w + lanes - 1) / lanes;
     int64_t b_ks = 0;
     const float* bp = src.panel(jr, w, kc, nr, &b_ks);
     for (int64_t ir = 0; ir < mc; ir += kMR) {
       const int64_t h = std::min<int64_t>(kMR, mc - ir);
-      MicroFor(h)(kc, a_block + (ir / kMR) * kc * kMR, bp, b_ks, tile(ir, jr, w));
+      MicroFor(h, nv)(kc, a_block + (ir / kMR) * kc * kMR, bp, b_ks, tile(ir, jr, w));
     }
   }
 }

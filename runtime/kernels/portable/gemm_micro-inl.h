@@ -1,8 +1,9 @@
 // Per-target microkernels of the portable GEMM (gemm_f32.h): an H x NV-vector register tile
 // accumulated over one K block, then finished — alpha, the sum of the earlier K blocks kept
-// in C, the epilogue on the last block — and stored. H is the tile's real height (1 to kMR),
-// so GEMV-like products and the last rows of a matrix do no work on padding rows; a block
-// of A with a single row runs several B panels at once (MicroRow).
+// in C, the epilogue on the last block — and stored. H is the tile's real height (1 to kMR)
+// and NV its real width in vectors (1 to kNV), so GEMV-like products, the last rows and the
+// last columns of a matrix do no work on padding; a block of A with a single row runs
+// several B panels at once (MicroRow).
 // Included once per target by gemm_f32.cc.
 
 #if defined(FERRITE_PORTABLE_GEMM_MICRO_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -205,15 +206,20 @@ HWY_NOINLINE void MicroRow(int64_t kc, const float* HWY_RESTRICT ap,
 
 using MicroFn = void (*)(int64_t, const float*, const float*, int64_t, const TileC&);
 
-template <size_t... H>
-constexpr std::array<MicroFn, sizeof...(H)> MicroTable(std::index_sequence<H...>) {
-  return {{&Micro<static_cast<int>(H) + 1, kNV>...}};
+// Entry i: Micro<i / kNV + 1, i % kNV + 1>.
+template <size_t... I>
+constexpr std::array<MicroFn, sizeof...(I)> MicroTable(std::index_sequence<I...>) {
+  return {{&Micro<static_cast<int>(I / kNV) + 1, static_cast<int>(I % kNV) + 1>...}};
 }
 
-// The microkernel for tiles of h rows, 1 <= h <= kMR.
-inline MicroFn MicroFor(int64_t h) {
-  static constexpr std::array<MicroFn, kMR> kTable = MicroTable(std::make_index_sequence<kMR>());
-  return kTable[static_cast<size_t>(h - 1)];
+// The microkernel for tiles of h rows and nv vectors, 1 <= h <= kMR, 1 <= nv <= kNV. A tile
+// narrower than a panel (C's last columns) loads and multiplies only the vectors it has
+// columns in: a product 16 columns wide computed 64 on AVX-512 (the portable Winograd's
+// GEMMs on a 7x7 output), 4 times the work.
+inline MicroFn MicroFor(int64_t h, int64_t nv) {
+  static constexpr std::array<MicroFn, kMR* kNV> kTable =
+      MicroTable(std::make_index_sequence<kMR * kNV>());
+  return kTable[static_cast<size_t>((h - 1) * kNV + (nv - 1))];
 }
 
 }  // namespace gemm
