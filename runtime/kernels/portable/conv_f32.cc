@@ -117,7 +117,11 @@ bool windows_pay(const ConvArgs& a, const ConvWindows& w) {
 // than this each way, the transforms cost more than the multiply-adds they save.
 constexpr int64_t kWinogradMinChannels = 8;
 // Floats of the transformed inputs and products of one block of tile rows (both GEMM
-// operands of a block stay in L2).
+// operands of a block stay in L2), unless the transformed weights U are larger: every block
+// reads all of U, so a block then takes as many floats as U has (re-reading U once more
+// costs as much as those floats going through L3 instead). resnet18's 512-channel 7x7
+// convolutions (U 16 MB, 4 tile rows) took 5.1 ms each on one AVX-512 core in 2-row blocks
+// and 2.7 in one, its 256-channel 14x14 ones (U 4 MB) 2.2 and 1.8.
 constexpr int64_t kWinogradBlock = int64_t{1} << 17;
 
 int64_t checked_mul(const ConvArgs& a, int64_t x, int64_t y) {
@@ -150,7 +154,9 @@ class PortableConv : public PreparedExtern {
       wino_ = conv_winograd(a);
       checked_mul(a, a.c_in, wino_.windows.channel);
       const int64_t per_row = checked_mul(a, 16 * (a.c_in_group() + a.c_out_group()), wino_.twp);
-      wino_rows_ = std::min(wino_.th, std::max<int64_t>(1, kWinogradBlock / per_row));
+      const int64_t u_floats = checked_mul(a, 16 * a.c_in_group(), a.c_out_group());
+      const int64_t block = std::max(kWinogradBlock, u_floats);
+      wino_rows_ = std::min(wino_.th, std::max<int64_t>(1, block / per_row));
       // Blocks run in parallel, each on one thread: at least one block per thread.
       wino_rows_ = std::min(wino_rows_, (wino_.th + threads_ - 1) / threads_);
       wino_parts_ = std::min<int64_t>(threads_, (wino_.th + wino_rows_ - 1) / wino_rows_);

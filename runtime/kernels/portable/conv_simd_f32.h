@@ -94,6 +94,7 @@ struct ConvWinograd {
   int64_t c = 0, m = 0;          // input and output channels per group
   int64_t out_h = 0, out_w = 0;  // output plane
   int64_t th = 0, twp = 0;       // tile rows; tiles per row padded to whole vectors
+  int64_t lanes = 0;             // of the transforms' vectors (a power of two)
   ConvArgs fill;                 // X's copy: the windows of a stride-2 conv ...
   ConvWindows windows;           // ... 2 x 2 phases of th + 1 rows, twp + 1 columns
 };

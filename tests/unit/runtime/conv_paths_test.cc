@@ -31,10 +31,12 @@ std::string portable_path(const Geometry& g, std::mt19937& rng) {
 TEST(Conv, WinogradMatchesReference) {
   std::mt19937 rng(5);
   // Odd outputs (tiles past the edge) and a batch; two groups of 8 channels without padding;
-  // 64 channels on 31 x 31: tile rows in several blocks.
-  const Geometry cases[] = {conv2d(2, 16, 24, 1, {13, 17}, 3, 1, 1, 1),
-                            conv2d(1, 16, 16, 2, {10, 9}, 3, 1, 1, 0),
-                            conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 1, 1)};
+  // 64 channels on 31 x 31: tile rows in several blocks; 128 channels on 7 x 7: the
+  // transformed weights outgrow a block, which then takes every tile row. Tile rows 9, 4, 16
+  // and 4 tiles wide: the transforms' vectors of 4, 8 and 16 lanes where the target has them.
+  const Geometry cases[] = {
+      conv2d(2, 16, 24, 1, {13, 17}, 3, 1, 1, 1), conv2d(1, 16, 16, 2, {10, 9}, 3, 1, 1, 0),
+      conv2d(1, 64, 64, 1, {31, 31}, 3, 1, 1, 1), conv2d(1, 128, 128, 1, {7, 7}, 3, 1, 1, 1)};
   for (const Geometry& g : cases) {
     SCOPED_TRACE(g.text());
     EXPECT_EQ(portable_path(g, rng), "winograd 2x2 3x3");
