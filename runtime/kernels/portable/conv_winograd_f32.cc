@@ -29,21 +29,22 @@ int64_t TileLanes() {
   return static_cast<int64_t>(hn::Lanes(DF()));
 }
 
-// Calls f(d) with the widest float tag of at most `lanes` lanes (a power of two), so that a
-// plan prepared for a wider or narrower target still steps through whole padded tile rows.
+// Calls f(d) with the widest float tag of at most `lanes` lanes (a power of two, at least
+// 4), so that a plan prepared for a wider or narrower target still steps through whole
+// padded tile rows. No 1- or 2-lane tags: in wasm their code made the depthwise
+// convolutions (another file) 1.8x slower, presumably through the optimizer's choice of
+// what to inline.
 template <class F>
 void WithLanes(int64_t lanes, F f) {
   const int64_t full = static_cast<int64_t>(hn::Lanes(DF()));
   switch (std::min(lanes, full)) {
-    case 1:
-      return f(hn::CappedTag<float, 1>());
-    case 2:
-      return f(hn::CappedTag<float, 2>());
     case 4:
       return f(hn::CappedTag<float, 4>());
     case 8:
       return f(hn::CappedTag<float, 8>());
-    default:
+    case 16:
+      return f(hn::CappedTag<float, 16>());
+    default:  // the target's own: fewer than 4 lanes, or `lanes` is all it has
       return f(DF());
   }
 }
@@ -169,7 +170,7 @@ ConvWinograd conv_winograd(const ConvArgs& a) {
   // convolutions took 8.3 ms each on one Zen 4 core instead of 5.1 with 4 lanes.
   const int64_t tw = (a.out[2] + 1) / 2;
   auto padded = [tw](int64_t n) { return (tw + n - 1) / n * n; };
-  t.lanes = HWY_DYNAMIC_DISPATCH(TileLanes)();
+  t.lanes = std::max<int64_t>(HWY_DYNAMIC_DISPATCH(TileLanes)(), 4);  // WithLanes: 4 or more
   for (int64_t n = t.lanes / 2; n >= 4; n /= 2)
     if (4 * padded(n) <= 3 * padded(t.lanes)) t.lanes = n;
   t.twp = padded(t.lanes);
