@@ -271,9 +271,7 @@ std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
 bool portable_matmul_streams_weights(const ExternCall& call,
                                      const std::vector<ExternBuffer>& constants) {
   const Dims d = dims_of(call);
-  const GemmGeometry g = gemm_f32_geometry();
-  return d.m == 1 && d.k > 0 && d.b_shared && is_constant_input(constants, 1) &&
-         d.n >= g.row_group * g.nr;
+  return d.m == 1 && d.k > 0 && d.b_shared && is_constant_input(constants, 1);
 }
 
 void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,
