@@ -189,6 +189,87 @@ TensorBoxPtr padded_input(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry
   return permute_view(p, var);
 }
 
+// A max pool of small windows (kMaxUnrolledWindow points at most) as a pointwise kernel:
+// the maximum of the window's loads, each masked (read as -inf) only along the dims where
+// its offset reaches out of x for some output. Neither a padded copy of x nor a reduction
+// loop: a masked dim's bounds are tested once per output point (row) rather than once per
+// window point, and the copy no longer streams x through memory twice (resnet18's 3x3/2 pool
+// over 64 x 112 x 112 took 0.32 ms to copy and 0.25 ms to reduce on the JIT).
+constexpr int64_t kMaxUnrolledWindow = 16;
+
+bool unrolled_window(const PoolGeometry& g) {
+  int64_t points = 1;
+  for (int64_t k : g.kernel) points *= k;
+  return points <= kMaxUnrolledWindow;
+}
+
+// The pool's output in logical [N, C, out...] order, stored in `var` order (see lower_pool).
+TensorBoxPtr unrolled_max_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry& g,
+                               const std::vector<int64_t>& spatial, const std::vector<int>& var) {
+  const size_t k = spatial.size();
+  std::vector<std::vector<int64_t>> offsets{{}};  // every window point, row-major
+  for (size_t d = 0; d < k; ++d) {
+    std::vector<std::vector<int64_t>> next;
+    for (const auto& o : offsets)
+      for (int64_t w = 0; w < g.kernel[d]; ++w) {
+        next.push_back(o);
+        next.back().push_back(w);
+      }
+    offsets = std::move(next);
+  }
+  const double fill = -std::numeric_limits<double>::infinity();
+  Loader fn = [x, g, k, spatial, offsets, fill](KernelBuilder& b, const std::vector<Index>& o) {
+    V best;
+    for (const std::vector<int64_t>& w : offsets) {
+      std::vector<Index> idx{o[0], o[1]}, masked_pos;
+      std::vector<int64_t> masked_size;
+      for (size_t d = 0; d < k; ++d) {
+        const int64_t shift = w[d] * g.dilations[d] - g.pad_begin[d];
+        const Index p = ix_add(ix_mul(o[2 + d], g.strides[d]), ix_const(shift));
+        idx.push_back(p);
+        const int64_t last = (g.out[d] - 1) * g.strides[d] + shift;
+        if (shift < 0 || last >= spatial[d]) {
+          masked_pos.push_back(p);
+          masked_size.push_back(spatial[d]);
+        }
+      }
+      V v;
+      if (masked_pos.empty()) {
+        v = x->load(b, idx);
+      } else {
+        V inside = b.constant(ScalarType::Bool, 1);
+        for (size_t m = 0; m < masked_pos.size(); ++m) {
+          const V p = b.index_value(masked_pos[m]);
+          inside = b.binary(Op::And, inside, b.binary(Op::Ge, p, b.constant(ScalarType::I64, 0)));
+          inside =
+              b.binary(Op::And, inside,
+                       b.binary(Op::Lt, p,
+                                b.constant(ScalarType::I64, static_cast<double>(masked_size[m]))));
+        }
+        {
+          MaskScope scope(b, inside);
+          v = x->load(b, idx);
+        }
+        v = b.where(inside, v, b.constant(v.type, fill));
+      }
+      best = best.id < 0 ? v : b.binary(Op::Max, best, v);
+    }
+    return best;
+  };
+  std::vector<int64_t> size{x->size[0], x->size[1]};
+  size.insert(size.end(), g.out.begin(), g.out.end());
+  std::vector<int64_t> stored(k + 2);
+  for (size_t d = 0; d < k + 2; ++d) stored[static_cast<size_t>(var[d])] = size[d];
+  Loader stored_fn = [fn, var](KernelBuilder& b, const std::vector<Index>& s) {
+    std::vector<Index> i;
+    for (int v : var) i.push_back(s[static_cast<size_t>(v)]);
+    return fn(b, i);
+  };
+  TensorBoxPtr t = make_pointwise_box(x->dtype, stored, stored_fn, c.origin());
+  c.gl.realize(t);
+  return permute_view(t, var);
+}
+
 // Whether `x` is stored channels-last (a view whose channel dim has stride 1, as the outputs
 // of convolutions that choose_conv_layout marked are): a pool over it then writes
 // channels-last too, so that both sides are read and written along the contiguous channels
@@ -214,6 +295,11 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
   if (last) {
     var[1] = static_cast<int>(k + 1);
     for (size_t d = 0; d < k; ++d) var[2 + d] = static_cast<int>(1 + d);
+  }
+  if (is_max && unrolled_window(g)) {
+    TensorBoxPtr t = unrolled_max_pool(c, x, g, spatial, var);
+    if (c.node.outputs.size() < 2 || !c.node.outputs[1]) return {t};
+    return {t, max_pool_indices(c, x, g, spatial)};
   }
   std::vector<int64_t> out_size{x->size[0], x->size[1]};
   out_size.insert(out_size.end(), g.out.begin(), g.out.end());

@@ -1,0 +1,128 @@
+// MaxPool lowered from small graphs and run on every backend of the build, against values
+// computed with torch (torch.nn.functional.max_pool1d/2d): padding on every side, NaN and
+// -inf inside windows (a NaN anywhere in a window gives NaN), ceil_mode, dilation, 1-D, and
+// a channels-last input (the output of a convolution that choose_conv_layout stored so).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "compiler/compile.h"
+#include "runtime/backend.h"
+#include "tests/unit/lower/run_graph.h"
+
+namespace ferrite {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+// Exact comparison (a maximum is one of its inputs); NaN matches NaN.
+void expect_same(const Tensor& t, const std::vector<int64_t>& shape,
+                 const std::vector<float>& want) {
+  EXPECT_EQ(t.shape(), shape);
+  ASSERT_EQ(t.elements(), static_cast<int64_t>(want.size()));
+  for (size_t i = 0; i < want.size(); ++i) {
+    const float got = t.as<float>()[i];
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got)) << "element " << i << ": " << got;
+    } else {
+      EXPECT_EQ(got, want[i]) << "element " << i;
+    }
+  }
+}
+
+// torch: x = (arange(60) * 7 % 23 - 11).reshape(1, 2, 5, 6), x[0,0,2,3] = x[0,1,4,5] = nan,
+// x[0,1,0,0] = -inf; y = max_pool2d(x, 3, 2, 1).
+const std::vector<float> kWindowsX = {
+    -11, -4, 3, 10,  -6, 1, 8,   -8, -1, 6,  -10,   -3, 4, 11,  -5, kNaN, 9,   -7, 0, 7,
+    -9,  -2, 5, -11, -4, 3, 10,  -6, 1,  8,  -kInf, -1, 6, -10, -3, 4,    11,  -5, 2, 9,
+    -7,  0,  7, -9,  -2, 5, -11, -4, 3,  10, -6,    1,  8, -8,  -1, 6,    -10, -3, 4, kNaN};
+const std::vector<float> kWindowsY = {8,  10, 10, 11, kNaN, kNaN, 7,  10, 8,
+                                      11, 9,  9,  11, 10,   9,    10, 10, kNaN};
+
+std::vector<Tensor> run(const Graph& g, const std::vector<Tensor>& in, const std::string& backend,
+                        bool channels_last = false) {
+  CompileOptions options;
+  options.channels_last = channels_last;
+  return lower_test::run_graph(g, in, backend, {}, options).outputs;
+}
+
+TEST(PoolLowering, MaxPoolPaddedWindowsWithNaNAndInfinity) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {1, 2, 5, 6});
+  b.output(b.op("MaxPool", {x},
+                {{"kernel_shape", attr_is({3, 3})},
+                 {"strides", attr_is({2, 2})},
+                 {"pads", attr_is({1, 1, 1, 1})}}));
+  auto g = b.finish();
+  for (const std::string& backend : backend_names()) {
+    SCOPED_TRACE(backend);
+    const auto out =
+        run(*g, lower_test::tensors(Tensor(DType::F32, {1, 2, 5, 6}, kWindowsX.data())), backend);
+    expect_same(out[0], {1, 2, 3, 3}, kWindowsY);
+  }
+}
+
+TEST(PoolLowering, MaxPoolOnChannelsLastConvolutionOutput) {
+  // A 1x1 convolution by the identity stores x channels-last; the pool reads it so.
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {1, 2, 5, 6});
+  Value* w = b.constant_f32({2, 2, 1, 1}, {1, 0, 0, 1});
+  Value* y = b.op("Conv", {x, w}, {{"kernel_shape", attr_is({1, 1})}});
+  b.output(b.op("MaxPool", {y},
+                {{"kernel_shape", attr_is({3, 3})},
+                 {"strides", attr_is({2, 2})},
+                 {"pads", attr_is({1, 1, 1, 1})}}));
+  auto g = b.finish();
+  std::vector<float> finite = kWindowsX;  // a convolution turns -inf into NaN (-inf * 0)
+  for (float& v : finite)
+    if (!std::isfinite(v)) v = -20;
+  const std::vector<float> want = {8, 10, 10, 11, 11, 9, 7, 10, 8, 11, 9, 9, 11, 10, 9, 10, 10, 8};
+  for (const std::string& backend : backend_names()) {
+    SCOPED_TRACE(backend);
+    const auto out = run(*g, lower_test::tensors(Tensor(DType::F32, {1, 2, 5, 6}, finite.data())),
+                         backend, true);
+    expect_same(out[0], {1, 2, 3, 3}, want);
+  }
+}
+
+TEST(PoolLowering, MaxPoolCeilModeDilationAndOneDimension) {
+  // torch: max_pool2d(xb, 2, 2, ceil_mode=True), xb = (arange(25) * 5 % 13 - 6) [1,1,5,5];
+  // max_pool2d(xc, 2, 1, 1, dilation=2), xc = (arange(20) * 3 % 11 - 5) [1,1,4,5];
+  // max_pool1d(xd, 3, 1, 1), xd = (arange(14) * 5 % 9 - 4) [1,2,7].
+  std::vector<float> xb(25), xc(20), xd(14);
+  for (int i = 0; i < 25; ++i) xb[i] = static_cast<float>(i * 5 % 13 - 6);
+  for (int i = 0; i < 20; ++i) xc[i] = static_cast<float>(i * 3 % 11 - 5);
+  for (int i = 0; i < 14; ++i) xd[i] = static_cast<float>(i * 5 % 9 - 4);
+  GraphBuilder b;
+  Value* vb = b.input("xb", DType::F32, {1, 1, 5, 5});
+  Value* vc = b.input("xc", DType::F32, {1, 1, 4, 5});
+  Value* vd = b.input("xd", DType::F32, {1, 2, 7});
+  b.output(b.op(
+      "MaxPool", {vb},
+      {{"kernel_shape", attr_is({2, 2})}, {"strides", attr_is({2, 2})}, {"ceil_mode", attr_i(1)}}));
+  b.output(b.op("MaxPool", {vc},
+                {{"kernel_shape", attr_is({2, 2})},
+                 {"dilations", attr_is({2, 2})},
+                 {"pads", attr_is({1, 1, 1, 1})}}));
+  b.output(b.op("MaxPool", {vd}, {{"kernel_shape", attr_is({3})}, {"pads", attr_is({1, 1})}}));
+  auto g = b.finish();
+  for (const std::string& backend : backend_names()) {
+    SCOPED_TRACE(backend);
+    const auto out = run(*g,
+                         lower_test::tensors(Tensor(DType::F32, {1, 1, 5, 5}, xb.data()),
+                                             Tensor(DType::F32, {1, 1, 4, 5}, xc.data()),
+                                             Tensor(DType::F32, {1, 2, 7}, xd.data())),
+                         backend);
+    expect_same(out[0], {1, 1, 3, 3}, {6, 4, 1, 5, 6, -1, 3, 5, -3});
+    expect_same(out[1], {1, 1, 4, 5},
+                {2, 5, 2, 5, -3, -2, 3, 4, 4, 4, 2, 5, 5, 5, 5, -5, 3, 1, 4, 1});
+    expect_same(out[2], {1, 2, 7}, {1, 1, 2, 2, 3, 3, 3, 4, 4, 1, 1, 2, 2, 2});
+  }
+}
+
+}  // namespace
+}  // namespace ferrite
