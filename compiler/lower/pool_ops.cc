@@ -56,19 +56,17 @@ PoolGeometry pool_geometry(const LowerCtx& c, const std::vector<int64_t>& in) {
 using WindowFn =
     std::function<V(KernelBuilder&, const std::vector<Index>&, const std::vector<Index>&)>;
 
-// src[n, c, pos...] where every pos[d] lies in [0, spatial[d]) (read under that mask), else
-// `fill`.
-V load_inside(KernelBuilder& b, const TensorBoxPtr& src, const Index& n, const Index& c,
-              const std::vector<Index>& pos, const std::vector<int64_t>& spatial, double fill) {
-  std::vector<Index> idx{n, c};
+// src[idx] where every checked[d] lies in [0, bound[d]) (read under that mask), else `fill`.
+V load_checked(KernelBuilder& b, const TensorBoxPtr& src, const std::vector<Index>& idx,
+               const std::vector<Index>& checked, const std::vector<int64_t>& bound, double fill) {
+  if (checked.empty()) return src->load(b, idx);
   V inside = b.constant(ScalarType::Bool, 1);
-  for (size_t d = 0; d < pos.size(); ++d) {
-    const V p = b.index_value(pos[d]);
+  for (size_t d = 0; d < checked.size(); ++d) {
+    const V p = b.index_value(checked[d]);
     inside = b.binary(Op::And, inside, b.binary(Op::Ge, p, b.constant(ScalarType::I64, 0)));
     inside =
         b.binary(Op::And, inside,
-                 b.binary(Op::Lt, p, b.constant(ScalarType::I64, static_cast<double>(spatial[d]))));
-    idx.push_back(pos[d]);
+                 b.binary(Op::Lt, p, b.constant(ScalarType::I64, static_cast<double>(bound[d]))));
   }
   V v;
   {
@@ -76,6 +74,14 @@ V load_inside(KernelBuilder& b, const TensorBoxPtr& src, const Index& n, const I
     v = src->load(b, idx);
   }
   return b.where(inside, v, b.constant(v.type, fill));
+}
+
+// src[n, c, pos...] where every pos[d] lies in [0, spatial[d]), else `fill`.
+V load_inside(KernelBuilder& b, const TensorBoxPtr& src, const Index& n, const Index& c,
+              const std::vector<Index>& pos, const std::vector<int64_t>& spatial, double fill) {
+  std::vector<Index> idx{n, c};
+  idx.insert(idx.end(), pos.begin(), pos.end());
+  return load_checked(b, src, idx, pos, spatial, fill);
 }
 
 // The element of window position `w` for output position `o`, or the reduction's neutral
@@ -146,6 +152,23 @@ TensorBoxPtr max_pool_indices(const LowerCtx& c, const TensorBoxPtr& x, const Po
   return t;
 }
 
+// The pointwise value fn (of logical [N, C, spatial...] indices, sizes `size`) realized
+// with its dims stored in `var` order (stored dim var[d] is dim d), as a view in logical
+// order.
+TensorBoxPtr realized_in_order(LowerCtx& c, DType dtype, const std::vector<int64_t>& size,
+                               const Loader& fn, const std::vector<int>& var) {
+  std::vector<int64_t> stored(size.size());
+  for (size_t d = 0; d < size.size(); ++d) stored[static_cast<size_t>(var[d])] = size[d];
+  Loader stored_fn = [fn, var](KernelBuilder& b, const std::vector<Index>& s) {
+    std::vector<Index> i;
+    for (int v : var) i.push_back(s[static_cast<size_t>(v)]);
+    return fn(b, i);
+  };
+  TensorBoxPtr p = make_pointwise_box(dtype, stored, stored_fn, c.origin());
+  c.gl.realize(p);
+  return permute_view(p, var);
+}
+
 // The padding every window needs past the end of spatial dim d (at least pad_end; more
 // with ceil_mode, whose last window may hang further out).
 int64_t end_padding(const PoolGeometry& g, const std::vector<int64_t>& spatial, size_t d) {
@@ -176,17 +199,7 @@ TensorBoxPtr padded_input(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry
     for (size_t d = 0; d < k; ++d) pos.push_back(ix_add(i[2 + d], ix_const(-g.pad_begin[d])));
     return load_inside(b, x, i[0], i[1], pos, spatial, fill);
   };
-  // Stored in `var` order: stored dim var[d] is dim d.
-  std::vector<int64_t> stored(k + 2);
-  for (size_t d = 0; d < k + 2; ++d) stored[static_cast<size_t>(var[d])] = size[d];
-  Loader stored_fn = [fn, var](KernelBuilder& b, const std::vector<Index>& s) {
-    std::vector<Index> i;
-    for (int v : var) i.push_back(s[static_cast<size_t>(v)]);
-    return fn(b, i);
-  };
-  TensorBoxPtr p = make_pointwise_box(x->dtype, stored, stored_fn, c.origin());
-  c.gl.realize(p);
-  return permute_view(p, var);
+  return realized_in_order(c, x->dtype, size, fn, var);
 }
 
 // A max pool of small windows (kMaxUnrolledWindow points at most) as a pointwise kernel:
@@ -233,41 +246,14 @@ TensorBoxPtr unrolled_max_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeo
           masked_size.push_back(spatial[d]);
         }
       }
-      V v;
-      if (masked_pos.empty()) {
-        v = x->load(b, idx);
-      } else {
-        V inside = b.constant(ScalarType::Bool, 1);
-        for (size_t m = 0; m < masked_pos.size(); ++m) {
-          const V p = b.index_value(masked_pos[m]);
-          inside = b.binary(Op::And, inside, b.binary(Op::Ge, p, b.constant(ScalarType::I64, 0)));
-          inside =
-              b.binary(Op::And, inside,
-                       b.binary(Op::Lt, p,
-                                b.constant(ScalarType::I64, static_cast<double>(masked_size[m]))));
-        }
-        {
-          MaskScope scope(b, inside);
-          v = x->load(b, idx);
-        }
-        v = b.where(inside, v, b.constant(v.type, fill));
-      }
+      const V v = load_checked(b, x, idx, masked_pos, masked_size, fill);
       best = best.id < 0 ? v : b.binary(Op::Max, best, v);
     }
     return best;
   };
   std::vector<int64_t> size{x->size[0], x->size[1]};
   size.insert(size.end(), g.out.begin(), g.out.end());
-  std::vector<int64_t> stored(k + 2);
-  for (size_t d = 0; d < k + 2; ++d) stored[static_cast<size_t>(var[d])] = size[d];
-  Loader stored_fn = [fn, var](KernelBuilder& b, const std::vector<Index>& s) {
-    std::vector<Index> i;
-    for (int v : var) i.push_back(s[static_cast<size_t>(v)]);
-    return fn(b, i);
-  };
-  TensorBoxPtr t = make_pointwise_box(x->dtype, stored, stored_fn, c.origin());
-  c.gl.realize(t);
-  return permute_view(t, var);
+  return realized_in_order(c, x->dtype, size, fn, var);
 }
 
 // Whether `x` is stored channels-last (a view whose channel dim has stride 1, as the outputs
