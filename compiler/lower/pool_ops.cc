@@ -202,12 +202,39 @@ TensorBoxPtr padded_input(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry
   return realized_in_order(c, x->dtype, size, fn, var);
 }
 
-// A max pool of small windows (kMaxUnrolledWindow points at most) as a pointwise kernel:
-// the maximum of the window's loads, each masked (read as -inf) only along the dims where
-// its offset reaches out of x for some output. Neither a padded copy of x nor a reduction
-// loop: a masked dim's bounds are tested once per output point (row) rather than once per
-// window point, and the copy no longer streams x through memory twice (resnet18's 3x3/2 pool
-// over 64 x 112 x 112 took 0.32 ms to copy and 0.25 ms to reduce on the JIT).
+// How many points of the window at output position `out` (per spatial dim) AveragePool
+// divides by: those inside x, or with count_include_pad those inside x and its pads
+// (windows of ceil_mode may hang out past both). At least 1.
+V window_count(KernelBuilder& b, const PoolGeometry& g, const std::vector<int64_t>& spatial,
+               bool include_pad, const std::vector<Index>& out) {
+  V count = b.constant(ScalarType::I64, 1);
+  for (size_t d = 0; d < spatial.size(); ++d) {
+    const int64_t lo = include_pad ? -g.pad_begin[d] : 0;
+    const int64_t hi = include_pad ? spatial[d] + g.pad_end[d] : spatial[d];
+    const int64_t dil = g.dilations[d];
+    const Index start = ix_add(ix_mul(out[d], g.strides[d]), ix_const(-g.pad_begin[d]));
+    // window offsets j with lo <= start + j*dil < hi: j in [ceil((lo-start)/dil),
+    // ceil((hi-start)/dil))
+    auto ceil_div = [&](int64_t bound) {
+      const Index num = ix_add(ix_const(bound + dil - 1), ix_mul(start, -1));
+      return b.index_value(ix_floordiv(num, dil));
+    };
+    const V jmin = b.binary(Op::Max, ceil_div(lo), b.constant(ScalarType::I64, 0));
+    const V jmax = b.binary(Op::Min, ceil_div(hi),
+                            b.constant(ScalarType::I64, static_cast<double>(g.kernel[d])));
+    const V n = b.binary(Op::Max, b.binary(Op::Sub, jmax, jmin), b.constant(ScalarType::I64, 0));
+    count = b.binary(Op::Mul, count, n);
+  }
+  return b.binary(Op::Max, count, b.constant(ScalarType::I64, 1));
+}
+
+// A pool of small windows (kMaxUnrolledWindow points at most) as a pointwise kernel: the
+// maximum (or the sum, divided by window_count) of the window's loads, in window order,
+// each masked (read as -inf, or 0) only along the dims where its offset reaches out of x
+// for some output. Neither a padded copy of x nor a reduction loop: a masked dim's bounds
+// are tested once per output point (row) rather than once per window point, and the copy no
+// longer streams x through memory twice (resnet18's 3x3/2 MaxPool over 64 x 112 x 112 took
+// 0.32 ms to copy and 0.25 ms to reduce on the JIT, 0.35 ms in all now).
 constexpr int64_t kMaxUnrolledWindow = 16;
 
 bool unrolled_window(const PoolGeometry& g) {
@@ -217,8 +244,9 @@ bool unrolled_window(const PoolGeometry& g) {
 }
 
 // The pool's output in logical [N, C, out...] order, stored in `var` order (see lower_pool).
-TensorBoxPtr unrolled_max_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry& g,
-                               const std::vector<int64_t>& spatial, const std::vector<int>& var) {
+TensorBoxPtr unrolled_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry& g,
+                           const std::vector<int64_t>& spatial, const std::vector<int>& var,
+                           bool is_max, bool include_pad) {
   const size_t k = spatial.size();
   std::vector<std::vector<int64_t>> offsets{{}};  // every window point, row-major
   for (size_t d = 0; d < k; ++d) {
@@ -230,9 +258,10 @@ TensorBoxPtr unrolled_max_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeo
       }
     offsets = std::move(next);
   }
-  const double fill = -std::numeric_limits<double>::infinity();
-  Loader fn = [x, g, k, spatial, offsets, fill](KernelBuilder& b, const std::vector<Index>& o) {
-    V best;
+  const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+  Loader fn = [x, g, k, spatial, offsets, fill, is_max, include_pad](KernelBuilder& b,
+                                                                     const std::vector<Index>& o) {
+    V acc;
     for (const std::vector<int64_t>& w : offsets) {
       std::vector<Index> idx{o[0], o[1]}, masked_pos;
       std::vector<int64_t> masked_size;
@@ -247,9 +276,11 @@ TensorBoxPtr unrolled_max_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeo
         }
       }
       const V v = load_checked(b, x, idx, masked_pos, masked_size, fill);
-      best = best.id < 0 ? v : b.binary(Op::Max, best, v);
+      acc = acc.id < 0 ? v : b.binary(is_max ? Op::Max : Op::Add, acc, v);
     }
-    return best;
+    if (is_max) return acc;
+    const std::vector<Index> out(o.begin() + 2, o.end());
+    return b.binary(Op::Div, acc, b.cast(window_count(b, g, spatial, include_pad, out), acc.type));
   };
   std::vector<int64_t> size{x->size[0], x->size[1]};
   size.insert(size.end(), g.out.begin(), g.out.end());
@@ -282,9 +313,9 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
     var[1] = static_cast<int>(k + 1);
     for (size_t d = 0; d < k; ++d) var[2 + d] = static_cast<int>(1 + d);
   }
-  if (is_max && unrolled_window(g)) {
-    TensorBoxPtr t = unrolled_max_pool(c, x, g, spatial, var);
-    if (c.node.outputs.size() < 2 || !c.node.outputs[1]) return {t};
+  if (unrolled_window(g)) {
+    TensorBoxPtr t = unrolled_pool(c, x, g, spatial, var, is_max, include_pad);
+    if (!is_max || c.node.outputs.size() < 2 || !c.node.outputs[1]) return {t};
     return {t, max_pool_indices(c, x, g, spatial)};
   }
   std::vector<int64_t> out_size{x->size[0], x->size[1]};
@@ -308,26 +339,10 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
   };
   if (!is_max) {
     def->post = [g, k, spatial, include_pad, var](KernelBuilder& b, V sum) {
-      V count = b.constant(ScalarType::I64, 1);
-      for (size_t d = 0; d < k; ++d) {
-        int64_t lo = include_pad ? -g.pad_begin[d] : 0;
-        int64_t hi = include_pad ? spatial[d] + g.pad_end[d] : spatial[d];
-        int64_t dil = g.dilations[d];
-        Index start = ix_add(ix_mul(ix_var(var[2 + d]), g.strides[d]), ix_const(-g.pad_begin[d]));
-        // window offsets j with lo <= start + j*dil < hi: j in [ceil((lo-start)/dil),
-        // ceil((hi-start)/dil))
-        auto ceil_div = [&](int64_t bound) {
-          Index num = ix_add(ix_add(ix_const(bound + dil - 1), ix_mul(start, -1)), ix_const(0));
-          return b.index_value(ix_floordiv(num, dil));
-        };
-        V jmin = b.binary(Op::Max, ceil_div(lo), b.constant(ScalarType::I64, 0));
-        V jmax = b.binary(Op::Min, ceil_div(hi),
-                          b.constant(ScalarType::I64, static_cast<double>(g.kernel[d])));
-        V n = b.binary(Op::Max, b.binary(Op::Sub, jmax, jmin), b.constant(ScalarType::I64, 0));
-        count = b.binary(Op::Mul, count, n);
-      }
-      V cnt = b.binary(Op::Max, count, b.constant(ScalarType::I64, 1));
-      return b.binary(Op::Div, sum, b.cast(cnt, sum.type));
+      std::vector<Index> out;
+      for (size_t d = 0; d < k; ++d) out.push_back(ix_var(var[2 + d]));
+      return b.binary(Op::Div, sum,
+                      b.cast(window_count(b, g, spatial, include_pad, out), sum.type));
     };
   }
   TensorBoxPtr t = make_reduction_box(x->dtype, def);

@@ -1,7 +1,8 @@
-// MaxPool lowered from small graphs and run on every backend of the build, against values
-// computed with torch (torch.nn.functional.max_pool1d/2d): padding on every side, NaN and
-// -inf inside windows (a NaN anywhere in a window gives NaN), ceil_mode, dilation, 1-D, and
-// a channels-last input (the output of a convolution that choose_conv_layout stored so).
+// MaxPool and AveragePool lowered from small graphs and run on every backend of the build,
+// against values computed with torch (torch.nn.functional.max_pool1d/2d, avg_pool2d):
+// padding on every side, NaN and -inf inside windows (a NaN anywhere in a window gives NaN),
+// ceil_mode, dilation, 1-D, count_include_pad, and a channels-last input (the output of a
+// convolution that choose_conv_layout stored so).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -121,6 +122,37 @@ TEST(PoolLowering, MaxPoolCeilModeDilationAndOneDimension) {
     expect_same(out[1], {1, 1, 4, 5},
                 {2, 5, 2, 5, -3, -2, 3, 4, 4, 4, 2, 5, 5, 5, 5, -5, 3, 1, 4, 1});
     expect_same(out[2], {1, 2, 7}, {1, 1, 2, 2, 3, 3, 3, 4, 4, 1, 1, 2, 2, 2});
+  }
+}
+
+TEST(PoolLowering, AveragePoolPadsCountIncludePadAndCeilMode) {
+  // torch: x = (arange(30) * 7 % 17 - 8).reshape(1, 1, 5, 6); avg_pool2d(x, 3, 2, 1,
+  // count_include_pad=False / True); avg_pool2d(x, 2, 2, ceil_mode=True).
+  std::vector<float> x(30);
+  for (int i = 0; i < 30; ++i) x[i] = static_cast<float>(i * 7 % 17 - 8);
+  GraphBuilder b;
+  Value* v = b.input("x", DType::F32, {1, 1, 5, 6});
+  for (int64_t include : {0, 1})
+    b.output(b.op("AveragePool", {v},
+                  {{"kernel_shape", attr_is({3, 3})},
+                   {"strides", attr_is({2, 2})},
+                   {"pads", attr_is({1, 1, 1, 1})},
+                   {"count_include_pad", attr_i(include)}}));
+  b.output(b.op(
+      "AveragePool", {v},
+      {{"kernel_shape", attr_is({2, 2})}, {"strides", attr_is({2, 2})}, {"ceil_mode", attr_i(1)}}));
+  auto g = b.finish();
+  for (const std::string& backend : backend_names()) {
+    SCOPED_TRACE(backend);
+    const auto out =
+        run(*g, lower_test::tensors(Tensor(DType::F32, {1, 1, 5, 6}, x.data())), backend);
+    for (const Tensor& t : out) EXPECT_EQ(t.shape(), (std::vector<int64_t>{1, 1, 3, 3}));
+    lower_test::expect_near(
+        out[0], {-0.5f, 1.5f, -1.5f, 3.0f, 1.2222222f, -1.7777778f, 2.25f, 0.0f, -0.16666667f});
+    lower_test::expect_near(out[1], {-0.22222222f, 1.0f, -1.0f, 2.0f, 1.2222222f, -1.7777778f, 1.0f,
+                                     0.0f, -0.11111111f});
+    lower_test::expect_near(out[2],
+                            {-0.5f, 0.75f, -2.25f, 2.75f, -0.25f, -3.25f, 2.0f, -1.0f, 4.5f});
   }
 }
 
