@@ -48,6 +48,20 @@ case "$kind" in
     ;;
 esac
 
+# ccache, when installed (scripts/setup.sh installs it), with its cache outside the clone
+# (~/.cache/ccache) and paths taken relative to the repository, so that a fresh clone
+# anywhere, as CI makes, reuses what earlier builds compiled.
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+  export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+  ccache --max-size="${FERRITE_CCACHE_SIZE:-20G}" >/dev/null
+  if [[ $kind == wasm* ]]; then
+    export EM_COMPILER_WRAPPER=ccache
+  else
+    configure+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  fi
+fi
+
 start=$(date +%s)
 "${configure[@]}"
 targets=()
