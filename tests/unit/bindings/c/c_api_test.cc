@@ -17,12 +17,13 @@
 
 #include "bindings/engine/engine.h"
 #include "compiler/plan/plan_io.h"
+#include "tests/unit/support/source_dir.h"
 
 namespace ferrite {
 namespace {
 
-const std::string kFixtures = std::string(FERRITE_SOURCE_DIR) + "/tests/cli/fixtures/";
-const std::string kMlp = std::string(FERRITE_SOURCE_DIR) + "/examples/models/mlp.onnx";
+const std::string kFixtures = test::source_dir() + "/tests/cli/fixtures/";
+const std::string kMlp = test::source_dir() + "/examples/models/mlp.onnx";
 
 std::vector<uint8_t> file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -10,13 +10,14 @@
 #include <fstream>
 
 #include "bindings/cli/cli.h"
+#include "tests/unit/support/source_dir.h"
 
 namespace ferrite {
 namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kFixtures = std::string(FERRITE_SOURCE_DIR) + "/tests/cli/fixtures/";
+const std::string kFixtures = test::source_dir() + "/tests/cli/fixtures/";
 
 void put_varint(std::string* s, uint64_t v) {
   while (v >= 0x80) {

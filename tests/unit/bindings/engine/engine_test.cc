@@ -10,11 +10,12 @@
 #include <iterator>
 
 #include "compiler/plan/error.h"
+#include "tests/unit/support/source_dir.h"
 
 namespace ferrite {
 namespace {
 
-const std::string kFixtures = std::string(FERRITE_SOURCE_DIR) + "/tests/cli/fixtures/";
+const std::string kFixtures = test::source_dir() + "/tests/cli/fixtures/";
 
 std::vector<uint8_t> file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
