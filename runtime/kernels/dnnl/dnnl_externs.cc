@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <oneapi/dnnl/dnnl.hpp>
 
 #include "runtime/kernels/dnnl/dnnl_conv.h"
 #include "runtime/kernels/dnnl/dnnl_matmul.h"
@@ -43,6 +44,11 @@ constexpr double kMinParallelMultiplyAdds = 1e5;
 bool dnnl_enabled() {
   const char* v = std::getenv("FERRITE_DNNL");
   return !(v && std::strcmp(v, "0") == 0);
+}
+
+bool dnnl_has_avx512() {
+  // The ISA oneDNN dispatches to: the CPU's, capped by ONEDNN_MAX_CPU_ISA.
+  return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
 }
 
 std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,

@@ -49,4 +49,8 @@ inline std::unique_ptr<PreparedExtern> prepare_dnnl_extern(
 // externs).
 bool dnnl_enabled();
 
+// Whether oneDNN runs AVX-512 code here: the CPU has it and ONEDNN_MAX_CPU_ISA does not cap
+// it below. Its Winograd convolutions exist only then.
+bool dnnl_has_avx512();
+
 }  // namespace ferrite

@@ -39,6 +39,7 @@ class PortableBackend : public KernelBackend {
 }  // namespace
 
 std::unique_ptr<KernelBackend> make_portable_backend(const BackendOptions& options) {
+  simd::apply_isa_from_environment();
   return std::make_unique<PortableBackend>(options.threads);
 }
 

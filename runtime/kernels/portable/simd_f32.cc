@@ -4,7 +4,9 @@
 #include "runtime/kernels/portable/simd_f32.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <limits>
+#include <string>
 
 #include "compiler/plan/scalar_ops.h"
 
@@ -317,6 +319,20 @@ std::vector<std::string> available_targets() {
   std::vector<std::string> names;
   for (int64_t t : hwy::SupportedAndGeneratedTargets()) names.push_back(hwy::TargetName(t));
   return names;
+}
+
+int64_t isa_disabled_targets() {
+  const char* isa = std::getenv("FERRITE_ISA");
+  // Highway's better targets have the lower bits: every one above AVX2.
+  return isa && std::string(isa) == "avx2" ? HWY_AVX2 - 1 : 0;
+}
+
+void apply_isa_from_environment() {
+  static const bool applied = [] {
+    if (const int64_t disabled = isa_disabled_targets()) hwy::DisableTargets(disabled);
+    return true;
+  }();
+  (void)applied;
 }
 
 void pin_target(const std::string& name) {

@@ -45,6 +45,12 @@ void reduce_f32(ReduceKind kind, const float* x, size_t n, float* acc);
 float reduce_f32_finish(ReduceKind kind, const float* acc);
 // The Highway target the dispatcher picked (for benchmarks and reports).
 const char* target_name();
+// FERRITE_ISA=avx2 in the environment keeps dispatch at AVX2 or below, as on a CPU without
+// AVX-512 (with ONEDNN_MAX_CPU_ISA=AVX2 and the JIT's AVX2 code, a whole AVX2 server):
+// the Highway targets that disables (0 without it). Every portable backend applies it,
+// once per process.
+int64_t isa_disabled_targets();
+void apply_isa_from_environment();
 
 // Test hooks: the targets this build compiled that this CPU can run, and pinning dispatch
 // (of every portable loop, GEMM included) to one of them; "" restores the best.
