@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/resource_limits.h"
 
 namespace ferrite {
 namespace {
@@ -23,7 +24,7 @@ size_t checked_nbytes(DType dtype, const std::vector<int64_t>& shape) {
     if (__builtin_mul_overflow(n, d, &n))
       fail("tensor: byte size of shape ", shape_text(shape), " overflows");
   }
-  return static_cast<size_t>(n);
+  return checked_size(n, str_cat("tensor of shape ", shape_text(shape)));  // 32-bit wasm
 }
 
 }  // namespace

@@ -56,6 +56,9 @@ constexpr char kPlanMagic[] = "FRPLAN";  // plan_io.cc's first bytes
 // are fastest on channels-last data. Plans are valid for every backend either way.
 EngineOptions for_backend(EngineOptions options) {
   if (options.session.backend == "jit") options.compile.channels_last = true;
+  // One memory limit for the plan the compiler makes and the session that holds it.
+  if (options.compile.memory_limit <= 0)
+    options.compile.memory_limit = options.session.memory_limit;
   return options;
 }
 

@@ -31,6 +31,9 @@ std::string default_backend();
 // "unknown backend 'x' (available: jit, portable, reference)".
 std::string unknown_backend_message(const std::string& backend);
 
+// Resource limits (compiler/plan/resource_limits.h): session.memory_limit limits the
+// compiler too unless compile.memory_limit is set; compile.max_unrolled_nodes bounds
+// unrolling; 0 takes the defaults (FERRITE_MEMORY_LIMIT, FERRITE_MAX_UNROLLED_NODES).
 struct EngineOptions {
   EngineOptions() { session.backend = default_backend(); }
   SessionOptions session;
