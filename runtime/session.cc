@@ -100,6 +100,7 @@ void Session::Impl::load() {
     }
   }
   for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
+  if (options.before_packing) options.before_packing();
   std::vector<int> refs = constant_references();
   for (size_t e = 0; e < plan.externs.size(); ++e) {
     prepare_extern(e);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,11 @@ struct SessionOptions {
   // untrusted input). 0: the default (resource_limits.h: FERRITE_MEMORY_LIMIT, else 3/4 of
   // the memory the process may use). Past it the session fails with a LimitError.
   int64_t memory_limit = 0;
+  // Called once during load, after the pool is allocated and the kernels are prepared,
+  // before the externs copy or pack weights (the engine releases its graph here: a load
+  // that fails before this point leaves the graph, so the engine can try again, and the
+  // peak of a load does not hold the graph's weights beside the packed ones).
+  std::function<void()> before_packing;
 };
 
 // The time one plan step took over the runs profiled so far.
