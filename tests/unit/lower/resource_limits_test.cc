@@ -1,7 +1,8 @@
 // Resource limits (compiler/plan/resource_limits.h, issue 25): an intermediate of hundreds
 // of GB is refused when the plan is compiled and again when a session loads it (a crafted
 // plan), before anything is allocated; Loop, Scan and LSTM unrolling stops at the node
-// budget, at once where the trip count is known; sizes and the environment variables parse.
+// budget, at once where the trip count is known; a tensor too large for the machine is an
+// error; sizes and the environment variables parse.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -138,6 +139,13 @@ TEST(ResourceLimits, ScanAndLstmAreChargedBeforeTheirFirstStep) {
   auto lstm = lb.finish();
   EXPECT_TRUE(contains(limit_error([&] { compile_graph(*lstm, input_types(*lstm), {}); }),
                        "a sequence of 1000000 steps would unroll more than 200000 nodes"));
+}
+
+TEST(ResourceLimits, ATensorTheMachineCannotHoldIsAnError) {
+  // 2^47 bytes, the whole x86-64 user address space: a clean error, also under ASan, whose
+  // malloc aborts past 1 TiB (a tensor this large is mapped), and with no limit set.
+  EXPECT_THROW(Tensor(DType::F32, {int64_t{1} << 23, int64_t{1} << 22}), Error);
+  EXPECT_THROW(Tensor(DType::F32, {int64_t{1} << 62, 8}), Error);  // the byte size overflows
 }
 
 TEST(ResourceLimits, SizesParse) {
