@@ -7,6 +7,7 @@
 #include "compiler/memory/memory_dump.h"
 #include "compiler/passes/passes.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/resource_limits.h"
 #include "compiler/schedule/emit_plan.h"
 #include "compiler/schedule/scheduler.h"
 
@@ -27,6 +28,7 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
     }
   }
   GraphLowering lowering(g, input_types, input_values);
+  lowering.max_unrolled_nodes = max_unrolled_nodes_or_default(options.max_unrolled_nodes);
   LoweredProgram prog = lowering.run();
   dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
   SchedulerOptions sched;
@@ -36,6 +38,9 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
   dump_text(options.dump_dir, "15_fusion.txt", scheduler.report());
   Plan plan = emit_plan(prog, scheduler.order());
   validate_plan(plan);
+  // Before any session allocates it: a model whose shapes declare an intermediate of
+  // hundreds of GB fails here, naming the sizes.
+  check_plan_memory(plan, memory_limit_or_default(options.memory_limit));
   if (!options.dump_dir.empty()) {
     std::string kernels;
     for (const Kernel& k : plan.kernels) kernels += kernel_to_string(k) + "\n";

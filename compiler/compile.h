@@ -2,6 +2,7 @@
 // graph passes → lowering to loop IR → scheduling into Kernels and Externs → memory plan.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -20,6 +21,12 @@ struct CompileOptions {
   // choose_conv_layout pass then picks the convolutions that store their outputs so. The
   // Engine turns it on for the JIT backend; a plan is valid for every backend either way.
   bool channels_last = false;
+  // Resource limits (compiler/plan/resource_limits.h; 0: the default): the most bytes the
+  // compiled plan's session may hold (its pool of intermediates, constants and outputs),
+  // and the most nodes unrolling Loop, Scan and recurrent ops may lower. Past either the
+  // compile fails with a LimitError naming what needs more.
+  int64_t memory_limit = 0;
+  int64_t max_unrolled_nodes = 0;
 };
 
 // Runs the shape-independent graph passes in place (passes/passes.cc): sort, clean-up, ...

@@ -5,9 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/resource_limits.h"
 #include "runtime/backend.h"
 
 namespace ferrite {
@@ -63,6 +65,11 @@ struct Session::Impl {
 
 void Session::Impl::load() {
   validate_plan(plan);
+  // Before the pool is allocated: the plan's sizes are untrusted (a plan file, or shapes
+  // that declare hundreds of GB). Constants are counted as the plan carries them.
+  const int64_t limit = memory_limit_or_default(options.memory_limit);
+  check_plan_memory(plan, limit);
+  const int64_t planned = plan_memory(plan).total();
   BackendOptions backend_options;
   backend_options.isa = options.isa;
   backend_options.threads = options.threads;
@@ -76,7 +83,7 @@ void Session::Impl::load() {
     constants.push_back(std::move(plan.constants[c]));
     ConstantBytes().swap(plan.constants[c]);
   }
-  pool = aligned_alloc_bytes(static_cast<size_t>(plan.pool_bytes));
+  pool = aligned_alloc_bytes(checked_size(plan.pool_bytes, "the memory pool"));
   bases.assign(plan.buffers.size(), nullptr);
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBuffer& b = plan.buffers[i];
@@ -93,6 +100,7 @@ void Session::Impl::load() {
     }
   }
   for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
+  if (options.before_packing) options.before_packing();
   std::vector<int> refs = constant_references();
   for (size_t e = 0; e < plan.externs.size(); ++e) {
     prepare_extern(e);
@@ -101,6 +109,10 @@ void Session::Impl::load() {
   size_t scratch_bytes = 0;
   for (const auto& e : externs) scratch_bytes = std::max(scratch_bytes, e->scratch_bytes());
   if (scratch_bytes > 0) {
+    int64_t held = planned;
+    if (__builtin_add_overflow(held, static_cast<int64_t>(scratch_bytes), &held)) held = INT64_MAX;
+    check_memory_limit(held, limit,
+                       str_cat("the model (with ", scratch_bytes, " bytes of extern scratch)"));
     scratch = aligned_alloc_bytes(scratch_bytes);
     for (const auto& e : externs) e->bind_scratch(scratch.get());
   }

@@ -2,9 +2,12 @@
 // Kernel for the chosen backend at load time, allocates the pool and the constants once,
 // and on each run checks the inputs (count, dtype, shape), executes the steps in order and
 // returns the outputs. All failures are ferrite::Error with a message naming the input,
-// kernel or extern.
+// kernel or extern; memory past SessionOptions::memory_limit is refused before it is
+// allocated.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +23,16 @@ struct SessionOptions {
   std::string isa;       // the JIT's instruction set (BackendOptions::isa)
   std::string dump_dir;  // generated code is written here (BackendOptions::dump_dir)
   bool profile = false;  // time every step of every run (Session::profile)
+  // The most bytes the session may hold: its pool of intermediates, constants, extern
+  // scratch and one run's outputs, checked at load before anything is allocated (a plan is
+  // untrusted input). 0: the default (resource_limits.h: FERRITE_MEMORY_LIMIT, else 3/4 of
+  // the memory the process may use). Past it the session fails with a LimitError.
+  int64_t memory_limit = 0;
+  // Called once during load, after the pool is allocated and the kernels are prepared,
+  // before the externs copy or pack weights (the engine releases its graph here: a load
+  // that fails before this point leaves the graph, so the engine can try again, and the
+  // peak of a load does not hold the graph's weights beside the packed ones).
+  std::function<void()> before_packing;
 };
 
 // The time one plan step took over the runs profiled so far.

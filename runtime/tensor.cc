@@ -5,6 +5,7 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/resource_limits.h"
 
 namespace ferrite {
 namespace {
@@ -23,22 +24,28 @@ size_t checked_nbytes(DType dtype, const std::vector<int64_t>& shape) {
     if (__builtin_mul_overflow(n, d, &n))
       fail("tensor: byte size of shape ", shape_text(shape), " overflows");
   }
-  return static_cast<size_t>(n);
+  return checked_size(n, str_cat("tensor of shape ", shape_text(shape)));  // 32-bit wasm
+}
+
+// Tensors are what runs take and give back, allocated and freed around every run: from the
+// heap, which reuses the memory (Pages::Heap). Past 1 GiB they are mapped: the page faults
+// cost nothing beside such a tensor's use, and a size the system cannot give fails as an
+// error under sanitizers too, whose malloc aborts the process past its maximum (1 TiB).
+Pages pages_for(size_t nbytes) {
+  return nbytes >= (size_t{1} << 30) ? Pages::Mapped : Pages::Heap;
 }
 
 }  // namespace
 
-// Tensors are what runs take and give back, allocated and freed around every run: from the
-// heap, which reuses the memory (Pages::Heap).
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape) : dtype_(dtype), shape_(std::move(shape)) {
   nbytes_ = checked_nbytes(dtype_, shape_);
-  data_ = aligned_alloc_bytes(nbytes_, Pages::Heap);
+  data_ = aligned_alloc_bytes(nbytes_, pages_for(nbytes_));
 }
 
 Tensor::Tensor(DType dtype, std::vector<int64_t> shape, const void* data)
     : dtype_(dtype), shape_(std::move(shape)) {
   nbytes_ = checked_nbytes(dtype_, shape_);
-  data_ = aligned_alloc_bytes(nbytes_, Pages::Heap, /*zero=*/false);
+  data_ = aligned_alloc_bytes(nbytes_, pages_for(nbytes_), /*zero=*/false);
   if (nbytes_ > 0) std::memcpy(data_.get(), data, nbytes_);
 }
 

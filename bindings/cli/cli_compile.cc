@@ -13,8 +13,11 @@ namespace ferrite {
 namespace {
 
 const std::vector<OptionSpec> kCompileOptions = {
-    {"output", true},  {"input", true}, {"backend", true},    {"isa", true},
-    {"threads", true}, {"dump", true},  {"no-fusion", false}, {"prepack", false}};
+    {"output", true},       {"input", true},
+    {"backend", true},      {"isa", true},
+    {"threads", true},      {"dump", true},
+    {"no-fusion", false},   {"prepack", false},
+    {"memory-limit", true}, {"max-unrolled-nodes", true}};
 
 }  // namespace
 
@@ -27,6 +30,7 @@ int compile_command(const std::vector<std::string>& arg_list) {
   if (output.empty()) throw UsageError("compile needs -o FILE (the plan to write)");
   EngineOptions options;
   apply_session_options(args, &options.session);
+  apply_limit_options(args, &options);
   options.compile.dump_dir = dump_dir_option(args);
   options.compile.fuse = !args.has("no-fusion");
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
@@ -34,7 +38,7 @@ int compile_command(const std::vector<std::string>& arg_list) {
   const std::string& model = args.positional[0];
   std::unique_ptr<Engine> engine = load_model(model, options);
   if (engine->from_compiled_plan()) fail("'", model, "' is already a compiled plan");
-  add_generated_inputs(*engine, &inputs);
+  add_generated_inputs(*engine, options, &inputs);
   std::vector<std::pair<std::string, const Tensor*>> feeds;
   for (const auto& in : inputs) feeds.emplace_back(in.first, &in.second);
   Plan plan;

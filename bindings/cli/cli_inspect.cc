@@ -16,8 +16,11 @@
 namespace ferrite {
 namespace {
 
-const std::vector<OptionSpec> kInspectOptions = {
-    {"input", true}, {"dump", true}, {"no-fusion", false}};
+const std::vector<OptionSpec> kInspectOptions = {{"input", true},
+                                                 {"dump", true},
+                                                 {"no-fusion", false},
+                                                 {"memory-limit", true},
+                                                 {"max-unrolled-nodes", true}};
 
 // The op a kernel came from, read from its name ("k12_Relu___layer1_relu_Relu_" -> "Relu");
 // the whole name when it does not have that form.
@@ -111,13 +114,14 @@ int inspect_command(const std::vector<std::string>& arg_list) {
   const CliArgs args = parse_cli_args("inspect", arg_list, kInspectOptions);
   if (args.positional.size() != 1) throw UsageError("inspect needs exactly one MODEL argument");
   EngineOptions options;
+  apply_limit_options(args, &options);
   options.compile.dump_dir = dump_dir_option(args);
   options.compile.fuse = !args.has("no-fusion");
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
   const std::string& model = args.positional[0];
   std::unique_ptr<Engine> engine = load_model(model, options);
   std::printf("model: %s\n", model.c_str());
-  add_generated_inputs(*engine, &inputs);
+  add_generated_inputs(*engine, options, &inputs);
   std::vector<std::pair<std::string, const Tensor*>> feeds;
   for (const auto& in : inputs) feeds.emplace_back(in.first, &in.second);
   const Plan& plan = engine->session_for_feeds(feeds).plan();

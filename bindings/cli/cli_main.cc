@@ -21,8 +21,8 @@ commands:
   run PLAN [options]         load PLAN, run it, and print each output (name, type, first
                              values) and the times; the options are those of 'ferrite run'
                              (--input, --output-dir, --backend, --isa, --threads, --bench,
-                             --warmup, --bench-json, --profile); inputs must have the
-                             shapes the plan was compiled for
+                             --warmup, --bench-json, --profile, --memory-limit); inputs
+                             must have the shapes the plan was compiled for
   help                       print this text (also: --help, -h)
 
 Errors print one line 'error: <message>' to stderr.
@@ -54,6 +54,12 @@ commands:
     --profile                time every step (kernel or extern call) of the timed runs
                              (with --bench; else of the one run) and list them, slowest
                              first, with their share; ends with 'profile_total_ms: X'
+    --memory-limit SIZE      the most memory the model may hold: intermediates, weights,
+                             outputs (bytes, or 512M, 8G, ...; 'none'). Default: the
+                             environment variable FERRITE_MEMORY_LIMIT, else 3/4 of the
+                             memory this process may use (physical, or ulimit -v)
+    --max-unrolled-nodes N   the most nodes unrolling Loop, Scan, LSTM, GRU and RNN may
+                             make (default: FERRITE_MAX_UNROLLED_NODES, else 200000)
   compile MODEL -o FILE      compile MODEL for its input shapes (those of --input files;
                              symbolic dims not given are 1) and write the plan to FILE
                              (.fplan). 'run', the C API, Python and JavaScript load it like
@@ -62,6 +68,8 @@ commands:
     --backend B, --isa I     the backend it is meant for (the jit's convolutions get
                              channels-last activations); any backend runs it
     --dump DIR, --no-fusion  as for run
+    --memory-limit SIZE, --max-unrolled-nodes N
+                             as for run
   inspect MODEL [options]    compile MODEL (as run does, without running it) and summarize
                              the plan: inputs and outputs with their shapes, buffers,
                              steps (kernels by origin op, externs by op), in-place pairs,
@@ -74,7 +82,8 @@ commands:
     --input NAME=FILE.npy    as for run: inputs not given are generated
     --dump DIR               as for run (FERRITE_DUMP too); includes 40_memory.txt and
                              41_memory.svg, the memory plan as a table and a timeline
-    --no-fusion              as for run
+    --no-fusion, --memory-limit SIZE, --max-unrolled-nodes N
+                             as for run
   conformance DIR [options]  run each ONNX backend test case in DIR (a directory with
                              model.onnx and test_data_set_*/) and compare its outputs
                              (floats |a-e| <= atol + rtol*|e|; integers and bools exact)

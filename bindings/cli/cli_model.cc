@@ -8,6 +8,7 @@
 
 #include "bindings/cli/npy.h"
 #include "bindings/cli/tensor_values.h"
+#include "compiler/plan/resource_limits.h"
 
 namespace ferrite {
 namespace {
@@ -40,15 +41,23 @@ std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args) {
   return inputs;
 }
 
-void add_generated_inputs(const Engine& engine,
+void add_generated_inputs(const Engine& engine, const EngineOptions& options,
                           std::vector<std::pair<std::string, Tensor>>* inputs) {
+  const int64_t limit = memory_limit_or_default(options.session.memory_limit);
   for (size_t i = 0; i < engine.inputs().size(); ++i) {
     const IoInfo& info = engine.inputs()[i];
     bool given = false;
     for (const auto& in : *inputs) given = given || in.first == info.name;
     if (given) continue;
     std::vector<int64_t> shape = info.shape;
-    for (int64_t& d : shape) d = std::max<int64_t>(d, 1);
+    int64_t bytes = static_cast<int64_t>(dtype_size(info.dtype));
+    for (int64_t& d : shape) {
+      d = std::max<int64_t>(d, 1);
+      if (__builtin_mul_overflow(bytes, d, &bytes)) bytes = INT64_MAX;
+    }
+    check_memory_limit(
+        bytes, limit,
+        str_cat("the generated input '", info.name, "' (", format_type(info.dtype, shape), ")"));
     inputs->emplace_back(info.name, generated_input(info.dtype, shape, kInputSeed + i));
     std::printf("note: input '%s' not given; using generated %s\n", info.name.c_str(),
                 format_type(info.dtype, shape).c_str());
@@ -59,6 +68,25 @@ std::string dump_dir_option(const CliArgs& args) {
   if (args.has("dump")) return args.get("dump");
   const char* env_dump = std::getenv("FERRITE_DUMP");
   return env_dump ? env_dump : "";
+}
+
+void apply_limit_options(const CliArgs& args, EngineOptions* options) {
+  if (args.has("memory-limit")) {
+    try {
+      options->session.memory_limit =
+          parse_memory_size(args.get("memory-limit"), "option '--memory-limit'");
+    } catch (const UsageError&) {
+      throw;
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    options->compile.memory_limit = options->session.memory_limit;
+  }
+  if (args.has("max-unrolled-nodes")) {
+    const int64_t n = parse_count("max-unrolled-nodes", args.get("max-unrolled-nodes"));
+    if (n < 1) throw UsageError("option '--max-unrolled-nodes' needs at least 1");
+    options->compile.max_unrolled_nodes = n;
+  }
 }
 
 void apply_session_options(const CliArgs& args, SessionOptions* session) {

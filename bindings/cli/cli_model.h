@@ -20,7 +20,8 @@ std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args);
 
 // Generates every declared input the command line did not give (floats uniform in [-1,1),
 // integers in [0,4), bools false, symbolic dims 1; fixed seed) and prints a note for each.
-void add_generated_inputs(const Engine& engine,
+// An input larger than the memory limit (`options`'s, or the default) is refused unmade.
+void add_generated_inputs(const Engine& engine, const EngineOptions& options,
                           std::vector<std::pair<std::string, Tensor>>* inputs);
 
 // `--dump DIR`, else the environment variable FERRITE_DUMP, else "".
@@ -28,5 +29,8 @@ std::string dump_dir_option(const CliArgs& args);
 // --backend, --isa, --threads and the dump directory into the session options (the
 // options each command lists must include "backend", "isa" and "threads").
 void apply_session_options(const CliArgs& args, SessionOptions* session);
+// --memory-limit SIZE and --max-unrolled-nodes N (resource_limits.h) into the engine
+// options (the options each command lists must include both).
+void apply_limit_options(const CliArgs& args, EngineOptions* options);
 
 }  // namespace ferrite

@@ -21,10 +21,19 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Feeds = std::vector<std::pair<std::string, const Tensor*>>;
 
-const std::vector<OptionSpec> kRunOptions = {
-    {"input", true},  {"output-dir", true}, {"backend", true}, {"bench", true},
-    {"warmup", true}, {"bench-json", true}, {"dump", true},    {"no-fusion", false},
-    {"isa", true},    {"threads", true},    {"profile", false}};
+const std::vector<OptionSpec> kRunOptions = {{"input", true},
+                                             {"output-dir", true},
+                                             {"backend", true},
+                                             {"bench", true},
+                                             {"warmup", true},
+                                             {"bench-json", true},
+                                             {"dump", true},
+                                             {"no-fusion", false},
+                                             {"isa", true},
+                                             {"threads", true},
+                                             {"profile", false},
+                                             {"memory-limit", true},
+                                             {"max-unrolled-nodes", true}};
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
@@ -171,6 +180,7 @@ int run_command(const std::vector<std::string>& arg_list) {
   }
   EngineOptions options;
   apply_session_options(args, &options.session);
+  apply_limit_options(args, &options);
   options.compile.dump_dir = dump_dir_option(args);
   options.compile.fuse = !args.has("no-fusion");
   options.session.profile = args.has("profile");
@@ -183,7 +193,7 @@ int run_command(const std::vector<std::string>& arg_list) {
   const double load_ms = ms_since(start);
   std::printf("model: %s (inputs: %zu, outputs: %zu, backend: %s)\n", model.c_str(),
               engine->inputs().size(), engine->outputs().size(), options.session.backend.c_str());
-  add_generated_inputs(*engine, &inputs);
+  add_generated_inputs(*engine, options, &inputs);
   Feeds feeds;
   for (const auto& in : inputs) feeds.emplace_back(in.first, &in.second);
 

@@ -56,6 +56,9 @@ constexpr char kPlanMagic[] = "FRPLAN";  // plan_io.cc's first bytes
 // are fastest on channels-last data. Plans are valid for every backend either way.
 EngineOptions for_backend(EngineOptions options) {
   if (options.session.backend == "jit") options.compile.channels_last = true;
+  // One memory limit for the plan the compiler makes and the session that holds it.
+  if (options.compile.memory_limit <= 0)
+    options.compile.memory_limit = options.session.memory_limit;
   return options;
 }
 
@@ -309,6 +312,8 @@ Session& Engine::session_for_values(const std::vector<const Tensor*>& inputs) {
 }
 
 std::string Engine::no_compiler_message() const {
+  if (released_graph_ && !session_error_.empty())
+    return "the model's session failed after its graph was released: " + session_error_;
   if (released_graph_) return "the model's graph was released after its only plan was compiled";
   std::string s = "this compiled plan takes only the shapes it was compiled for:";
   for (const IoInfo& in : inputs_) s += " " + in.name + shape_string(in.shape);
@@ -334,15 +339,25 @@ Session& Engine::session_for(const std::vector<std::vector<int64_t>>& shapes) {
     types[i].shape = shapes[i];
   }
   if (!compiler_) fail(no_compiler_message());
-  Plan plan = compiler_->compile(types, {});
   // With every input dim static, these are the only shapes checked feeds can have, and this
   // plan did not need input values: the graph (a copy of every weight) is never needed
-  // again. Released before the session copies the plan's constants.
+  // again. Released once the session has its pool and kernels, before its externs pack the
+  // weights: a session that fails before (past the memory limit, out of memory for the
+  // pool) leaves the engine able to report that error, or to succeed, on the next run.
+  SessionOptions session_options = options_.session;
   if (static_inputs()) {
-    compiler_.reset();
-    released_graph_ = true;
+    session_options.before_packing = [this] {
+      compiler_.reset();
+      released_graph_ = true;
+    };
   }
-  auto session = std::make_unique<Session>(std::move(plan), options_.session);
+  std::unique_ptr<Session> session;
+  try {
+    session = std::make_unique<Session>(compiler_->compile(types, {}), session_options);
+  } catch (const Error& e) {
+    if (released_graph_) session_error_ = e.what();
+    throw;
+  }
   if (sessions_.size() >= kMaxShapeSessions) {
     auto lru = sessions_.begin();
     for (auto s = sessions_.begin(); s != sessions_.end(); ++s)

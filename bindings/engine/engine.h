@@ -4,9 +4,11 @@
 // of a run (cached per shape set); a compiled plan has one session, prepared at load, and
 // takes exactly the shapes it was compiled for. Either way, inputs are matched by name and
 // checked against the declared dtypes and static dims before anything runs. A model whose
-// inputs are all static has one plan: once it is compiled the graph is released, so that
-// its weights are held once by the session (and once more, prepacked, by the externs that
-// packed them) instead of also by the graph.
+// inputs are all static has one plan: once its session exists the graph is released, so
+// that its weights are held once by the session (and once more, prepacked, by the externs
+// that packed them) instead of also by the graph. It is released once the session has its
+// pool and kernels: a session that fails before (past the memory limit, out of memory)
+// keeps the graph, and the next run reports that error again or succeeds.
 #pragma once
 
 #include <map>
@@ -31,6 +33,9 @@ std::string default_backend();
 // "unknown backend 'x' (available: jit, portable, reference)".
 std::string unknown_backend_message(const std::string& backend);
 
+// Resource limits (compiler/plan/resource_limits.h): session.memory_limit limits the
+// compiler too unless compile.memory_limit is set; compile.max_unrolled_nodes bounds
+// unrolling; 0 takes the defaults (FERRITE_MEMORY_LIMIT, FERRITE_MAX_UNROLLED_NODES).
 struct EngineOptions {
   EngineOptions() { session.backend = default_backend(); }
   SessionOptions session;
@@ -105,6 +110,7 @@ class Engine {
   Session* last_session_ = nullptr;
   std::unique_ptr<ModelCompiler> compiler_;  // null for a compiled plan or once released
   bool released_graph_ = false;
+  std::string session_error_;  // why the session failed after the graph was released
   EngineOptions options_;
   std::vector<IoInfo> inputs_, outputs_;
   std::vector<DeclaredIo> declared_;  // the inputs, symbols included

@@ -234,8 +234,12 @@ V KernelBuilder::loop_var(int d) {
 
 V KernelBuilder::index_value(const Index& e) {
   switch (e->kind) {
-    case IndexKind::Const:
-      return constant(ScalarType::I64, static_cast<double>(e->c));
+    case IndexKind::Const: {
+      // Exact: a constant past 2^53 (a pool's pads of 2^61) must not round through double.
+      Instr in;
+      set_const(&in, ScalarType::I64, scalar_i64(e->c));
+      return emit(in);
+    }
     case IndexKind::Var:
       return loop_var(e->id);
     case IndexKind::Value:

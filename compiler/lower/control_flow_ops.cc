@@ -7,23 +7,21 @@
 //   shapes.
 // - Loop and Scan are unrolled: every iteration is lowered with its iteration number as a
 //   constant, which lets shapes and slices that depend on it (test_loop11's
-//   Slice(x, i, i+1)) fold. The trip count must be known at compile time (a constant, a
-//   folded value, or a model input whose value the engine specializes on) unless the
-//   condition is. A condition computed at run time is handled like If: the iterations
-//   after it run under a guard on the running condition, and each loop-carried value is
-//   a select between the new and the old value. Scan outputs then would have a run-time
-//   row count, which plans cannot express, so that case is reported as unsupported.
+//   Slice(x, i, i+1)) fold, within the compile's unrolling budget (unroll_budget.h). The trip count
+//   must be known at compile time (a constant, a folded value, or a model input whose value the
+//   engine specializes on) unless the condition is. A condition computed at run time is handled
+//   like If: the iterations after it run under a guard on the running condition, and each
+//   loop-carried value is a select between the new and the old value. Scan outputs then would have
+//   a run-time row count, which plans cannot express, so that case is reported as unsupported.
 #include <algorithm>
+#include <cstdint>
+#include <string>
 
 #include "compiler/lower/lowering.h"
+#include "compiler/lower/unroll_budget.h"
 
 namespace ferrite {
 namespace {
-
-// Unrolling bounds: past these a loop is better served by a run-time loop, which the plan
-// does not have yet.
-constexpr int64_t kMaxIterations = 4096;
-constexpr int64_t kMaxUnrolledNodes = 200000;
 
 const Graph& subgraph(const LowerCtx& c, const char* key) {
   auto it = c.node.attrs.find(key);
@@ -127,13 +125,14 @@ TensorBoxPtr empty_scan_output(const LowerCtx& c, const Value* body_out) {
   return constant_box(c.gl, d, "");
 }
 
-void count_unrolled(const LowerCtx& c, const Graph& body, int64_t iteration) {
-  if (iteration >= kMaxIterations ||
-      (iteration + 1) * static_cast<int64_t>(body.nodes.size()) > kMaxUnrolledNodes) {
-    c.unsupported("runs more than ", iteration,
-                  " iterations; loops are unrolled at compile time (at most ", kMaxIterations,
-                  " iterations and ", kMaxUnrolledNodes, " nodes)");
-  }
+// Charges `iterations` of `body` to the unrolling budget: its nodes, plus one for each
+// iteration itself (its states are realized, a kernel each, even when the body is empty).
+void count_unrolled(const LowerCtx& c, const Graph& body, int64_t iterations,
+                    const std::string& what) {
+  const int64_t per = static_cast<int64_t>(body.nodes.size()) + 1;
+  int64_t nodes;
+  if (__builtin_mul_overflow(iterations, per, &nodes)) nodes = INT64_MAX;
+  charge_unrolled(c, nodes, what);
 }
 
 std::vector<TensorBoxPtr> lower_loop(LowerCtx& c) {
@@ -180,7 +179,11 @@ std::vector<TensorBoxPtr> lower_loop(LowerCtx& c) {
   }
   std::vector<std::vector<TensorBoxPtr>> scan_parts(scans);
   for (int64_t i = 0; (trips < 0 || i < trips) && known; ++i) {
-    count_unrolled(c, body, i);
+    // One at a time: a condition known at compile time may end the loop long before a
+    // trip count of INT64_MAX (how while loops export).
+    count_unrolled(
+        c, body, 1,
+        trips >= 0 ? str_cat("iteration ", i + 1, " of ", trips) : str_cat("iteration ", i + 1));
     const TensorBoxPtr guard = live;  // this iteration runs only when it holds
     if (guard) {
       // Whatever the guarded body reads, and the states the select below reads, are
@@ -261,9 +264,10 @@ std::vector<TensorBoxPtr> scan_once(const LowerCtx& c, const Graph& body,
       c.error("scan inputs have different lengths: ", length, " and ", len);
     length = len;
   }
+  // Every iteration at once, before any: a scan's length is its inputs'.
+  count_unrolled(c, body, std::max<int64_t>(length, 0), str_cat("a scan of ", length, " steps"));
   std::vector<std::vector<TensorBoxPtr>> parts(k_out);
   for (int64_t t = 0; t < length; ++t) {
-    count_unrolled(c, body, t);
     std::vector<TensorBoxPtr> args = state;
     for (size_t j = 0; j < m; ++j) {
       int64_t at = sp.in_dirs[j] ? length - 1 - t : t;

@@ -13,6 +13,7 @@
 #include "compiler/graph/graph.h"
 #include "compiler/loopir/ir.h"
 #include "compiler/plan/post_ops.h"
+#include "compiler/plan/resource_limits.h"
 
 namespace ferrite {
 
@@ -101,6 +102,10 @@ class GraphLowering {
   // (a bool scalar, realized here) holds `value`.
   void push_guard(const TensorBoxPtr& cond, bool value);
   void pop_guard();
+  // The unrolling budget (CompileOptions::max_unrolled_nodes) and what the unrolling
+  // lowerings (Loop, Scan, recurrent ops) have charged to it (lower/unroll_budget.h).
+  int64_t max_unrolled_nodes = kDefaultMaxUnrolledNodes;
+  int64_t unrolled_nodes = 0;
 
  private:
   void lower_node(const Node& n);

@@ -1,5 +1,7 @@
 // Normalizations: BatchNormalization (inference), LayerNormalization, InstanceNormalization
 // and LRN. Statistics are reductions (realized); the normalisation is a pointwise epilogue.
+#include <algorithm>
+
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -99,7 +101,9 @@ std::vector<TensorBoxPtr> lower_instancenorm(LowerCtx& c) {
 
 // LRN: y = x / (bias + alpha / size * s)^beta, s the sum of x^2 over the channels
 // [c - floor((size-1)/2), c + ceil((size-1)/2)] that exist: a windowed reduction over the
-// channel axis, padding masked as in pooling.
+// channel axis, padding masked as in pooling. Only the window offsets that reach a channel
+// for some c are reduced over (at most 2C - 1 of them), so that a size of 2^62 costs no more
+// than one of 2C - 1 (it would otherwise run for hours).
 std::vector<TensorBoxPtr> lower_lrn(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
   if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
@@ -108,18 +112,24 @@ std::vector<TensorBoxPtr> lower_lrn(LowerCtx& c) {
   if (size <= 0) c.error("size must be positive, got ", size);
   const double alpha = c.node.attr_float("alpha", 1e-4), beta = c.node.attr_float("beta", 0.75),
                bias = c.node.attr_float("bias", 1.0);
-  const int64_t before = (size - 1) / 2, channels = x->size[1];
+  const int64_t channels = x->size[1];
+  // Offsets w in [first, last) of the window [c - before, c - before + size) are the ones
+  // that land in [0, C) for some c in [0, C).
+  const int64_t before = (size - 1) / 2;
+  const int64_t first = std::max<int64_t>(0, before - (channels - 1));
+  const int64_t last = std::min<int64_t>(size, before + channels);
+  const int64_t shift = before - first;  // < C
   auto def = std::make_shared<ComputedDef>();
   def->is_reduction = true;
   def->reduce = ReduceKind::Sum;
   def->origin = c.origin();
   def->ranges = x->size;
-  def->reduction_ranges = {size};
+  def->reduction_ranges = {std::max<int64_t>(last - first, 1)};
   TensorBoxPtr src = x;
-  def->rfn = [src, before, channels](KernelBuilder& b, const std::vector<Index>& o,
-                                     const std::vector<Index>& w) {
+  def->rfn = [src, shift, channels](KernelBuilder& b, const std::vector<Index>& o,
+                                    const std::vector<Index>& w) {
     std::vector<Index> idx = o;
-    idx[1] = ix_add(ix_add(o[1], w[0]), ix_const(-before));
+    idx[1] = ix_add(ix_add(o[1], w[0]), ix_const(-shift));
     V ch = b.index_value(idx[1]);
     V inside =
         b.binary(Op::And, b.binary(Op::Ge, ch, b.constant(ScalarType::I64, 0)),

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
+
+#include "compiler/lower/unroll_budget.h"
 
 namespace ferrite {
 namespace {
@@ -241,6 +244,12 @@ V RnnTerms::load_state(KernelBuilder& b, const TensorBoxPtr& state, const std::v
 // RnnUnroll --------------------------------------------------------------------------------
 
 RnnUnroll::RnnUnroll(const LowerCtx& c, RnnSpec s, bool want_y) : c_(c) {
+  // A step is a MatMul, up to three gate kernels and a state: kStepNodes against the
+  // unrolling budget, charged for the whole sequence before any step is lowered.
+  constexpr int64_t kStepNodes = 4;
+  int64_t steps;
+  if (__builtin_mul_overflow(s.seq, int64_t{s.dirs} * kStepNodes, &steps)) steps = INT64_MAX;
+  charge_unrolled(c, steps, str_cat("a sequence of ", s.seq, " steps"));
   auto terms = std::make_shared<RnnTerms>();
   // X·Wᵀ for every timestep and direction in one MatMul, over X in its own layout.
   const TensorBoxPtr& x = c.input(0);

@@ -55,6 +55,14 @@ expect_error "unknown backend" 2 "gpu" ferrite run "$fixtures/add_relu.onnx" --b
 expect_error "bad --input" 2 "NAME=FILE.npy" ferrite run "$fixtures/add_relu.onnx" --input x
 expect_error "unknown command" 2 "frobnicate" ferrite frobnicate
 expect_error "conformance without dir" 1 "nodir" ferrite conformance "$tmp/nodir"
+expect_error "bad --memory-limit" 2 "'12x' is not a memory size" ferrite \
+  run "$fixtures/add_relu.onnx" --memory-limit 12x
+expect_error "past the memory limit" 1 "more than the memory limit of 30 bytes" ferrite \
+  run "$fixtures/add_relu.onnx" --input "x=$tmp/x.npy" --memory-limit 30
+if [ -z "$runner" ]; then  # a wasm module under node does not see the process environment
+  expect_error "bad FERRITE_MEMORY_LIMIT" 1 "FERRITE_MEMORY_LIMIT: 'lots'" env \
+    FERRITE_MEMORY_LIMIT=lots "$cli" run "$fixtures/add_relu.onnx" --input "x=$tmp/x.npy"
+fi
 
 # Valid runs: both backends, outputs written and compared with numpy's relu(x + c).
 for backend in reference portable; do

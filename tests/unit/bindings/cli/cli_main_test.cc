@@ -75,6 +75,10 @@ TEST(CliMain, ExitCodes) {
   EXPECT_EQ(cli_main({"inspect"}), 2);
   EXPECT_EQ(cli_main({"inspect", "a.onnx", "--backend", "reference"}), 2);
   EXPECT_EQ(cli_main({"inspect", "/nonexistent/model.onnx"}), 1);
+  EXPECT_EQ(cli_main({"run", "a.onnx", "--memory-limit", "12x"}), 2);
+  EXPECT_EQ(cli_main({"run", "a.onnx", "--memory-limit", "0"}), 2);
+  EXPECT_EQ(cli_main({"compile", "a.onnx", "-o", "a.fplan", "--max-unrolled-nodes", "0"}), 2);
+  EXPECT_EQ(cli_main({"inspect", "a.onnx", "--max-unrolled-nodes", "x"}), 2);
 }
 
 TEST(CliMain, UsageDocumentsEveryCommandAndOption) {
@@ -105,6 +109,10 @@ TEST(CliMain, UsageDocumentsEveryCommandAndOption) {
                            "--atol",
                            "--max-rel-err",
                            "--verbose",
+                           "--memory-limit",
+                           "FERRITE_MEMORY_LIMIT",
+                           "--max-unrolled-nodes",
+                           "FERRITE_MAX_UNROLLED_NODES",
                            "median_ms"}) {
     EXPECT_NE(usage.find(word), std::string::npos) << word;
   }

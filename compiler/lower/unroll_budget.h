@@ -1,0 +1,20 @@
+// The unrolling budget of one compile: Loop and Scan bodies and recurrent ops' steps are
+// lowered once per iteration (plans have no run-time loops), so a trip count of 10^6, or a
+// loop nested in another, would lower millions of nodes and take minutes or exhaust memory.
+// Each unrolling lowering charges what it is about to lower, and past
+// CompileOptions::max_unrolled_nodes (--max-unrolled-nodes, FERRITE_MAX_UNROLLED_NODES;
+// resource_limits.h) the compile fails at once with a LimitError naming the node.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+
+// Charges `nodes` (at least 1) to c.gl's budget; `what` says what is being unrolled
+// ("iteration 5000 of the loop").
+void charge_unrolled(const LowerCtx& c, int64_t nodes, const std::string& what);
+
+}  // namespace ferrite
