@@ -50,7 +50,7 @@ void add_generated_inputs(const Engine& engine,
     std::vector<int64_t> shape = info.shape;
     for (int64_t& d : shape) d = std::max<int64_t>(d, 1);
     inputs->emplace_back(info.name, generated_input(info.dtype, shape, kInputSeed + i));
-    std::printf("note: input '%s' not given; using generated %s\n", info.name.c_str(),
+    std::printf("note: input '%s' not given; using generated %s\n", printable(info.name).c_str(),
                 format_type(info.dtype, shape).c_str());
   }
 }
