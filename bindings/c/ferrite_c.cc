@@ -110,6 +110,10 @@ FerriteStatus io_info(const std::vector<ferrite::IoInfo>& ios, size_t index, con
   return FERRITE_OK;
 }
 
+// More dims than any model has: a rank past it is a caller's mistake (an uninitialized
+// field), refused before it sizes anything.
+constexpr size_t kMaxInputRank = 1024;
+
 // The caller's input as a Tensor (a copy: the runtime wants 64-byte aligned, owned data).
 ferrite::Tensor input_tensor(const char* name, const FerriteTensor& in) {
   DType dtype;
@@ -118,6 +122,9 @@ ferrite::Tensor input_tensor(const char* name, const FerriteTensor& in) {
                  static_cast<int>(in.dtype));
   }
   if (in.rank > 0 && !in.shape) bad_argument("input '", name, "': shape is NULL");
+  if (in.rank > kMaxInputRank) {
+    bad_argument("input '", name, "': rank ", in.rank, " is more than ", kMaxInputRank);
+  }
   std::vector<int64_t> shape(in.shape, in.shape + in.rank);
   size_t elements = 1;
   for (int64_t d : shape) {
