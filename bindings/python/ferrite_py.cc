@@ -126,21 +126,37 @@ bool dtype_of(const py::dtype& d, DType* out) {
   }
 }
 
+// Names from a model are UTF-8 by the ONNX spec, but untrusted: bytes that are not are
+// carried through Python's str as surrogate escapes (PEP 383), so that such a name can
+// still be fed and fetched by the str get_inputs() gives.
+py::str name_to_py(const std::string& s) {
+  PyObject* o =
+      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+std::string name_from_py(const py::handle& h) {
+  PyObject* b = PyUnicode_AsEncodedString(h.ptr(), "utf-8", "surrogateescape");
+  if (!b) throw py::error_already_set();
+  return std::string(py::reinterpret_steal<py::bytes>(b));
+}
+
 struct NodeArg {
-  std::string name;
+  py::str name;
   std::string type;
   py::list shape;  // ints; a symbolic dim is its name (str), an unknown one None
 };
 
 NodeArg node_arg(const IoInfo& io, const std::vector<std::string>& dim_names) {
   NodeArg arg;
-  arg.name = io.name;
+  arg.name = name_to_py(io.name);
   arg.type = ort_type(io.dtype);
   for (size_t i = 0; i < io.shape.size(); ++i) {
     if (io.shape[i] >= 0) {
       arg.shape.append(io.shape[i]);
     } else if (i < dim_names.size() && !dim_names[i].empty()) {
-      arg.shape.append(dim_names[i]);
+      arg.shape.append(name_to_py(dim_names[i]));
     } else {
       arg.shape.append(py::none());
     }
@@ -249,7 +265,7 @@ class InferenceSession {
         throw py::type_error(str_cat("input_feed keys must be input names (str), got ",
                                      std::string(py::repr(item.first))));
       }
-      names.push_back(py::str(item.first));
+      names.push_back(name_from_py(item.first));
       tensors.push_back(feed_tensor(names.back(), item.second));
     }
     std::vector<std::pair<std::string, const Tensor*>> feeds;
@@ -290,7 +306,7 @@ class InferenceSession {
         throw py::type_error(
             str_cat("output_names must hold output names (str), got ", std::string(py::repr(h))));
       }
-      selected.push_back(engine_->output_index(py::str(h)));
+      selected.push_back(engine_->output_index(name_from_py(h)));
     }
     return selected;
   }
@@ -374,8 +390,9 @@ PYBIND11_MODULE(ferrite, m) {
       .def_readonly("type", &NodeArg::type)
       .def_readonly("shape", &NodeArg::shape)
       .def("__repr__", [](const NodeArg& a) -> std::string {
-        return "NodeArg(name='" + a.name + "', type='" + a.type +
-               "', shape=" + py::repr(a.shape).cast<std::string>() + ")";
+        // repr() quotes the name with its control characters escaped, as Python does.
+        return "NodeArg(name=" + std::string(py::repr(a.name)) + ", type='" + a.type +
+               "', shape=" + std::string(py::repr(a.shape)) + ")";
       });
 
   py::class_<InferenceSession>(m, "InferenceSession")

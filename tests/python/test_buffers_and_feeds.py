@@ -199,5 +199,39 @@ class OutputNames(unittest.TestCase):
         self.assertEqual(sess.run([], feeds), [])
 
 
+def relu_model_named(x_name, y_name):
+    """A Relu on float[3] whose input and output names are any bytes (protobuf refuses
+    invalid UTF-8, so they replace placeholders of the same length)."""
+    from onnx import TensorProto, helper
+    px, py_ = b"X" * len(x_name), b"Y" * len(y_name)
+    node = helper.make_node("Relu", [px.decode()], [py_.decode()], name="relu")
+    value = lambda n: helper.make_tensor_value_info(n.decode(), TensorProto.FLOAT, [3])
+    g = helper.make_graph([node], "g", [value(px)], [value(py_)])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    return m.SerializeToString().replace(px, x_name).replace(py_, y_name)
+
+
+class Names(unittest.TestCase):
+    """Names with control bytes and invalid UTF-8: usable as str (surrogate escapes), and
+    quoted escaped in messages and reprs."""
+
+    def test_hostile_names_round_trip_and_are_escaped_in_messages(self):
+        sess = ferrite.InferenceSession(relu_model_named(b"x\x1b[2J\n\xff", b"y\x07\xc2\x9b"))
+        (i,), (o,) = sess.get_inputs(), sess.get_outputs()
+        self.assertEqual(i.name, "x\x1b[2J\n\udcff")
+        self.assertEqual(o.name, "y\x07\x9b")
+        self.assertTrue(repr(i).isprintable(), repr(i))
+        x = np.array([-1, 0.5, 2], np.float32)
+        np.testing.assert_array_equal(sess.run([o.name], {i.name: x})[0], np.maximum(x, 0))
+        with self.assertRaises(ferrite.Error) as cm:
+            sess.run(None, {i.name: x[:2]})
+        self.assertEqual(str(cm.exception),
+                         "input 'x\\x1b[2J\\n\\xff': expected shape [3], got [2]")
+        with self.assertRaises(ferrite.Error) as cm:
+            sess.run(["y"], {i.name: x})
+        self.assertEqual(str(cm.exception), "unknown output 'y' (model outputs: y\\x07\\u009b)")
+
+
 if __name__ == "__main__":
     unittest.main()
