@@ -36,21 +36,25 @@ export interface SessionOptions {
   profile?: boolean;
 }
 
-/** onnxruntime-web's RunOptions: accepted and checked; `terminate: true` fails the run. */
-export interface RunOptions {
-  logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
-  logVerbosityLevel?: number;
-  terminate?: boolean;
-  tag?: string;
-  extra?: Record<string, unknown>;
+/** The run's types under onnxruntime-web's names (InferenceSession.FetchesType, ...). */
+export declare namespace InferenceSession {
+  /** onnxruntime-web's RunOptions: accepted and checked; `terminate: true` fails the run;
+   *  any other key throws. */
+  interface RunOptions {
+    logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
+    logVerbosityLevel?: number;
+    terminate?: boolean;
+    tag?: string;
+    extra?: Record<string, unknown>;
+  }
+  type FeedsType = { readonly [name: string]: Tensor };
+  /** Output names, or an object whose keys are output names and whose values are null (the
+   *  run allocates the output) or a Tensor of the output's type and dims (pre-allocated: the
+   *  output is written into it, and it is what the result holds). Unknown names throw. */
+  type FetchesType = readonly string[] | { readonly [name: string]: Tensor | null };
+  type ReturnType = { readonly [name: string]: Tensor };
 }
-
-export type FeedsType = { readonly [name: string]: Tensor };
-/** Output names, or an object whose keys are output names and whose values are null (the
- *  run allocates the output) or a Tensor of the output's type and dims (pre-allocated: the
- *  output is written into it, and it is what the result holds). Unknown names throw. */
-export type FetchesType = readonly string[] | { readonly [name: string]: Tensor | null };
-export type ReturnType = { readonly [name: string]: Tensor };
+export type RunOptions = InferenceSession.RunOptions;
 
 export class FerriteError extends Error {
   /** 'INVALID_ARGUMENT' | 'MODEL_ERROR' | 'UNSUPPORTED' | 'RUN_ERROR' | 'OUT_OF_MEMORY' | ... */
@@ -70,8 +74,10 @@ export class InferenceSession {
   /** onnxruntime-web's overloads: every output, or those that `fetches` names. An object
    *  in second place is fetches when one of its keys is an output name whose value is null
    *  or a Tensor, and RunOptions otherwise. */
-  run(feeds: FeedsType, options?: RunOptions): Promise<ReturnType>;
-  run(feeds: FeedsType, fetches: FetchesType, options?: RunOptions): Promise<ReturnType>;
+  run(feeds: InferenceSession.FeedsType, options?: RunOptions):
+      Promise<InferenceSession.ReturnType>;
+  run(feeds: InferenceSession.FeedsType, fetches: InferenceSession.FetchesType,
+      options?: RunOptions): Promise<InferenceSession.ReturnType>;
   /** The plan of the last run; its steps are timed when created with {profile: true}. */
   report(): {
     kernels: number; externs: number; buffers: number; pool_bytes: number;
