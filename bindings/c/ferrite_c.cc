@@ -126,12 +126,18 @@ ferrite::Tensor input_tensor(const char* name, const FerriteTensor& in) {
     bad_argument("input '", name, "': rank ", in.rank, " is more than ", kMaxInputRank);
   }
   std::vector<int64_t> shape(in.shape, in.shape + in.rank);
-  size_t elements = 1;
+  // In uint64_t, then against SIZE_MAX: on wasm32 a dim past 2^32 must not wrap to a size
+  // that matches nbytes while the shape claims more.
+  uint64_t elements = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) bad_argument("input '", name, "': negative dimension ", d);
-    const size_t n = static_cast<size_t>(d);
-    if (n != 0 && elements > SIZE_MAX / n) bad_argument("input '", name, "': shape too large");
-    elements *= n;
+    empty = empty || d == 0;
+  }
+  for (int64_t d : shape) {
+    const uint64_t n = static_cast<uint64_t>(d);
+    if (!empty && elements > SIZE_MAX / n) bad_argument("input '", name, "': shape too large");
+    elements = empty ? 0 : elements * n;
   }
   const size_t element_size = ferrite::dtype_size(dtype);
   if (elements > SIZE_MAX / element_size || elements * element_size != in.nbytes) {

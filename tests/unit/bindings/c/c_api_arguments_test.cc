@@ -100,6 +100,7 @@ TEST_F(TwoOutputs, MalformedInputTensorsAreInvalidArguments) {
   const int64_t negative[2] = {2, -3};
   const int64_t huge[2] = {int64_t{1} << 40, int64_t{1} << 40};
   const std::vector<int64_t> deep(5000, 1);
+  const int64_t wraps[1] = {(int64_t{1} << 32) + 6};  // 6 elements, were size_t 32 bits
   struct Case {
     FerriteTensor t;
     const char* message;
@@ -107,6 +108,10 @@ TEST_F(TwoOutputs, MalformedInputTensorsAreInvalidArguments) {
       {{FERRITE_FLOAT32, 2, nullptr, x_.data(), 24}, "input 'x': shape is NULL"},
       {{FERRITE_FLOAT32, 2, negative, x_.data(), 24}, "input 'x': negative dimension -3"},
       {{FERRITE_FLOAT32, 2, huge, x_.data(), 24}, "input 'x': shape too large"},
+      {{FERRITE_FLOAT32, 1, wraps, x_.data(), 24},
+       sizeof(size_t) == 4 ? "input 'x': shape too large"
+                           : "input 'x': nbytes is 24, but its shape and dtype make 4294967302 "
+                             "elements of 4 bytes"},
       {{FERRITE_FLOAT32, deep.size(), deep.data(), x_.data(), 4},
        "input 'x': rank 5000 is more than 1024"},
       {{FERRITE_FLOAT32, 2, shape_.data(), x_.data(), 25},
