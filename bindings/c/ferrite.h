@@ -89,7 +89,7 @@ typedef struct FerriteTensorInfo {
 } FerriteTensorInfo;
 
 /* An input: the caller's dense row-major data, read during the run only. nbytes must be
- * the element count times the element size. */
+ * the element count times the element size; rank is at most 1024. */
 typedef struct FerriteTensor {
   FerriteDType dtype;
   size_t rank;

@@ -110,6 +110,10 @@ FerriteStatus io_info(const std::vector<ferrite::IoInfo>& ios, size_t index, con
   return FERRITE_OK;
 }
 
+// More dims than any model has: a rank past it is a caller's mistake (an uninitialized
+// field), refused before it sizes anything.
+constexpr size_t kMaxInputRank = 1024;
+
 // The caller's input as a Tensor (a copy: the runtime wants 64-byte aligned, owned data).
 ferrite::Tensor input_tensor(const char* name, const FerriteTensor& in) {
   DType dtype;
@@ -118,13 +122,22 @@ ferrite::Tensor input_tensor(const char* name, const FerriteTensor& in) {
                  static_cast<int>(in.dtype));
   }
   if (in.rank > 0 && !in.shape) bad_argument("input '", name, "': shape is NULL");
+  if (in.rank > kMaxInputRank) {
+    bad_argument("input '", name, "': rank ", in.rank, " is more than ", kMaxInputRank);
+  }
   std::vector<int64_t> shape(in.shape, in.shape + in.rank);
-  size_t elements = 1;
+  // In uint64_t, then against SIZE_MAX: on wasm32 a dim past 2^32 must not wrap to a size
+  // that matches nbytes while the shape claims more.
+  uint64_t elements = 1;
+  bool empty = false;
   for (int64_t d : shape) {
     if (d < 0) bad_argument("input '", name, "': negative dimension ", d);
-    const size_t n = static_cast<size_t>(d);
-    if (n != 0 && elements > SIZE_MAX / n) bad_argument("input '", name, "': shape too large");
-    elements *= n;
+    empty = empty || d == 0;
+  }
+  for (int64_t d : shape) {
+    const uint64_t n = static_cast<uint64_t>(d);
+    if (!empty && elements > SIZE_MAX / n) bad_argument("input '", name, "': shape too large");
+    elements = empty ? 0 : elements * n;
   }
   const size_t element_size = ferrite::dtype_size(dtype);
   if (elements > SIZE_MAX / element_size || elements * element_size != in.nbytes) {

@@ -73,7 +73,8 @@ int compile_command(const std::vector<std::string>& arg_list) {
     const PlanBuffer& b = plan.buffers[static_cast<size_t>(id)];
     std::string shape;
     for (int64_t d : b.shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
-    std::printf("input %s: %s[%s]\n", b.name.c_str(), dtype_name(b.dtype), shape.c_str());
+    std::printf("input %s: %s[%s]\n", printable(b.name).c_str(), dtype_name(b.dtype),
+                shape.c_str());
   }
   return 0;
 }

@@ -39,17 +39,19 @@ std::string kernel_origin_op(const std::string& name) {
 void print_counts(const char* title, const std::map<std::string, int>& counts) {
   if (counts.empty()) return;
   std::printf("  %s:\n", title);
-  for (const auto& c : counts) std::printf("    %-28s %d\n", c.first.c_str(), c.second);
+  for (const auto& c : counts) std::printf("    %-28s %d\n", printable(c.first).c_str(), c.second);
 }
 
 void print_io(const Plan& plan) {
   for (int32_t id : plan.inputs) {
     const PlanBuffer& b = plan.buffers[id];
-    std::printf("input '%s': %s\n", b.name.c_str(), format_type(b.dtype, b.shape).c_str());
+    std::printf("input '%s': %s\n", printable(b.name).c_str(),
+                format_type(b.dtype, b.shape).c_str());
   }
   for (int32_t id : plan.outputs) {
     const PlanBuffer& b = plan.buffers[id];
-    std::printf("output '%s': %s\n", b.name.c_str(), format_type(b.dtype, b.shape).c_str());
+    std::printf("output '%s': %s\n", printable(b.name).c_str(),
+                format_type(b.dtype, b.shape).c_str());
   }
 }
 
@@ -96,16 +98,18 @@ void print_memory(const Plan& plan, const TempMemory& m) {
   std::printf("in-place pairs: %zu\n", m.in_place.size());
   for (const InPlacePair& p : m.in_place) {
     std::printf("  step %d: '%s' -> '%s' (%lld bytes) in %s\n", p.step,
-                plan.buffers[p.input].name.c_str(), plan.buffers[p.output].name.c_str(),
+                printable(plan.buffers[p.input].name).c_str(),
+                printable(plan.buffers[p.output].name).c_str(),
                 static_cast<long long>(plan.buffers[p.output].nbytes()),
-                step_label(plan, p.step).c_str());
+                printable(step_label(plan, p.step)).c_str());
   }
   const TempMemory plain = plan_temp_memory(plan, false);
   std::printf("without in-place: planned %lld bytes, lower bound %lld bytes\n",
               static_cast<long long>(plain.pool.pool_bytes),
               static_cast<long long>(plain.pool.lower_bound));
   if (m.peak_step >= 0)
-    std::printf("peak: step %d (%s)\n", m.peak_step, step_label(plan, m.peak_step).c_str());
+    std::printf("peak: step %d (%s)\n", m.peak_step,
+                printable(step_label(plan, m.peak_step)).c_str());
 }
 
 }  // namespace

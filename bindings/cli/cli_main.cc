@@ -111,11 +111,6 @@ bool is_help(const std::string& arg) {
   return arg == "--help" || arg == "-h" || arg == "help";
 }
 
-std::string one_line(std::string message) {
-  for (size_t i = 0; (i = message.find('\n', i)) != std::string::npos;) message.replace(i, 1, "; ");
-  return message;
-}
-
 const OptionSpec* find_spec(const std::vector<OptionSpec>& specs, const std::string& name) {
   for (const OptionSpec& s : specs) {
     if (name == s.name) return &s;
@@ -226,10 +221,11 @@ int cli_main(const std::vector<std::string>& args) {
   try {
     return dispatch(args);
   } catch (const UsageError& e) {
-    std::cerr << "error: " << one_line(e.what()) << "\n";
+    std::cerr << "error: " << printable(e.what()) << "\n";
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "error: " << one_line(e.what()) << "\n";
+    // ferrite::Error messages are printable already; others (std::bad_alloc, ...) too, now.
+    std::cerr << "error: " << printable(e.what()) << "\n";
     return 1;
   } catch (...) {
     std::cerr << "error: unknown exception\n";

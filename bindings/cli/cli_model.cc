@@ -59,7 +59,7 @@ void add_generated_inputs(const Engine& engine, const EngineOptions& options,
         bytes, limit,
         str_cat("the generated input '", info.name, "' (", format_type(info.dtype, shape), ")"));
     inputs->emplace_back(info.name, generated_input(info.dtype, shape, kInputSeed + i));
-    std::printf("note: input '%s' not given; using generated %s\n", info.name.c_str(),
+    std::printf("note: input '%s' not given; using generated %s\n", printable(info.name).c_str(),
                 format_type(info.dtype, shape).c_str());
   }
 }

@@ -80,7 +80,7 @@ std::string file_name_for(const std::string& output_name) {
 void print_outputs(const Engine& engine, const std::vector<Tensor>& outputs) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = i < engine.outputs().size() ? engine.outputs()[i].name : "?";
-    std::printf("output '%s': %s %s\n", name.c_str(),
+    std::printf("output '%s': %s %s\n", printable(name).c_str(),
                 format_type(outputs[i].dtype(), outputs[i].shape()).c_str(),
                 format_values(outputs[i], 8).c_str());
   }
@@ -141,7 +141,7 @@ void print_profile(const Session& session) {
               static_cast<long long>(runs));
   for (const StepTime& s : steps)
     std::printf("  %9.4f %5.1f%%  %s\n", s.total_ms / static_cast<double>(runs),
-                total > 0 ? 100 * s.total_ms / total : 0.0, s.label.c_str());
+                total > 0 ? 100 * s.total_ms / total : 0.0, printable(s.label).c_str());
   std::printf("profile_total_ms: %.4f\n", total / static_cast<double>(runs));
 }
 

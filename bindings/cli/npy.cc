@@ -15,6 +15,8 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
+// numpy 2's NPY_MAXDIMS (numpy 1 allows 32): more is a corrupt or hostile header.
+constexpr size_t kMaxRank = 64;
 
 struct DescrEntry {
   const char* descr;
@@ -123,6 +125,7 @@ class HeaderParser {
     expect('(');
     bool comma = false;
     while (peek() != ')') {
+      if (shape.size() == kMaxRank) error("more than 64 dimensions");
       shape.push_back(parse_dim());
       comma = peek() == ',';
       if (comma)

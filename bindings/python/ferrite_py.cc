@@ -90,35 +90,73 @@ py::dtype numpy_dtype(DType t) {
   }
 }
 
-// Whether a numpy array's dtype is one Ferrite holds, and which.
-bool dtype_of(const py::array& a, DType* out) {
-  static const DType candidates[] = {DType::F32, DType::F64, DType::F16, DType::I8,
-                                     DType::I16, DType::I32, DType::I64, DType::U8,
-                                     DType::U16, DType::U32, DType::U64, DType::Bool};
-  for (DType t : candidates) {
-    if (a.dtype().is(numpy_dtype(t))) {
-      *out = t;
+// The Ferrite dtype of a numpy dtype, by kind and size (so that aliases such as int64's
+// 'l' and 'q' both match); false for byte-swapped, structured, object, string and other
+// dtypes Ferrite does not hold.
+bool dtype_of(const py::dtype& d, DType* out) {
+  // numpy writes the host's own order as '='; Ferrite's tensors are little-endian.
+  const char order = d.byteorder();
+  if (order != '=' && order != '|' && order != '<') return false;
+  if (d.has_fields()) return false;
+  const DType floats[] = {DType::F16, DType::F32, DType::F64};
+  const DType ints[] = {DType::I8, DType::I16, DType::I32, DType::I64};
+  const DType uints[] = {DType::U8, DType::U16, DType::U32, DType::U64};
+  const int log2 = d.itemsize() == 1   ? 0
+                   : d.itemsize() == 2 ? 1
+                   : d.itemsize() == 4 ? 2
+                   : d.itemsize() == 8 ? 3
+                                       : -1;
+  if (log2 < 0) return false;
+  switch (d.kind()) {
+    case 'b':
+      *out = DType::Bool;
+      return log2 == 0;
+    case 'f':
+      if (log2 == 0) return false;
+      *out = floats[log2 - 1];
       return true;
-    }
+    case 'i':
+      *out = ints[log2];
+      return true;
+    case 'u':
+      *out = uints[log2];
+      return true;
+    default:
+      return false;
   }
-  return false;
+}
+
+// Names from a model are UTF-8 by the ONNX spec, but untrusted: bytes that are not are
+// carried through Python's str as surrogate escapes (PEP 383), so that such a name can
+// still be fed and fetched by the str get_inputs() gives.
+py::str name_to_py(const std::string& s) {
+  PyObject* o =
+      PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
+  if (!o) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
+std::string name_from_py(const py::handle& h) {
+  PyObject* b = PyUnicode_AsEncodedString(h.ptr(), "utf-8", "surrogateescape");
+  if (!b) throw py::error_already_set();
+  return std::string(py::reinterpret_steal<py::bytes>(b));
 }
 
 struct NodeArg {
-  std::string name;
+  py::str name;
   std::string type;
   py::list shape;  // ints; a symbolic dim is its name (str), an unknown one None
 };
 
 NodeArg node_arg(const IoInfo& io, const std::vector<std::string>& dim_names) {
   NodeArg arg;
-  arg.name = io.name;
+  arg.name = name_to_py(io.name);
   arg.type = ort_type(io.dtype);
   for (size_t i = 0; i < io.shape.size(); ++i) {
     if (io.shape[i] >= 0) {
       arg.shape.append(io.shape[i]);
     } else if (i < dim_names.size() && !dim_names[i].empty()) {
-      arg.shape.append(dim_names[i]);
+      arg.shape.append(name_to_py(dim_names[i]));
     } else {
       arg.shape.append(py::none());
     }
@@ -136,6 +174,35 @@ py::array to_numpy(Tensor t) {
   owner.release();
   return py::array(dtype, shape, data, free_tensor);
 }
+
+// A model's bytes from the buffer protocol, held (the exporter cannot resize or free them)
+// until destroyed. Only a C-contiguous buffer is a run of bytes: the first element of a
+// view with negative or zero strides is not its lowest address, and a strided view skips
+// memory, so those are refused rather than read as `len` bytes from the first element.
+class ModelBuffer {
+ public:
+  explicit ModelBuffer(const py::object& model) {
+    if (PyObject_GetBuffer(model.ptr(), &view_, PyBUF_FULL_RO) != 0) throw py::error_already_set();
+    if (!PyBuffer_IsContiguous(&view_, 'C')) {
+      std::string strides;
+      for (int d = 0; view_.strides && d < view_.ndim; ++d)
+        strides += str_cat(d ? ", " : "", view_.strides[d], view_.ndim == 1 ? "," : "");
+      PyBuffer_Release(&view_);
+      throw py::value_error(str_cat("model bytes: the buffer is not C-contiguous (strides (",
+                                    strides,
+                                    ")); pass bytes(...) or numpy.ascontiguousarray(...)"));
+    }
+  }
+  ~ModelBuffer() { PyBuffer_Release(&view_); }
+  ModelBuffer(const ModelBuffer&) = delete;
+  ModelBuffer& operator=(const ModelBuffer&) = delete;
+
+  const uint8_t* data() const { return static_cast<const uint8_t*>(view_.buf); }
+  size_t size() const { return static_cast<size_t>(view_.len); }
+
+ private:
+  Py_buffer view_{};
+};
 
 class InferenceSession {
  public:
@@ -160,11 +227,9 @@ class InferenceSession {
     check_providers(providers);
     backend_ = options.session.backend;
     if (PyObject_CheckBuffer(model.ptr())) {  // bytes, bytearray, memoryview, numpy
-      const py::buffer_info buffer = py::buffer(model).request();
-      const auto* data = static_cast<const uint8_t*>(buffer.ptr);
-      const size_t size = static_cast<size_t>(buffer.size * buffer.itemsize);
+      const ModelBuffer buffer(model);
       py::gil_scoped_release release;
-      engine_ = Engine::from_bytes(data, size, options);
+      engine_ = Engine::from_bytes(buffer.data(), buffer.size(), options);
     } else {
       const std::string path = py::str(py::module_::import("os").attr("fspath")(model));
       py::gil_scoped_release release;
@@ -191,29 +256,17 @@ class InferenceSession {
   const std::string& backend() const { return backend_; }
 
   py::list run(const py::object& output_names, const py::dict& feeds_dict) {
-    std::vector<size_t> selected;
-    const std::vector<IoInfo>& outs = engine_->outputs();
-    if (output_names.is_none()) {
-      for (size_t i = 0; i < outs.size(); ++i) selected.push_back(i);
-    } else {
-      for (const py::handle& h : output_names)
-        selected.push_back(engine_->output_index(py::str(h)));
-    }
+    const std::vector<size_t> selected = selected_outputs(output_names);
     std::vector<Tensor> tensors;
     std::vector<std::string> names;
     tensors.reserve(feeds_dict.size());
     for (const auto& item : feeds_dict) {
-      const std::string name = py::str(item.first);
-      py::array a = py::array::ensure(item.second, py::array::c_style);
-      if (!a) fail("input '", name, "': expected a numpy array");
-      DType dtype;
-      if (!dtype_of(a, &dtype)) {
-        fail("input '", name, "': numpy dtype ", std::string(py::str(a.dtype())),
-             " is not supported");
+      if (!py::isinstance<py::str>(item.first)) {
+        throw py::type_error(str_cat("input_feed keys must be input names (str), got ",
+                                     std::string(py::repr(item.first))));
       }
-      std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
-      tensors.emplace_back(dtype, std::move(shape), a.data());
-      names.push_back(name);
+      names.push_back(name_from_py(item.first));
+      tensors.push_back(feed_tensor(names.back(), item.second));
     }
     std::vector<std::pair<std::string, const Tensor*>> feeds;
     for (size_t i = 0; i < tensors.size(); ++i) feeds.emplace_back(names[i], &tensors[i]);
@@ -223,12 +276,60 @@ class InferenceSession {
       std::lock_guard<std::mutex> lock(mutex_);
       results = engine_->run(feeds);
     }
+    // An output asked for more than once gets its own array each time: copies for all but
+    // the last request, which takes the result itself.
+    std::vector<size_t> remaining(results.size(), 0);
+    for (size_t k : selected) ++remaining[k];
     py::list out;
-    for (size_t k : selected) out.append(to_numpy(std::move(results[k])));
+    for (size_t k : selected) {
+      Tensor& r = results[k];
+      out.append(to_numpy(--remaining[k] ? Tensor(r.dtype(), r.shape(), r.data()) : std::move(r)));
+    }
     return out;
   }
 
  private:
+  // The model outputs output_names asks for (None: all of them, in model order).
+  std::vector<size_t> selected_outputs(const py::object& output_names) const {
+    std::vector<size_t> selected;
+    if (output_names.is_none()) {
+      for (size_t i = 0; i < engine_->outputs().size(); ++i) selected.push_back(i);
+      return selected;
+    }
+    // A str is iterable too, character by character: as onnxruntime, refuse it.
+    if (py::isinstance<py::str>(output_names) || !py::isinstance<py::iterable>(output_names)) {
+      throw py::type_error(str_cat("output_names must be a list of output names or None, got ",
+                                   std::string(py::repr(output_names))));
+    }
+    for (const py::handle& h : output_names) {
+      if (!py::isinstance<py::str>(h)) {
+        throw py::type_error(
+            str_cat("output_names must hold output names (str), got ", std::string(py::repr(h))));
+      }
+      selected.push_back(engine_->output_index(name_from_py(h)));
+    }
+    return selected;
+  }
+
+  // A feed as a Tensor (a copy). numpy makes any array-like an array and copies
+  // non-contiguous, negative-, zero-strided and Fortran-ordered ones into C order; the
+  // dtype is never converted (a wrong one is an error naming the input, as in onnxruntime).
+  static Tensor feed_tensor(const std::string& name, const py::handle& value) {
+    if (value.is_none()) fail("input '", name, "': expected a numpy array, got None");
+    const py::array a = py::array::ensure(value, py::array::c_style);
+    if (!a) {
+      fail("input '", name, "': expected a numpy array, got a ",
+           std::string(py::str(py::type::of(value).attr("__name__"))),
+           " that numpy cannot convert");
+    }
+    DType dtype;
+    if (!dtype_of(a.dtype(), &dtype)) {
+      fail("input '", name, "': numpy dtype ", std::string(py::str(a.dtype())),
+           " is not supported");
+    }
+    return Tensor(dtype, std::vector<int64_t>(a.shape(), a.shape() + a.ndim()), a.data());
+  }
+
   static void check_backend(const std::string& backend) {
     if (backend.empty()) return;
     const std::string unknown = unknown_backend_message(backend);
@@ -289,8 +390,9 @@ PYBIND11_MODULE(ferrite, m) {
       .def_readonly("type", &NodeArg::type)
       .def_readonly("shape", &NodeArg::shape)
       .def("__repr__", [](const NodeArg& a) -> std::string {
-        return "NodeArg(name='" + a.name + "', type='" + a.type +
-               "', shape=" + py::repr(a.shape).cast<std::string>() + ")";
+        // repr() quotes the name with its control characters escaped, as Python does.
+        return "NodeArg(name=" + std::string(py::repr(a.name)) + ", type='" + a.type +
+               "', shape=" + std::string(py::repr(a.shape)) + ")";
       });
 
   py::class_<InferenceSession>(m, "InferenceSession")

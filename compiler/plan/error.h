@@ -1,6 +1,7 @@
 // Errors are values at every boundary (Session, CLI, C API): inside the library a
 // problem is raised as ferrite::Error with a message that names the node, op or input,
-// and the boundary catches it. Nothing in the library aborts the host process.
+// and the boundary catches it. Nothing in the library aborts the host process. Messages
+// are escaped as they are made (printable), so no door echoes a model's control bytes.
 #pragma once
 
 #include <cstdint>
@@ -12,9 +13,18 @@
 
 namespace ferrite {
 
+// `text` safe to print on a terminal or a log line: control characters (C0, DEL, C1, the
+// Unicode line separators and bidirectional overrides) become escapes (\n, \r, \t, \x1b,
+// \u009b, \u202e) and so does each byte that is not part of valid UTF-8 (\xff); the rest,
+// other scripts included, is kept. Idempotent (a backslash stays as it is), so a message
+// quoting another message is escaped once.
+std::string printable(std::string_view text);
+
+// Every message is printable(): it quotes names from models and plans (nodes, inputs,
+// files), which are untrusted bytes, and every door shows it as one line.
 class Error : public std::runtime_error {
  public:
-  explicit Error(const std::string& message) : std::runtime_error(message) {}
+  explicit Error(const std::string& message) : std::runtime_error(printable(message)) {}
 };
 
 // An op, attribute value or dtype that Ferrite does not implement (yet). The conformance

@@ -1,7 +1,8 @@
 // End to end in headless Chromium (Debian's chromium-headless-shell, driven by
 // playwright-core): a local server serves the repository; the package runs the mlp fetched
 // by URL and its output is checked against numpy's, single-threaded and on the threaded
-// module (web workers; the page is cross-origin isolated); then the browser demo
+// module (web workers; the page is cross-origin isolated), and every run signature
+// (tests/js/run_signature_cases.mjs) is exercised; then the browser demo
 // (examples/browser) loads the bundled example, runs it and shows its plan, step timings
 // and outputs. Run by tests/browser/run.sh.
 //   node chromium_test.mjs ROOT ORACLE_URL_PATH PLAYWRIGHT_DIR
@@ -48,6 +49,13 @@ try {
     assert.equal(r.isolated, true);  // the server's COOP/COEP headers
     assert.equal(r.threaded, true);  // so {threads: 2} gets the threaded module (web workers)
     assert.deepEqual(r.y2, r.y);
+  });
+
+  await check('every run signature returns its outputs; bad arguments and names throw', async () => {
+    const r = await page.evaluate(() => window.__result);
+    assert.ok(r.signatures, `no signature results: ${r.failure}`);
+    assert.deepEqual(r.signatures.failures, []);
+    assert.ok(r.signatures.checks > 60, `${r.signatures.checks} checks`);
   });
 
   await check('the demo loads the bundled example, runs it and shows plan, steps and outputs', async () => {

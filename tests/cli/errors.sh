@@ -33,6 +33,44 @@ np.save(d + "/x_int64.npy", np.arange(6, dtype=np.int64).reshape(2, 3))
 np.save(d + "/x_fortran.npy", np.asfortranarray(x))
 np.save(d + "/y_expected.npy", np.maximum(x + np.array([-0.5, 0, 0.5], np.float32), 0))
 PY
+# Models whose names hold terminal escapes, forged lines and invalid UTF-8, to be quoted
+# escaped: a node and op type (an unsupported op), and an input and output (a valid model).
+# Protobuf refuses invalid UTF-8, so those bytes replace a placeholder of the same length.
+$python - "$tmp" <<'PY' || { echo "FAIL cannot write test models with onnx"; exit 1; }
+import sys
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+d = sys.argv[1]
+evil = b"\x1b[2J\x1b[H\nerror: forged\r\x07\x7f\xff\xfe\xc2\x9b\xe2\x80\xae"
+valid = evil.replace(b"\xff\xfe", b"")  # an input name a command line can give, on node too
+def save(nodes, x, y, path, inits=()):
+    f32 = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3])
+    g = helper.make_graph(nodes, "g", [f32(x)], [f32(y)], initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    data = m.SerializeToString()
+    for name in (evil, valid):
+        data = data.replace(b"P" * len(name), name)
+    open(path, "wb").write(data)
+pe, pv = "P" * len(evil), "P" * len(valid)
+save([helper.make_node("Fancy" + pe, ["x"], ["y"], name=pe)], "x", "y", d + "/evil_node.onnx")
+c = numpy_helper.from_array(np.array([-0.5, 0.0, 0.5], dtype=np.float32), "c")
+save([helper.make_node("Add", ["x" + pv, "c"], ["s"], name="add"),
+      helper.make_node("Relu", ["s"], ["y" + pe], name="relu")],
+     "x" + pv, "y" + pe, d + "/evil_io.onnx", [c])
+PY
+# No control character but newlines, and valid UTF-8 (in $tmp/err and $tmp/out).
+expect_printable() {
+  if $python -c "import sys, unicodedata
+for f in sys.argv[1:]:
+    t = open(f, 'rb').read().decode('utf-8')
+    assert not any(unicodedata.category(ch) == 'Cc' and ch != '\n' for ch in t), f
+" "$tmp/err" "$tmp/out" 2>/dev/null; then
+    echo "ok   $1: printable"
+  else
+    fail "$1: control bytes or invalid UTF-8 in the output: $(od -c "$tmp/err" "$tmp/out" | head -20)"
+  fi
+}
 head -c 60 "$fixtures/add_relu.onnx" >"$tmp/truncated.onnx"
 echo "not an npy file" >"$tmp/garbage.npy"
 
@@ -62,6 +100,35 @@ expect_error "past the memory limit" 1 "more than the memory limit of 30 bytes" 
 if [ -z "$runner" ]; then  # a wasm module under node does not see the process environment
   expect_error "bad FERRITE_MEMORY_LIMIT" 1 "FERRITE_MEMORY_LIMIT: 'lots'" env \
     FERRITE_MEMORY_LIMIT=lots "$cli" run "$fixtures/add_relu.onnx" --input "x=$tmp/x.npy"
+fi
+
+# Names from models are quoted escaped: one error line, no control bytes, valid UTF-8.
+escaped='\x1b[2J\x1b[H\nerror: forged\r\x07\x7f\xff\xfe\u009b\u202e'
+escaped_valid='\x1b[2J\x1b[H\nerror: forged\r\x07\x7f\u009b\u202e'
+expect_error "control bytes in a node name" 1 "Fancy$escaped '$escaped': unsupported operator" \
+  ferrite run "$tmp/evil_node.onnx"
+expect_printable "control bytes in a node name"
+expect_error "control bytes in inspect" 1 "'$escaped'" ferrite inspect "$tmp/evil_node.onnx"
+expect_printable "control bytes in inspect"
+expect_error "control bytes in an input name" 1 \
+  "input 'x$escaped_valid': expected shape [2,3], got [3,2]" ferrite run "$tmp/evil_io.onnx" \
+  --input "x"$'\x1b[2J\x1b[H\nerror: forged\r\x07\x7f\xc2\x9b\xe2\x80\xae'"=$tmp/x_transposed.npy"
+expect_printable "control bytes in an input name"
+expect_error "control bytes in --input" 1 "unknown input 'z\x1b[2J' (model inputs: x$escaped_valid)" \
+  ferrite run "$tmp/evil_io.onnx" --input "z"$'\x1b[2J'"=$tmp/x.npy"
+expect_printable "control bytes in --input"
+if ferrite run "$tmp/evil_io.onnx" >"$tmp/out" 2>"$tmp/err" &&
+  grep -qF "output 'y$escaped': float32[2,3]" "$tmp/out"; then
+  expect_printable "control bytes in output names (a valid run)"
+else
+  fail "valid run with escaped names: $(cat "$tmp/err" "$tmp/out")"
+fi
+if ferrite inspect "$tmp/evil_io.onnx" >"$tmp/out" 2>"$tmp/err" &&
+  grep -qF "input 'x$escaped_valid': float32[2,3]" "$tmp/out" &&
+  grep -qF "output 'y$escaped': float32[2,3]" "$tmp/out"; then
+  expect_printable "control bytes in names (inspect)"
+else
+  fail "inspect with escaped names: $(cat "$tmp/err" "$tmp/out")"
 fi
 
 # Valid runs: both backends, outputs written and compared with numpy's relu(x + c).

@@ -10,4 +10,4 @@ trap 'rm -rf "$tmp"' EXIT
 node --no-experimental-fetch "$build/bin/ferrite.js" compile "$here/../../examples/models/mlp.onnx" \
   --backend portable -o "$tmp/mlp.fplan" >/dev/null
 FERRITE_JS_DIR=$build/js FERRITE_ORACLE=$tmp/oracle.json FERRITE_PLAN=$tmp/mlp.fplan \
-  node --test "$here/ferrite.test.mjs"
+  node --test "$here/ferrite.test.mjs" "$here/run_signatures.test.mjs"

@@ -36,6 +36,26 @@ export interface SessionOptions {
   profile?: boolean;
 }
 
+/** The run's types under onnxruntime-web's names (InferenceSession.FetchesType, ...). */
+export declare namespace InferenceSession {
+  /** onnxruntime-web's RunOptions: accepted and checked; `terminate: true` fails the run;
+   *  any other key throws. */
+  interface RunOptions {
+    logSeverityLevel?: 0 | 1 | 2 | 3 | 4;
+    logVerbosityLevel?: number;
+    terminate?: boolean;
+    tag?: string;
+    extra?: Record<string, unknown>;
+  }
+  type FeedsType = { readonly [name: string]: Tensor };
+  /** Output names, or an object whose keys are output names and whose values are null (the
+   *  run allocates the output) or a Tensor of the output's type and dims (pre-allocated: the
+   *  output is written into it, and it is what the result holds). Unknown names throw. */
+  type FetchesType = readonly string[] | { readonly [name: string]: Tensor | null };
+  type ReturnType = { readonly [name: string]: Tensor };
+}
+export type RunOptions = InferenceSession.RunOptions;
+
 export class FerriteError extends Error {
   /** 'INVALID_ARGUMENT' | 'MODEL_ERROR' | 'UNSUPPORTED' | 'RUN_ERROR' | 'OUT_OF_MEMORY' | ... */
   readonly status: string;
@@ -51,8 +71,13 @@ export class InferenceSession {
   readonly outputs: readonly ValueInfo[];
   /** whether it runs on the threaded module */
   readonly threaded: boolean;
-  run(feeds: Record<string, Tensor>, fetches?: readonly string[]):
-      Promise<Record<string, Tensor>>;
+  /** onnxruntime-web's overloads: every output, or those that `fetches` names. An object
+   *  in second place is fetches when one of its keys is an output name whose value is null
+   *  or a Tensor, and RunOptions otherwise. */
+  run(feeds: InferenceSession.FeedsType, options?: RunOptions):
+      Promise<InferenceSession.ReturnType>;
+  run(feeds: InferenceSession.FeedsType, fetches: InferenceSession.FetchesType,
+      options?: RunOptions): Promise<InferenceSession.ReturnType>;
   /** The plan of the last run; its steps are timed when created with {profile: true}. */
   report(): {
     kernels: number; externs: number; buffers: number; pool_bytes: number;

@@ -6,6 +6,7 @@
 // Threads: {threads: n > 1} loads the threaded module (ferrite_mt_wasm: pthreads, a pool
 // of web workers) when it was built and the page is cross-origin isolated (or under node);
 // otherwise the session runs single-threaded and `session.threaded` is false.
+import { parseRunArguments, printable } from './run_arguments.mjs';
 
 const DTYPES = {
   // name: [C API code, bytes per element, TypedArray]
@@ -78,6 +79,18 @@ export class Tensor {
     this.dims = dims;
     this.size = size;
   }
+}
+
+// Copies an output into the Tensor the caller pre-allocated for it, which must have its
+// type and dims exactly (a symbolic dim may differ from run to run).
+function fillPreallocated(name, tensor, type, dims, bytes) {
+  if (tensor.type !== type || tensor.dims.length !== dims.length ||
+      tensor.dims.some((d, i) => d !== dims[i])) {
+    throw new FerriteError(4, `output '${printable(name)}' is ${type}[${dims}], but its pre-allocated ` +
+                              `tensor is ${tensor.type}[${tensor.dims}]`);
+  }
+  new Uint8Array(tensor.data.buffer, tensor.data.byteOffset, bytes.length).set(bytes);
+  return tensor;
 }
 
 // The glue between one Emscripten module instance and the C API.
@@ -253,12 +266,18 @@ export function defineInferenceSession(importModule, wasmUrl, threaded = null) {
       }
     }
 
-    // run({name: Tensor}, [outputNames]) resolves to {name: Tensor}.
-    async run(feeds, fetches) {
+    // onnxruntime-web's overloads (run_arguments.mjs): run(feeds, options?),
+    // run(feeds, ['y'], options?), run(feeds, {y: null | Tensor}, options?). Resolves to
+    // {name: Tensor}; a pre-allocated Tensor is filled and returned as it is.
+    async run(feeds, fetchesOrOptions, options) {
       const n = this._n;
       if (!this._session) throw new FerriteError(1, 'the session was released');
+      const args = parseRunArguments(this, Tensor, feeds, fetchesOrOptions, options);
+      if (args.options.terminate === true) {
+        throw new FerriteError(4, 'the run was terminated: RunOptions.terminate is true');
+      }
       const names = Object.keys(feeds);
-      const wanted = fetches === undefined ? this.outputNames : Array.from(fetches, String);
+      const wanted = [...args.fetches.keys()];
       const owned = [];
       try {
         const inNames = n.malloc(4 * names.length);
@@ -268,7 +287,7 @@ export function defineInferenceSession(importModule, wasmUrl, threaded = null) {
         names.forEach((name, i) => {
           const t = feeds[name];
           if (!(t instanceof Tensor)) {
-            throw new TypeError(`input '${name}': expected a Tensor`);
+            throw new TypeError(`input '${printable(name)}': expected a Tensor`);
           }
           const [code, bytesPer] = DTYPES[t.type];
           const shape = n.malloc(8 * t.dims.length);
@@ -312,15 +331,21 @@ export function defineInferenceSession(importModule, wasmUrl, threaded = null) {
         wanted.forEach((name, i) => {
           const o = outputs + OUTPUT_BYTES * i;
           const type = TYPE_OF_CODE[n.u32(o + 8)];
-          if (!type) throw new FerriteError(3, `output '${name}': unsupported element type`);
+          if (!type) throw new FerriteError(3, `output '${printable(name)}': unsupported element type`);
           const rank = n.u32(o + 12);
           const dims = [];
           for (let d = 0; d < rank && d < MAX_RANK; ++d) dims.push(n.i64(o + OUTPUT_SHAPE + 8 * d));
           const nbytes = n.u32(o + OUTPUT_NBYTES);
           this._outputBytes.set(name, nbytes);
+          const bytes = n.m.HEAPU8.subarray(n.u32(o), n.u32(o) + nbytes);
+          const given = args.fetches.get(name);
+          if (given) {
+            result[name] = fillPreallocated(name, given, type, dims, bytes);
+            return;
+          }
           const Array_ = DTYPES[type][2];
           const copy = new Uint8Array(nbytes);
-          copy.set(n.m.HEAPU8.subarray(n.u32(o), n.u32(o) + nbytes));
+          copy.set(bytes);
           result[name] = new Tensor(type, new Array_(copy.buffer, 0, nbytes / DTYPES[type][1]),
                                     dims);
         });

@@ -176,6 +176,55 @@ TEST(Npy, RejectsMalformedFilesNamingThem) {
   }
 }
 
+TEST(Npy, RejectsAbsurdShapesAndHeadersBeforeAllocating) {
+  const std::string f4 = "{'descr': '<f4', 'fortran_order': False, 'shape': ";
+  std::string deep = "(";
+  for (int i = 0; i < 65; ++i) deep += "1,";
+  std::vector<uint8_t> long_header = numpy_f32_1x3();
+  long_header[8] = long_header[9] = 0xff;  // 65535 header bytes, in a 140-byte file
+  std::vector<uint8_t> long_header_v2 = with_header(f4 + "(2,), }", std::string(8, '\0'), 2);
+  for (int i = 8; i < 12; ++i) long_header_v2[i] = 0xff;  // 4 GiB of header
+  const struct {
+    std::vector<uint8_t> bytes;
+    const char* expected;
+  } cases[] = {
+      {with_header(f4 + "(1099511627776, 1099511627776), }", "x"), "shape too large"},
+      {with_header(f4 + "(99999999999999999999,), }", "x"), "dimension too large"},
+      {with_header(f4 + deep + "), }", "x"), "more than 64 dimensions"},
+      {with_header(f4 + "(1000000000,), }", std::string(8, '\0')),
+       "data is 8 bytes, but float32[1000000000] needs 4000000000"},
+      {long_header, "truncated header"},
+      {long_header_v2, "truncated header"},
+      {bytes_of(""), "not an npy file"},
+      {with_header("{'\x1b[2J\n': 1, }", ""), "unexpected or repeated key '\\x1b[2J\\n'"},
+  };
+  for (const auto& c : cases) {
+    const std::string msg = parse_error(c.bytes);
+    EXPECT_NE(msg.find(c.expected), std::string::npos) << msg << " / wanted: " << c.expected;
+  }
+  const std::vector<uint8_t> zero = with_header(f4 + "(0, 3), }", "");
+  EXPECT_EQ(parse_npy(zero.data(), zero.size(), "x").shape(), (std::vector<int64_t>{0, 3}));
+}
+
+// Every prefix of a valid file, and each header byte replaced by a few values: an error or
+// a tensor, never a crash (ASan checks the reads); the fuzz target goes further.
+TEST(Npy, SurvivesTruncationAndByteChanges) {
+  const std::vector<uint8_t> file = numpy_f32_1x3();
+  int parsed = 0;
+  for (size_t n = 0; n <= file.size(); ++n) {
+    const std::vector<uint8_t> prefix(file.begin(), file.begin() + static_cast<long>(n));
+    parsed += parse_error(prefix) == "(no error)";
+  }
+  EXPECT_EQ(parsed, 1);  // only the whole file
+  for (size_t i = 0; i < 128; ++i) {
+    for (uint8_t v : {0x00, 0x0a, 0x20, 0x27, 0x28, 0x29, 0x2c, 0x39, 0x7f, 0xff}) {
+      std::vector<uint8_t> changed = file;
+      changed[i] = v;
+      parse_error(changed);
+    }
+  }
+}
+
 TEST(Npy, MissingFileIsNamed) {
   try {
     read_npy("/nonexistent/dir/input.npy");
