@@ -12,7 +12,7 @@ plus crashes and timeouts (which the regression suite owns). Mutants are determi
 RNG per seed model and mutant number), so two builds compare mutant by mutant.
 
   tests/fuzz/checker_diff.py --cli build/native/bin/ferrite [--per-model 8] [--jobs 2]
-      [--filter SUBSTR] [--tsv OUT.tsv] [--show CLASS]
+      [--filter SUBSTR] [--tsv OUT.tsv] [--show OUTCOME|CLASS [--save DIR]]
 
 The checker is python3-onnx 1.12's (run in a forked child: its shape inference crashes on
 a few mutants), plus one rule ONNX checks since 1.13 (a graph output must be defined). The
@@ -407,6 +407,7 @@ def main():
     ap.add_argument("--filter", default="", help="only seed cases containing this")
     ap.add_argument("--tsv", help="write every mutant's result here")
     ap.add_argument("--show", default="", help="print the mutants of this outcome or class")
+    ap.add_argument("--save", metavar="DIR", help="write the mutants --show prints to DIR")
     opts = ap.parse_args()
     cases = sorted(c for c in os.listdir(opts.suite) if opts.filter in c)
     jobs = [(os.path.join(opts.suite, c, "model.onnx"), k, opts.cli, opts.backend,
@@ -434,6 +435,10 @@ def main():
             tsv.write(f"{case}\t{k}\t{what}\t{o}\t{cls}\t{verdict or 'ok'}\t{rc}\t{err}\n")
         if opts.show and opts.show in (o, cls):
             print(f"{case}#{k} {what}: {o}\n  checker: {verdict}\n  ferrite: rc={rc} {err}")
+            if opts.save:
+                os.makedirs(opts.save, exist_ok=True)
+                onnx.save(mutate(os.path.join(opts.suite, case, "model.onnx"), k)[0],
+                          os.path.join(opts.save, f"{case}_{k}.onnx"))
     rejected = sum(1 for r in results if r[3])
     print(f"mutants: {len(results)} (checker rejects {rejected}, accepts "
           f"{len(results) - rejected})")
