@@ -219,7 +219,8 @@ void check_node(const NodeProto& n, const Opsets& opsets, int64_t ir_version) {
   for (const AttributeProto& a : n.attributes) check_attribute_fields(a, ir_version, who);
   std::string d = canonical_domain(n.domain);
   auto it = opsets.find(d);
-  if (it == opsets.end()) fail(who, ": the model imports no opset of domain '", n.domain, "'");
+  if (it == opsets.end())
+    fail(who, ": the model imports no opset of domain '", domain_name(d), "'");
   if (!newest_opset(d)) return;  // a domain the table lacks: lowering decides
   const OpSchema* s = find_schema(d, n.op_type, it->second);
   if (!s) {

@@ -167,6 +167,9 @@ TEST(OnnxCheck, OpsetsAndSchemaVersions) {
             "'com.microsoft'");
   Pb both = Pb().i64(1, 8).msg(8, Pb().i64(2, 13)).msg(8, Pb().str(1, "com.microsoft").i64(2, 1));
   EXPECT_EQ(error_of(both.msg(7, graph({ms}, kXY, {"z"}))), "");
+  Pb ml_only = Pb().i64(1, 8).msg(8, Pb().str(1, "ai.onnx.ml").i64(2, 3));
+  EXPECT_EQ(error_of(ml_only.msg(7, graph({node("Relu", {"x"}, {"z"})}, kXY, {"z"}))),
+            "onnx: node Relu (output 'z'): the model imports no opset of domain 'ai.onnx'");
 }
 
 TEST(OnnxCheck, ElementTypes) {
