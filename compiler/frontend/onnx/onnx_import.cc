@@ -7,6 +7,7 @@
 #include <fstream>
 #include <set>
 
+#include "compiler/frontend/onnx/onnx_check.h"
 #include "compiler/frontend/onnx/onnx_proto.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/plan/error.h"
@@ -26,9 +27,7 @@ template <class... Args>
 
 // How errors name a node before it exists as a Node (same form as Node::describe()).
 std::string describe(const NodeProto& n) {
-  if (!n.name.empty()) return n.op_type + " '" + n.name + "'";
-  if (!n.outputs.empty()) return n.op_type + " (output '" + n.outputs[0] + "')";
-  return n.op_type + " (unnamed)";
+  return onnx::describe_node(n);
 }
 
 bool is_default_domain(const std::string& d) {
@@ -90,17 +89,25 @@ Value* lookup(const Scope& s, const std::string& name) {
   return c;
 }
 
+// Whether an enclosing graph defines `name` (without capturing it).
+bool defined_outside(const Scope& s, const std::string& name) {
+  for (const Scope* p = s.parent; p; p = p->parent) {
+    if (p->graph->find(name)) return true;
+  }
+  return false;
+}
+
 class Importer {
  public:
-  Importer(std::string base_dir, std::map<std::string, int64_t> opsets)
-      : base_dir_(std::move(base_dir)), opsets_(std::move(opsets)) {}
+  Importer(std::string base_dir, onnx::Opsets opsets, int64_t ir_version)
+      : base_dir_(std::move(base_dir)), opsets_(std::move(opsets)), ir_version_(ir_version) {}
 
   std::unique_ptr<Graph> build(const GraphProto& gp, const Scope* outer, int depth);
 
  private:
   void add_initializers(const GraphProto& gp, Graph& g);
   void add_inputs(const GraphProto& gp, Graph& g);
-  void declare_outputs(const GraphProto& gp, Graph& g);
+  void declare_outputs(const GraphProto& gp, const Scope& scope);
   void apply_types(const std::vector<onnx::ValueInfoProto>& infos, Graph& g);
   void add_node(const NodeProto& np, const Scope& scope, int depth);
   std::shared_ptr<TensorData> constant_data(const NodeProto& np);
@@ -110,7 +117,8 @@ class Importer {
                           int depth, Attribute* a);
 
   std::string base_dir_;
-  std::map<std::string, int64_t> opsets_;
+  onnx::Opsets opsets_;
+  int64_t ir_version_;
 };
 
 std::unique_ptr<Graph> Importer::build(const GraphProto& gp, const Scope* outer, int depth) {
@@ -123,7 +131,7 @@ std::unique_ptr<Graph> Importer::build(const GraphProto& gp, const Scope* outer,
   Scope scope{g.get(), outer};
   add_initializers(gp, *g);
   add_inputs(gp, *g);
-  declare_outputs(gp, *g);
+  declare_outputs(gp, scope);
   apply_types(gp.value_infos, *g);
   apply_types(gp.outputs, *g);
   for (const NodeProto& np : gp.nodes) {
@@ -168,11 +176,15 @@ void Importer::add_inputs(const GraphProto& gp, Graph& g) {
   }
 }
 
-// Pass 1: every node output becomes a Value (Constant nodes become constants), so pass 2
-// can resolve inputs whatever the node order.
-void Importer::declare_outputs(const GraphProto& gp, Graph& g) {
+// Pass 1: every node is checked against its schema and each of its outputs becomes a
+// Value (Constant nodes become constants), so pass 2 can resolve inputs whatever the node
+// order. A name is defined once in a graph and its enclosing graphs (SSA, as onnx.checker
+// requires: a subgraph's node may not shadow an outer value).
+void Importer::declare_outputs(const GraphProto& gp, const Scope& scope) {
+  Graph& g = *scope.graph;
   for (const NodeProto& np : gp.nodes) {
     if (np.op_type.empty()) fail("onnx: graph '", gp.name, "': a node has no op_type");
+    onnx::check_node(np, opsets_, ir_version_);
     bool constant = np.op_type == "Constant" && is_default_domain(np.domain);
     if (constant && (np.outputs.size() != 1 || np.outputs[0].empty())) {
       fail("onnx: node ", describe(np), ": a Constant needs exactly one named output");
@@ -180,6 +192,10 @@ void Importer::declare_outputs(const GraphProto& gp, Graph& g) {
     for (const std::string& out : np.outputs) {
       if (out.empty()) continue;
       if (g.find(out)) fail("onnx: node ", describe(np), ": output '", out, "' is already defined");
+      if (defined_outside(scope, out)) {
+        fail("onnx: node ", describe(np), ": output '", out, "' is already defined in an ",
+             "enclosing graph");
+      }
       if (constant) {
         g.add_constant(out, constant_data(np));
       } else {
@@ -189,15 +205,35 @@ void Importer::declare_outputs(const GraphProto& gp, Graph& g) {
   }
 }
 
+// A value_info (or graph output) naming an input or a constant: its type must be the
+// value's own.
+void check_declared(const onnx::ValueInfoProto& vi, const TensorType& t, const Value& v) {
+  DType own = v.is_constant() ? v.data->dtype : v.type.dtype;
+  bool tensor = vi.type.kind == onnx::TypeProto::Kind::Tensor;
+  bool own_tensor = v.is_constant() || v.type.rank_known || own != DType::Undefined;
+  if ((!tensor && own_tensor) ||
+      (t.dtype != DType::Undefined && own != DType::Undefined && t.dtype != own)) {
+    fail("onnx: value '", vi.name, "' is declared ",
+         tensor ? dtype_name(t.dtype) : "a non-tensor type", " but is ", dtype_name(own),
+         v.is_constant() ? " (a constant)" : " (a graph input)");
+  }
+}
+
 void Importer::apply_types(const std::vector<onnx::ValueInfoProto>& infos, Graph& g) {
   std::set<const Value*> inputs(g.inputs.begin(), g.inputs.end());
   for (const auto& vi : infos) {
     Value* v = g.find(vi.name);
-    // Inputs carry their own type and constants take theirs from data; a name this graph
-    // does not define (an enclosing graph's value) is not this graph's to type.
-    if (!v || v->is_constant() || inputs.count(v)) continue;
-    if (vi.type.kind == onnx::TypeProto::Kind::None) continue;
-    v->type = convert_type(vi.type, "value '" + vi.name + "'");
+    // A name this graph does not define (an enclosing graph's value) is not this graph's
+    // to type.
+    if (!v || vi.type.kind == onnx::TypeProto::Kind::None) continue;
+    TensorType t = convert_type(vi.type, "value '" + vi.name + "'");
+    // Inputs carry their own type and constants take theirs from data: a declared type may
+    // only repeat it.
+    if (v->is_constant() || inputs.count(v)) {
+      check_declared(vi, t, *v);
+      continue;
+    }
+    v->type = t;
   }
 }
 
@@ -251,23 +287,6 @@ std::shared_ptr<TensorData> Importer::constant_data(const NodeProto& np) {
   fail("onnx: ", what, " is not a Constant value attribute");
 }
 
-int infer_attr_type(const AttributeProto& a) {
-  // Models older than IR 2 may leave `type` unset: take the field that is present.
-  if (a.g) return AttributeProto::kGraph;
-  if (a.t) return AttributeProto::kTensor;
-  if (a.has_s) return AttributeProto::kString;
-  if (a.has_f) return AttributeProto::kFloat;
-  if (a.has_i) return AttributeProto::kInt;
-  if (!a.graphs.empty()) return AttributeProto::kGraphs;
-  if (!a.tensors.empty()) return AttributeProto::kTensors;
-  if (!a.strings.empty()) return AttributeProto::kStrings;
-  if (!a.floats.empty()) return AttributeProto::kFloats;
-  if (!a.ints.empty()) return AttributeProto::kInts;
-  if (a.sparse_count) return AttributeProto::kSparseTensor;
-  if (a.type_proto_count) return AttributeProto::kTypeProto;
-  return AttributeProto::kUndefined;
-}
-
 Attribute Importer::convert_attr(const AttributeProto& ap, const std::string& what,
                                  const Scope& scope, int depth) {
   if (!ap.ref_attr_name.empty()) unsupported("onnx: ", what, " refers to a function attribute");
@@ -278,7 +297,9 @@ Attribute Importer::convert_attr(const AttributeProto& ap, const std::string& wh
 
 void Importer::convert_attr_value(const AttributeProto& ap, const std::string& what,
                                   const Scope& scope, int depth, Attribute* a) {
-  int type = ap.type != AttributeProto::kUndefined ? ap.type : infer_attr_type(ap);
+  // Models older than IR 2 may leave `type` unset (check_node allows it only there): take
+  // the field that is present.
+  int type = ap.type != AttributeProto::kUndefined ? ap.type : onnx::attribute_field_type(ap);
   switch (type) {
     case AttributeProto::kFloat:
       a->kind = AttrKind::Float;
@@ -359,11 +380,10 @@ std::unique_ptr<Graph> import_onnx(const uint8_t* data, size_t size, const std::
   }
   onnx::ModelProto m = onnx::parse_model(data, size);
   if (!m.has_graph) fail("onnx: the model has no graph");
-  std::map<std::string, int64_t> opsets;
-  for (const auto& op : m.opset_imports)
-    opsets[is_default_domain(op.first) ? "" : op.first] = op.second;
-  Importer importer(base_dir, std::move(opsets));
-  return importer.build(m.graph, nullptr, 0);
+  Importer importer(base_dir, onnx::check_opset_imports(m), m.ir_version);
+  std::unique_ptr<Graph> g = importer.build(m.graph, nullptr, 0);
+  onnx::check_types(*g);
+  return g;
 }
 
 std::unique_ptr<Graph> import_onnx_file(const std::string& path) {

@@ -1,6 +1,7 @@
 // The ONNX frontend: parses ModelProto bytes (our own protobuf wire reader, no libprotobuf,
 // so the same code runs in wasm) into a Graph. Handles initializers (raw_data and typed
-// fields), external data files, Constant nodes, opset imports and symbolic dims.
+// fields), external data files, Constant nodes, opset imports and symbolic dims. Models are
+// checked as onnx.checker checks them (onnx_check.h): invalid ones give ferrite::Error.
 // Malformed, truncated or hostile bytes give ferrite::Error, never a crash or an
 // allocation larger than the input justifies.
 #pragma once

@@ -155,6 +155,19 @@ void read_typed(const TensorProto& t, DType dt, size_t n, const std::string& wha
   }
 }
 
+// onnx.checker's rule: data in exactly one field (none for no elements or external data).
+void check_value_fields(const TensorProto& t, size_t nbytes, const std::string& what) {
+  int fields = (t.raw_data.size > 0) + !t.float_data.empty() + !t.int32_data.empty() +
+               !t.int64_data.empty() + !t.double_data.empty() + !t.uint64_data.empty() +
+               (t.string_count > 0);
+  if (t.data_location == kLocationExternal && fields) {
+    fail("onnx: ", what, ": external data and ", fields, " data fields besides");
+  }
+  if (t.data_location != kLocationExternal && nbytes && fields > 1) {
+    fail("onnx: ", what, ": data in ", fields, " fields (one allowed)");
+  }
+}
+
 }  // namespace
 
 TensorData tensor_from_proto(const TensorProto& t, const std::string& base_dir,
@@ -162,6 +175,7 @@ TensorData tensor_from_proto(const TensorProto& t, const std::string& base_dir,
   DType dt = tensor_dtype(t, what);
   if (t.has_segment) unsupported("onnx: ", what, ": segmented tensors are not supported");
   size_t nbytes = expected_bytes(t, dt, what);
+  check_value_fields(t, nbytes, what);
   TensorData out;
   out.dtype = dt;
   out.shape = t.dims;

@@ -101,7 +101,7 @@ TEST(OnnxModel, AttributeKinds) {
   Pb n = node("Custom", {"x"}, {"y"}, "c");
   n.str(7, "com.example");
   n.msg(5, Pb().str(1, "f").f32(2, 0.25f).i64(20, 1));
-  n.msg(5, Pb().str(1, "i").i64(3, 1LL << 40));  // no type field: inferred
+  n.msg(5, Pb().str(1, "i").i64(3, 1LL << 40).i64(20, 2));
   n.msg(5, Pb().str(1, "s").str(4, "abc").i64(20, 3));
   n.msg(5, Pb().str(1, "fs").f32(7, 1.0f).f32(7, 2.0f).i64(20, 6));  // unpacked floats
   n.msg(5, Pb().str(1, "is").i64(8, 3).i64(8, -4).i64(20, 7));       // unpacked ints
@@ -126,7 +126,19 @@ TEST(OnnxModel, AttributeKinds) {
   EXPECT_EQ(c.attr_tensor("t")->int_at(0), 11);
   EXPECT_EQ(c.attr_ints("empty", {9}), (std::vector<int64_t>{}));
   Pb tp = node("Optional", {}, {"o"}).msg(5, Pb().str(1, "type").msg(14, Pb()).i64(20, 13));
-  EXPECT_THROW(import(model(Pb().msg(1, tp).msg(12, Pb().str(1, "o")))), UnsupportedError);
+  EXPECT_THROW(import(model(Pb().msg(1, tp).msg(12, Pb().str(1, "o")), 15)), UnsupportedError);
+}
+
+// Before IR version 2 an attribute had no type field: its type is the field it sets.
+TEST(OnnxModel, AttributeTypeInferredBeforeIr2) {
+  Pb n = node("Custom", {"x"}, {"y"}, "c").str(7, "com.example");
+  n.msg(5, Pb().str(1, "i").i64(3, 1LL << 40));
+  Pb g = Pb().msg(1, n).msg(11, value_info("x", 1, {2})).msg(12, Pb().str(1, "y"));
+  Pb opsets = Pb().msg(8, Pb().str(1, "").i64(2, 1)).msg(8, Pb().str(1, "com.example").i64(2, 1));
+  auto gr = import(Pb().i64(1, 1).raw(opsets.bytes()).msg(7, g));
+  EXPECT_EQ(gr->nodes[0]->attr_int("i", 0), 1LL << 40);
+  Pb ir8 = Pb().i64(1, 8).raw(opsets.bytes()).msg(7, g);
+  EXPECT_EQ(error_of(ir8), "onnx: node Custom 'c': attribute 'i' has no type");
 }
 
 // outer: Relu(x) -> a, and Loop(trip, cond) whose body holds an If whose branch reads 'a'
@@ -183,7 +195,7 @@ TEST(OnnxModel, ErrorsNameTheNodeAndValue) {
   Pb no_op = Pb().msg(1, Pb().str(2, "y"));
   EXPECT_NE(error_of(model(no_op)).find("no op_type"), std::string::npos);
   Pb dup_attr =
-      Pb().msg(1, node("Relu", {}, {"y"}).msg(5, attr_ints("a", {})).msg(5, attr_ints("a", {})));
+      Pb().msg(1, node("Relu", {"x"}, {"y"}).msg(5, attr_ints("a", {})).msg(5, attr_ints("a", {})));
   EXPECT_NE(error_of(model(dup_attr)).find("'a' is given twice"), std::string::npos);
   Pb init = Pb().msg(5, Pb().i64(1, 1).i64(2, 1).f32(4, 1).str(8, "w"))
                 .msg(5, Pb().i64(2, 1).f32(4, 1).str(8, "w"));
@@ -218,6 +230,7 @@ Pb nested_ifs(int depth) {
   Pb g = Pb().str(2, "leaf").msg(12, Pb().str(1, "c"));
   for (int i = 0; i < depth; ++i) {
     Pb n = node("If", {"c"}, {"r" + std::to_string(i)}).msg(5, attr_graph("then_branch", g));
+    n.msg(5, attr_graph("else_branch", Pb().str(2, "else").msg(12, Pb().str(1, "c"))));
     g = Pb().msg(1, n).msg(12, Pb().str(1, "r" + std::to_string(i)));
   }
   return g.msg(11, value_info("c", 9, {}));
