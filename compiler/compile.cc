@@ -7,6 +7,7 @@
 #include "compiler/memory/memory_dump.h"
 #include "compiler/passes/passes.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/stage_times.h"
 #include "compiler/schedule/emit_plan.h"
 #include "compiler/schedule/scheduler.h"
 
@@ -14,6 +15,7 @@ namespace ferrite {
 
 void prepare_graph(Graph& g, const CompileOptions& options) {
   run_graph_passes(g, options.dump_dir, options.fuse, options.channels_last);
+  StageTimer timer("check_ops_supported");
   check_ops_supported(g);
 }
 
@@ -26,16 +28,33 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
            "' has no concrete shape");
     }
   }
-  GraphLowering lowering(g, input_types, input_values);
-  LoweredProgram prog = lowering.run();
+  StageTimer timer("compile");
+  LoweredProgram prog;
+  {
+    StageTimer t("lower");
+    prog = GraphLowering(g, input_types, input_values).run();
+  }
   dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
   SchedulerOptions sched;
   sched.fuse = options.fuse;
-  Scheduler scheduler(prog, sched);
-  scheduler.fuse();
+  Scheduler scheduler = [&] {
+    StageTimer t("schedule");
+    return Scheduler(prog, sched);
+  }();
+  {
+    StageTimer t("fuse");
+    scheduler.fuse();
+  }
   dump_text(options.dump_dir, "15_fusion.txt", scheduler.report());
-  Plan plan = emit_plan(prog, scheduler.order());
-  validate_plan(plan);
+  Plan plan;
+  {
+    StageTimer t("emit_plan");
+    plan = emit_plan(prog, scheduler.order());
+  }
+  {
+    StageTimer t("validate_plan");
+    validate_plan(plan);
+  }
   if (!options.dump_dir.empty()) {
     std::string kernels;
     for (const Kernel& k : plan.kernels) kernels += kernel_to_string(k) + "\n";

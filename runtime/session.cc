@@ -8,6 +8,7 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/stage_times.h"
 #include "runtime/backend.h"
 
 namespace ferrite {
@@ -62,7 +63,11 @@ struct Session::Impl {
 };
 
 void Session::Impl::load() {
-  validate_plan(plan);
+  StageTimer timer("session_load");
+  {
+    StageTimer t("session_load/validate_plan");
+    validate_plan(plan);
+  }
   BackendOptions backend_options;
   backend_options.isa = options.isa;
   backend_options.threads = options.threads;
@@ -92,8 +97,12 @@ void Session::Impl::load() {
       bases[i] = const_cast<uint8_t*>(base);  // kernels never write constants (validate_plan)
     }
   }
-  for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
+  {
+    StageTimer t("session_load/kernels");
+    for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
+  }
   std::vector<int> refs = constant_references();
+  StageTimer externs_timer("session_load/externs");
   for (size_t e = 0; e < plan.externs.size(); ++e) {
     prepare_extern(e);
     release_copied(e, &refs);

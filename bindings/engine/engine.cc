@@ -9,6 +9,7 @@
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/plan_io.h"
+#include "compiler/plan/stage_times.h"
 #ifdef FERRITE_HAS_JIT
 #include "jit/jit_backend.h"
 #endif
@@ -124,7 +125,13 @@ std::unique_ptr<Engine> Engine::from_file(const std::string& path, EngineOptions
 
 std::unique_ptr<Engine> Engine::from_bytes(const uint8_t* data, size_t size,
                                            EngineOptions options) {
-  if (is_plan_bytes(data, size)) return from_plan(deserialize_plan(data, size), options);
+  if (is_plan_bytes(data, size)) {
+    Plan plan = [&] {
+      StageTimer timer("deserialize_plan");
+      return deserialize_plan(data, size);
+    }();
+    return from_plan(std::move(plan), options);
+  }
   options = for_backend(std::move(options));
   std::unique_ptr<ModelCompiler> compiler = load_onnx_model(data, size, options.compile);
   std::unique_ptr<Engine> engine(new Engine());

@@ -8,6 +8,7 @@
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/interpret.h"
+#include "compiler/plan/stage_times.h"
 
 namespace ferrite {
 namespace {
@@ -31,6 +32,7 @@ struct TraceStats {
 };
 
 TraceStats trace(const TensorBoxPtr& t) {
+  StageTimer timer("lower/trace");
   KernelBuilder b("trace", t->size, 0);
   std::vector<Index> idx;
   for (size_t d = 0; d < t->size.size(); ++d) idx.push_back(ix_var(static_cast<int>(d)));
@@ -93,6 +95,7 @@ void GraphLowering::realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t o
   for (char& ch : origin) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
+  StageTimer timer("lower/build_kernel");
   item.kernel = build_kernel(buf, str_cat("k", next_kernel_++, "_", origin), &item.args);
   item.guards = guards_;
   prog_.order.push_back(std::move(item));
@@ -214,6 +217,7 @@ TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> d
 
 bool GraphLowering::fold_buffer(Buffer* buf) {
   if (buf->origin != BufferOrigin::Computed || buf->elements() > kFoldElementLimit) return false;
+  StageTimer timer("lower/fold");
   std::vector<Buffer*> args;
   Kernel k = build_kernel(buf, "fold", &args);
   std::vector<void*> ptrs;

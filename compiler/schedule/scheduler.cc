@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/stage_times.h"
 
 namespace ferrite {
 namespace {
@@ -150,15 +151,24 @@ std::string Scheduler::try_fuse(int x, int y, int64_t score, int round) {
   };
   if (nx.is_extern() || ny.is_extern()) return decide("an extern call does not fuse");
   if (!same_guards(nx.guards, ny.guards)) return decide("they run under different guards");
-  const bool y_after_x = reaches(x, y, /*skip_direct=*/false);
-  const bool x_after_y = reaches(y, x, /*skip_direct=*/false);
-  if (reaches(x, y, true) || reaches(y, x, true))
+  bool y_after_x, x_after_y, cycle;
+  {
+    StageTimer timer("fuse/reaches");
+    y_after_x = reaches(x, y, /*skip_direct=*/false);
+    x_after_y = reaches(y, x, /*skip_direct=*/false);
+    cycle = reaches(x, y, true) || reaches(y, x, true);
+  }
+  if (cycle)
     return decide("fusing would create a cycle (a path between them runs through another node)");
   int first = x, second = y;
   if (x_after_y || (!y_after_x && nodes_[y].members.front() < nodes_[x].members.front()))
     std::swap(first, second);
   BoundKernel merged;
-  std::string reason = merge_kernels(nodes_[first].kernel, nodes_[second].kernel, &merged);
+  std::string reason;
+  {
+    StageTimer timer("fuse/merge_kernels");
+    reason = merge_kernels(nodes_[first].kernel, nodes_[second].kernel, &merged);
+  }
   if (!reason.empty()) return decide(reason);
   SchedulerNode& f = nodes_[first];
   SchedulerNode& s = nodes_[second];
@@ -230,6 +240,7 @@ void Scheduler::fuse() {
 }
 
 void Scheduler::drop_internal_stores() {
+  StageTimer timer("fuse/drop_internal_stores");
   std::set<Buffer*> outputs;
   for (Buffer* b : prog_.outputs) outputs.insert(owner_of(b));
   std::map<Buffer*, std::set<int>> readers;
