@@ -8,7 +8,7 @@ namespace ferrite {
 V StorageBox::load(KernelBuilder& b, const std::vector<Index>& index) const {
   if (buffer) return b.load(buffer, linear_index(index, contiguous_strides(size)));
   if (!def || def->is_reduction) fail("internal: loading an unrealized reduction");
-  return def->fn(b, index);
+  return b.walk_once(def, index, [&] { return def->fn(b, index); });
 }
 
 int64_t TensorBox::elements() const {

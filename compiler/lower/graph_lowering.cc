@@ -20,35 +20,47 @@ constexpr int kReuseComputeThreshold = 3;
 // Constants larger than this stay views instead of being folded into new tensors.
 constexpr int64_t kFoldElementLimit = int64_t{1} << 22;
 constexpr size_t kMaxSubgraphDepth = 32;
+// Loaders call their producers' loaders, so inlining is recursion: a value whose inlined
+// definition nests deeper than this is realized, which bounds the stack every walk and
+// kernel build needs (a chain of 10,000 Relus overflowed it, natively and in wasm), and
+// fusion joins the pieces into one kernel again. Real models nest a few levels (the ONNX
+// node tests at most 6).
+constexpr int kMaxInlineDepth = 128;
 
 bool is_narrow(DType t) {
   return t != DType::F32 && t != DType::F64 && t != DType::I64 && t != DType::Bool;
 }
 
-struct TraceStats {
-  int reads = 0;
-  int compute = 0;
-  bool all_constant = true;
-};
+}  // namespace
 
-TraceStats trace(const TensorBoxPtr& t) {
+// What the realize policy and constant folding need to know of a value's inlined
+// definition: its loads and compute instructions as inlining counts them, and whether every
+// buffer it loads is a compile-time constant. The walks go through one memoizing builder
+// (KernelBuilder::walk_once), so a definition already traced is not walked again: a chain
+// of N inlined values costs O(N) to trace, where a fresh builder per value cost O(N^2).
+GraphLowering::TraceStats GraphLowering::trace(const TensorBoxPtr& t) {
   StageTimer timer("lower/trace");
-  KernelBuilder b("trace", t->size, 0);
+  KernelBuilder& b = *tracer_;
+  const int loads = b.num_loads(), compute = b.num_compute(), variable = b.num_variable_loads();
   std::vector<Index> idx;
   for (size_t d = 0; d < t->size.size(); ++d) idx.push_back(ix_var(static_cast<int>(d)));
+  b.reset_walk_height();
   t->load(b, idx);
   TraceStats s;
-  s.reads = b.num_loads();
-  s.compute = b.num_compute();
-  for (Buffer* buf : b.arg_buffers()) s.all_constant &= buf->origin == BufferOrigin::Constant;
+  s.height = b.walk_height();
+  s.reads = b.num_loads() - loads;
+  s.compute = b.num_compute() - compute;
+  s.all_constant = b.num_variable_loads() == variable;
   return s;
 }
 
-}  // namespace
-
 GraphLowering::GraphLowering(const Graph& g, const std::vector<TensorType>& input_types,
                              const std::vector<std::shared_ptr<const TensorData>>& input_values)
-    : g_(g), input_types_(input_types), input_values_(input_values) {
+    : g_(g),
+      input_types_(input_types),
+      input_values_(input_values),
+      tracer_(std::make_unique<KernelBuilder>("trace", std::vector<int64_t>{}, 0)) {
+  tracer_->set_memoize(true);
   input_values_.resize(input_types_.size());
   if (input_types_.size() != g_.inputs.size()) {
     fail("compile: ", g_.inputs.size(), " inputs declared, ", input_types_.size(), " given");
@@ -243,7 +255,9 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
 
 TensorBoxPtr GraphLowering::try_fold(const TensorBoxPtr& t) {
   if (t->storage->realized()) {
-    fold_buffer(t->storage->buffer);
+    Buffer* buf = t->storage->buffer;
+    // The memoized walks that loaded it counted it as a variable load.
+    if (fold_buffer(buf) && tracer_->has_arg(buf)) tracer_->forget_walks();
     if (t->is_identity_view()) return t;
   }
   if (t->elements() > kFoldElementLimit) return t;
@@ -275,7 +289,7 @@ void GraphLowering::apply_realize_policy(const Value* v, const TensorBoxPtr& t) 
   }
   TraceStats st = trace(t);
   int users = uses_[v];
-  if (st.reads > kRealizeReadsThreshold ||
+  if (st.reads > kRealizeReadsThreshold || st.height >= kMaxInlineDepth ||
       (users > 1 && (st.reads > 1 || st.compute > kReuseComputeThreshold))) {
     realize(t);
   }

@@ -103,6 +103,13 @@ class GraphLowering {
   void pop_guard();
 
  private:
+  struct TraceStats {
+    int reads = 0;
+    int compute = 0;
+    bool all_constant = true;
+    int height = 0;  // of the walks nested in its inlined definition
+  };
+  TraceStats trace(const TensorBoxPtr& t);
   void lower_node(const Node& n);
   TensorBoxPtr box_for(const Value* v);
   const Value* resolve_capture(const Value* v) const;
@@ -121,6 +128,7 @@ class GraphLowering {
   std::vector<LoweredGuard> guards_;
   int next_buffer_ = 0;
   int next_kernel_ = 0;
+  std::unique_ptr<KernelBuilder> tracer_;  // trace's memoizing builder
 };
 
 }  // namespace ferrite
