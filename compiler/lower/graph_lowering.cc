@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/error.h"
@@ -26,6 +27,25 @@ constexpr size_t kMaxSubgraphDepth = 32;
 // fusion joins the pieces into one kernel again. Real models nest a few levels (the ONNX
 // node tests at most 6).
 constexpr int kMaxInlineDepth = 128;
+// Likewise a view (a graph value that remaps another's index) is copied into a buffer of
+// its own when it composes more than kMaxInlineDepth views, or when its index, as a tree,
+// has more nodes than this: a chain of reshapes and transposes that strides cannot express
+// grows it exponentially (each level reads the one below twice, as a quotient and a
+// remainder), and every load prints and simplifies it. The node tests reach 474 nodes
+// (DepthToSpace's 6-D reshape, transpose, reshape), the test models 38.
+constexpr int64_t kMaxViewIndexNodes = 4096;
+
+// Nodes of `e` as a tree (shared subexpressions counted at each use, as printing and
+// simplifying an index visit them), saturating at `cap`; memo: per shared node.
+int64_t tree_size(const Index& e, int64_t cap,
+                  std::unordered_map<const IndexNode*, int64_t>* memo) {
+  if (!e) return 0;
+  auto it = memo->find(e.get());
+  if (it != memo->end()) return it->second;
+  const int64_t n = std::min(cap, 1 + tree_size(e->a, cap, memo) + tree_size(e->b, cap, memo));
+  (*memo)[e.get()] = n;
+  return n;
+}
 
 bool is_narrow(DType t) {
   return t != DType::F32 && t != DType::F64 && t != DType::I64 && t != DType::Bool;
@@ -109,6 +129,7 @@ void GraphLowering::realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t o
   }
   StageTimer timer("lower/build_kernel");
   item.kernel = build_kernel(buf, str_cat("k", next_kernel_++, "_", origin), &item.args);
+  note_args(buf, item.args);
   item.guards = guards_;
   prog_.order.push_back(std::move(item));
 }
@@ -227,8 +248,25 @@ TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> d
   return make_buffer_box(buf);
 }
 
+bool GraphLowering::never_constant(const Buffer* b) const {
+  return b->origin == BufferOrigin::Input || b->origin == BufferOrigin::Extern ||
+         b->origin == BufferOrigin::Assembled || unfoldable_.count(b) > 0;
+}
+
+void GraphLowering::note_args(Buffer* buf, const std::vector<Buffer*>& args) {
+  for (const Buffer* a : args) {
+    if (a != buf && never_constant(a)) {
+      unfoldable_.insert(buf);
+      return;
+    }
+  }
+}
+
 bool GraphLowering::fold_buffer(Buffer* buf) {
-  if (buf->origin != BufferOrigin::Computed || buf->elements() > kFoldElementLimit) return false;
+  if (buf->origin != BufferOrigin::Computed || buf->elements() > kFoldElementLimit ||
+      unfoldable_.count(buf)) {
+    return false;
+  }
   StageTimer timer("lower/fold");
   std::vector<Buffer*> args;
   Kernel k = build_kernel(buf, "fold", &args);
@@ -243,6 +281,7 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
     } else if (a->origin == BufferOrigin::Constant) {
       ptrs.push_back(const_cast<uint8_t*>(a->data->bytes.data()));
     } else {
+      note_args(buf, args);
       return false;
     }
   }
@@ -345,10 +384,23 @@ void GraphLowering::lower_node(const Node& n) {
       if (uses_[v] > 0) fail(n.describe(), ": internal: output ", i, " was not lowered");
       continue;
     }
-    TensorBoxPtr t = try_fold(outs[i]);
+    TensorBoxPtr t = try_fold(bound_view(outs[i]));
     apply_realize_policy(v, t);
     env_[v] = t;
   }
+}
+
+TensorBoxPtr GraphLowering::bound_view(const TensorBoxPtr& t) {
+  if (t->is_identity_view()) return t;
+  std::vector<Index> vars;
+  for (size_t d = 0; d < t->size.size(); ++d) vars.push_back(ix_var(static_cast<int>(d)));
+  std::unordered_map<const IndexNode*, int64_t> memo;
+  int64_t nodes = 0;
+  for (const Index& e : (*t->reindex)(vars)) nodes += tree_size(e, kMaxViewIndexNodes + 1, &memo);
+  if (t->view_depth <= kMaxInlineDepth && nodes <= kMaxViewIndexNodes) return t;
+  TensorBoxPtr copy = make_pointwise_box(t->dtype, t->size, t->loader(), "view copy");
+  realize(copy);
+  return copy;
 }
 
 Buffer* GraphLowering::realize_output(const TensorBoxPtr& t, int index) {
