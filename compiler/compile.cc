@@ -34,7 +34,8 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
     StageTimer t("lower");
     prog = GraphLowering(g, input_types, input_values).run();
   }
-  dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
+  const bool dump = !options.dump_dir.empty();  // listings only when they are written
+  if (dump) dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
   SchedulerOptions sched;
   sched.fuse = options.fuse;
   Scheduler scheduler = [&] {
@@ -45,7 +46,7 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
     StageTimer t("fuse");
     scheduler.fuse();
   }
-  dump_text(options.dump_dir, "15_fusion.txt", scheduler.report());
+  if (dump) dump_text(options.dump_dir, "15_fusion.txt", scheduler.report());
   Plan plan;
   {
     StageTimer t("emit_plan");
@@ -55,7 +56,7 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
     StageTimer t("validate_plan");
     validate_plan(plan);
   }
-  if (!options.dump_dir.empty()) {
+  if (dump) {
     std::string kernels;
     for (const Kernel& k : plan.kernels) kernels += kernel_to_string(k) + "\n";
     dump_text(options.dump_dir, "20_kernels.txt", kernels);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <unordered_set>
 
 #include "bindings/cli/npy.h"
 #include "bindings/cli/tensor_values.h"
@@ -42,11 +43,11 @@ std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args) {
 
 void add_generated_inputs(const Engine& engine,
                           std::vector<std::pair<std::string, Tensor>>* inputs) {
+  std::unordered_set<std::string> given;
+  for (const auto& in : *inputs) given.insert(in.first);
   for (size_t i = 0; i < engine.inputs().size(); ++i) {
     const IoInfo& info = engine.inputs()[i];
-    bool given = false;
-    for (const auto& in : *inputs) given = given || in.first == info.name;
-    if (given) continue;
+    if (given.count(info.name)) continue;
     std::vector<int64_t> shape = info.shape;
     for (int64_t& d : shape) d = std::max<int64_t>(d, 1);
     inputs->emplace_back(info.name, generated_input(info.dtype, shape, kInputSeed + i));

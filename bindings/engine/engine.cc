@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <unordered_map>
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/plan_io.h"
@@ -249,12 +250,14 @@ Plan Engine::compile_plan(const std::vector<std::pair<std::string, const Tensor*
 std::vector<const Tensor*> Engine::checked_feeds(
     const std::vector<std::pair<std::string, const Tensor*>>& feeds) const {
   std::vector<const Tensor*> ordered(inputs_.size(), nullptr);
+  std::unordered_map<std::string, size_t> index;  // the first input of each name
+  for (size_t i = 0; i < inputs_.size(); ++i) index.emplace(inputs_[i].name, i);
   for (const auto& feed : feeds) {
-    size_t i = 0;
-    while (i < inputs_.size() && inputs_[i].name != feed.first) ++i;
-    if (i == inputs_.size()) {
+    auto found = index.find(feed.first);
+    if (found == index.end()) {
       fail("unknown input '", feed.first, "' (model inputs: ", input_names(inputs_), ")");
     }
+    const size_t i = found->second;
     if (ordered[i]) fail("input '", feed.first, "' given twice");
     if (!feed.second) fail("input '", feed.first, "' has no tensor");
     ordered[i] = feed.second;

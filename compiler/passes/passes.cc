@@ -34,7 +34,9 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse, bool cha
        false},
   };
   StageTimer timer("passes");
-  dump_text(dump_dir, "00_imported.txt", graph_to_string(g));
+  // The listings only when they are written: printing a graph costs as much as a pass.
+  const bool dump = !dump_dir.empty();
+  if (dump) dump_text(dump_dir, "00_imported.txt", graph_to_string(g));
   int step = 1;
   for (const auto& [name, pass, fusing] : passes) {
     if (fusing && !fuse) continue;
@@ -47,7 +49,10 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse, bool cha
       StageTimer timer("pass/validate");
       g.validate();
     }
-    dump_text(dump_dir, str_cat(step < 10 ? "0" : "", step, "_", name, ".txt"), graph_to_string(g));
+    if (dump) {
+      dump_text(dump_dir, str_cat(step < 10 ? "0" : "", step, "_", name, ".txt"),
+                graph_to_string(g));
+    }
     ++step;
   }
 }
