@@ -33,7 +33,7 @@ constexpr int kMaxInlineDepth = 128;
 // grows it exponentially (each level reads the one below twice, as a quotient and a
 // remainder), and every load prints and simplifies it. The node tests reach 474 nodes
 // (DepthToSpace's 6-D reshape, transpose, reshape), the test models 38.
-constexpr int64_t kMaxViewIndexNodes = 4096;
+constexpr int64_t kMaxViewIndexNodes = 1024;
 
 // Nodes of `e` as a tree (shared subexpressions counted at each use, as printing and
 // simplifying an index visit them), saturating at `cap`; memo: per shared node.
