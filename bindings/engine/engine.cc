@@ -200,6 +200,7 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
     }
     outputs_.push_back(out.info);
   }
+  for (size_t i = 0; i < inputs_.size(); ++i) input_index_.emplace(inputs_[i].name, i);
 }
 
 void Engine::init_plan(Plan plan, EngineOptions options) {
@@ -215,6 +216,7 @@ void Engine::init_plan(Plan plan, EngineOptions options) {
   }
   outputs_ = session->outputs();
   sessions_[shapes].session = std::move(session);
+  for (size_t i = 0; i < inputs_.size(); ++i) input_index_.emplace(inputs_[i].name, i);
 }
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
@@ -250,11 +252,9 @@ Plan Engine::compile_plan(const std::vector<std::pair<std::string, const Tensor*
 std::vector<const Tensor*> Engine::checked_feeds(
     const std::vector<std::pair<std::string, const Tensor*>>& feeds) const {
   std::vector<const Tensor*> ordered(inputs_.size(), nullptr);
-  std::unordered_map<std::string, size_t> index;  // the first input of each name
-  for (size_t i = 0; i < inputs_.size(); ++i) index.emplace(inputs_[i].name, i);
   for (const auto& feed : feeds) {
-    auto found = index.find(feed.first);
-    if (found == index.end()) {
+    auto found = input_index_.find(feed.first);
+    if (found == input_index_.end()) {
       fail("unknown input '", feed.first, "' (model inputs: ", input_names(inputs_), ")");
     }
     const size_t i = found->second;

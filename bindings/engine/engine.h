@@ -13,6 +13,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -107,7 +108,8 @@ class Engine {
   bool released_graph_ = false;
   EngineOptions options_;
   std::vector<IoInfo> inputs_, outputs_;
-  std::vector<DeclaredIo> declared_;  // the inputs, symbols included
+  std::vector<DeclaredIo> declared_;                     // the inputs, symbols included
+  std::unordered_map<std::string, size_t> input_index_;  // the first input of each name
   struct CachedSession {
     std::unique_ptr<Session> session;
     uint64_t last_used = 0;  // use_clock_ at its last lookup
