@@ -8,6 +8,7 @@
 #include "compiler/passes/passes.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/resource_limits.h"
+#include "compiler/plan/stage_times.h"
 #include "compiler/schedule/emit_plan.h"
 #include "compiler/schedule/scheduler.h"
 
@@ -15,6 +16,7 @@ namespace ferrite {
 
 void prepare_graph(Graph& g, const CompileOptions& options) {
   run_graph_passes(g, options.dump_dir, options.fuse, options.channels_last);
+  StageTimer timer("check_ops_supported");
   check_ops_supported(g);
 }
 
@@ -27,21 +29,40 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
            "' has no concrete shape");
     }
   }
-  GraphLowering lowering(g, input_types, input_values);
-  lowering.max_unrolled_nodes = max_unrolled_nodes_or_default(options.max_unrolled_nodes);
-  LoweredProgram prog = lowering.run();
-  dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
+  StageTimer timer("compile");
+  LoweredProgram prog;
+  {
+    StageTimer t("lower");
+    GraphLowering lowering(g, input_types, input_values);
+    lowering.max_unrolled_nodes = max_unrolled_nodes_or_default(options.max_unrolled_nodes);
+    prog = lowering.run();
+  }
+  const bool dump = !options.dump_dir.empty();  // listings only when they are written
+  if (dump) dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
   SchedulerOptions sched;
   sched.fuse = options.fuse;
-  Scheduler scheduler(prog, sched);
-  scheduler.fuse();
-  dump_text(options.dump_dir, "15_fusion.txt", scheduler.report());
-  Plan plan = emit_plan(prog, scheduler.order());
-  validate_plan(plan);
+  Scheduler scheduler = [&] {
+    StageTimer t("schedule");
+    return Scheduler(prog, sched);
+  }();
+  {
+    StageTimer t("fuse");
+    scheduler.fuse();
+  }
+  if (dump) dump_text(options.dump_dir, "15_fusion.txt", scheduler.report());
+  Plan plan;
+  {
+    StageTimer t("emit_plan");
+    plan = emit_plan(prog, scheduler.order());
+  }
+  {
+    StageTimer t("validate_plan");
+    validate_plan(plan);
+  }
   // Before any session allocates it: a model whose shapes declare an intermediate of
   // hundreds of GB fails here, naming the sizes.
   check_plan_memory(plan, memory_limit_or_default(options.memory_limit));
-  if (!options.dump_dir.empty()) {
+  if (dump) {
     std::string kernels;
     for (const Kernel& k : plan.kernels) kernels += kernel_to_string(k) + "\n";
     dump_text(options.dump_dir, "20_kernels.txt", kernels);

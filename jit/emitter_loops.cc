@@ -44,6 +44,7 @@ KernelEmitter::KernelEmitter(const Layout& layout, size_t max_code)
   ptr_regs_ = {rsi, rdi, r8, r9, r10, r11, r13, r14, r15, rbp};
   const size_t n = k_.code.size();
   reg_of_.assign(n, -1);
+  next_use_.assign(n, kNever);
   owner_.assign(32, -1);
   fixed_.assign(32, false);
   acc_.assign(n, -1);
@@ -367,7 +368,7 @@ KernelEmitter::Xmm KernelEmitter::fetch(int id, int temp) {
   return t;
 }
 
-int KernelEmitter::alloc(int id, const std::vector<int>& ids, size_t pos) {
+int KernelEmitter::alloc(int id) {
   for (int r : pool_) {
     if (!fixed_[r] && owner_[r] < 0) {
       owner_[r] = id;
@@ -377,18 +378,12 @@ int KernelEmitter::alloc(int id, const std::vector<int>& ids, size_t pos) {
   }
   // Spill the value whose next use is furthest away.
   int best = -1;
-  size_t best_next = 0;
+  int best_next = 0;
   for (int r : pool_) {
     if (fixed_[r]) continue;
     const int v = owner_[r];
     if (std::find(cur_uses_.begin(), cur_uses_.end(), v) != cur_uses_.end()) continue;
-    size_t next = ids.size() + 1;
-    for (size_t p = pos + 1; p < ids.size() && next > ids.size(); ++p) {
-      const Instr& in = k_.code[ids[p]];
-      for_each_value_operand(in, [&](int u) {
-        if (u == v) next = std::min(next, p);
-      });
-    }
+    const int next = next_use_[v];
     if (best < 0 || next > best_next) {
       best = r;
       best_next = next;
@@ -447,16 +442,41 @@ void KernelEmitter::unpin() {
   pinned_.clear();
 }
 
+void KernelEmitter::plan_uses(const std::vector<int>& ids) {
+  operand_begin_.assign(ids.size() + 1, 0);
+  for (size_t pos = 0; pos < ids.size(); ++pos) {
+    int n = 0;
+    next_use_[ids[pos]] = kNever;
+    for_each_value_operand(k_.code[ids[pos]], [&](int u) {
+      next_use_[u] = kNever;
+      ++n;
+    });
+    operand_begin_[pos + 1] = operand_begin_[pos] + n;
+  }
+  // Backwards, next_use_ is the first read at or after the position being visited.
+  operand_next_.assign(static_cast<size_t>(operand_begin_.back()), kNever);
+  def_next_.assign(ids.size(), kNever);
+  for (size_t pos = ids.size(); pos-- > 0;) {
+    const Instr& in = k_.code[ids[pos]];
+    def_next_[pos] = next_use_[ids[pos]];
+    int k = operand_begin_[pos];
+    for_each_value_operand(in,
+                           [&](int u) { operand_next_[static_cast<size_t>(k++)] = next_use_[u]; });
+    for_each_value_operand(in, [&](int u) { next_use_[u] = static_cast<int>(pos); });
+  }
+}
+
+void KernelEmitter::consume_operands(const std::vector<int>& ids, size_t pos) {
+  int k = operand_begin_[pos];
+  for_each_value_operand(k_.code[ids[pos]],
+                         [&](int u) { next_use_[u] = operand_next_[static_cast<size_t>(k++)]; });
+}
+
 void KernelEmitter::free_dead(const std::vector<int>& ids, size_t pos) {
   const Instr& in = k_.code[ids[pos]];
   for_each_value_operand(in, [&](int u) {
     const int r = reg_of_[u];
-    if (r < 0 || fixed_[r]) return;
-    for (size_t p = pos + 1; p < ids.size(); ++p) {
-      bool used = false;
-      for_each_value_operand(k_.code[ids[p]], [&](int w) { used = used || w == u; });
-      if (used) return;
-    }
+    if (r < 0 || fixed_[r] || next_use_[u] != kNever) return;
     owner_[r] = -1;
     reg_of_[u] = -1;
   });
@@ -466,12 +486,17 @@ void KernelEmitter::emit_varying_region(const std::vector<int>& ids, bool tail) 
   reset_regs();
   const bool saved_tail = in_tail_;
   in_tail_ = tail;
+  plan_uses(ids);
   for (size_t pos = 0; pos < ids.size(); ++pos) {
     const int id = ids[pos];
     const Instr& in = k_.code[id];
-    if (in.op == Op::Load && L_.wide[id] == Wide::Copy) continue;  // copied by its Stores
+    if (in.op == Op::Load && L_.wide[id] == Wide::Copy) {  // copied by its Stores
+      consume_operands(ids, pos);
+      continue;
+    }
     if (in.op == Op::Store && L_.wide[in.a] == Wide::Copy) {
       copy_i64_store(id, tail);
+      consume_operands(ids, pos);
       continue;
     }
     cur_uses_.clear();
@@ -482,6 +507,7 @@ void KernelEmitter::emit_varying_region(const std::vector<int>& ids, bool tail) 
       ops[n] = fetch(u, n);
       ++n;
     });
+    consume_operands(ids, pos);
     if (in.op == Op::Store) {
       vector_store(id, ops[0], in.mask >= 0 ? &ops[1] : nullptr, tail);
       free_dead(ids, pos);
@@ -493,7 +519,7 @@ void KernelEmitter::emit_varying_region(const std::vector<int>& ids, bool tail) 
       continue;
     }
     free_dead(ids, pos);
-    const int r = alloc(id, ids, pos);
+    const int r = alloc(id);
     const Xmm d = vec(r);
     if (in.op == Op::Load) {
       vector_load(id, d, in.mask >= 0 ? &ops[0] : nullptr, tail);
@@ -501,10 +527,8 @@ void KernelEmitter::emit_varying_region(const std::vector<int>& ids, bool tail) 
       vector_instr(id, d, ops, tail);
     }
     if (outside_[id]) vmovups(home(id), d);
-    bool used_later = false;
-    for (size_t p = pos + 1; p < ids.size() && !used_later; ++p)
-      for_each_value_operand(k_.code[ids[p]], [&](int w) { used_later = used_later || w == id; });
-    if (!used_later) {
+    next_use_[id] = def_next_[pos];
+    if (def_next_[pos] == kNever) {
       owner_[r] = -1;
       reg_of_[id] = -1;
     }

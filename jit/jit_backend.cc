@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/stage_times.h"
 #include "jit/code_cache.h"
 #include "jit/cpu_isa.h"
 #include "jit/disasm.h"
@@ -180,11 +181,16 @@ class JitBackend : public KernelBackend {
   std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
     validate_kernel(k);
     Layout layout;
-    std::string why = analyze_kernel(k, isa_, &layout);
+    std::string why;
+    {
+      StageTimer timer("jit/analyze");
+      why = analyze_kernel(k, isa_, &layout);
+    }
     std::shared_ptr<const CompiledCode> code;
     if (why.empty()) {
       try {
         bool reused = false;
+        StageTimer timer("jit/codegen");
         code = cached_code(
             kernel_structure_key(layout.k, isa_), [&] { return generate_kernel(layout); }, &reused);
         ++(reused ? g_reused : g_compiled);

@@ -1,6 +1,7 @@
 #include "jit/kernel_analysis.h"
 
 #include <algorithm>
+#include <climits>
 #include <limits>
 
 #include "compiler/plan/dtype.h"
@@ -439,12 +440,16 @@ class Analyzer {
   // point reads only what it wrote itself, earlier, in any lane arrangement.
   std::string check_read_write() const {
     const Kernel& k = L_.k;
+    // The accesses of each arg, bucketed once (a scan per arg was O(args x accesses)).
+    std::vector<std::vector<const Access*>> loads_of(k.args.size()), stores_of(k.args.size());
+    for (const Access& a : L_.accesses) {
+      if (a.arg < 0 || static_cast<size_t>(a.arg) >= k.args.size()) continue;
+      auto& bucket = k.code[a.instr].op == Op::Store ? stores_of : loads_of;
+      bucket[static_cast<size_t>(a.arg)].push_back(&a);
+    }
     for (size_t arg = 0; arg < k.args.size(); ++arg) {
-      std::vector<const Access*> loads, stores;
-      for (const Access& a : L_.accesses) {
-        if (a.arg != static_cast<int>(arg)) continue;
-        (k.code[a.instr].op == Op::Store ? stores : loads).push_back(&a);
-      }
+      const std::vector<const Access*>& loads = loads_of[arg];
+      const std::vector<const Access*>& stores = stores_of[arg];
       if (loads.empty() || stores.empty()) continue;
       const std::string why = "arg " + std::to_string(arg) + " is read and written";
       const Access* first = stores[0];
@@ -456,9 +461,11 @@ class Analyzer {
             return why;
         }
       }
-      for (const Access* s : stores)
-        for (const Access* l : loads)
-          if (L_.loop[s->instr] >= L_.loop[l->instr]) return why;
+      // Every store in a later loop than every load of the arg.
+      int last_store = INT_MIN, first_load = INT_MAX;
+      for (const Access* s : stores) last_store = std::max(last_store, L_.loop[s->instr]);
+      for (const Access* l : loads) first_load = std::min(first_load, L_.loop[l->instr]);
+      if (last_store >= first_load) return why;
     }
     return "";
   }

@@ -80,8 +80,12 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void emit_varying_region(const std::vector<int>& ids, bool tail);
   void pin(const std::vector<int>& ids, int budget);
   void unpin();
-  int alloc(int id, const std::vector<int>& ids, size_t pos);
+  int alloc(int id);  // spills the value read furthest ahead (next_use_) if none is free
   Xmm fetch(int id, int temp);
+  // Where each value of a region is read next (next_use_), so that freeing a dead value and
+  // choosing a spill cost O(1) each, not a scan of the rest of the region.
+  void plan_uses(const std::vector<int>& ids);
+  void consume_operands(const std::vector<int>& ids, size_t pos);
   void free_dead(const std::vector<int>& ids, size_t pos);
   void load_bases(const std::vector<int>& ids);
   void release_bases();
@@ -176,6 +180,11 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   std::vector<int> base_reg_;       // access -> index into ptr_regs_, or -1
   std::vector<int> acc_, acc_idx_;  // Reduce value -> accumulator registers
   std::vector<int> cur_uses_;       // values the current instruction reads (never spilled)
+  // The region being emitted: per value, the position of its next read after the last one
+  // emitted (kNever: none); per operand of the region (operand_begin_[pos] onwards), the next
+  // read of it after that position; per position, the first read of its value.
+  static constexpr int kNever = 0x7fffffff;
+  std::vector<int> next_use_, operand_begin_, operand_next_, def_next_;
   Xbyak::Label exit_;
   bool in_tail_ = false;
 };

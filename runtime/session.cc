@@ -10,6 +10,7 @@
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/resource_limits.h"
+#include "compiler/plan/stage_times.h"
 #include "runtime/backend.h"
 
 namespace ferrite {
@@ -44,6 +45,9 @@ struct Session::Impl {
   std::vector<StepTime> times;  // one per step with options.profile
   size_t packed_used = 0;
   std::vector<bool> packed_only;  // per constant: the plan holds it only packed
+  // Indexes, so that loading costs O(plan) and not O(externs x plan):
+  std::vector<std::vector<int32_t>> constant_buffers;  // per constant: its plan buffers
+  std::vector<std::vector<size_t>> packed_of_extern;   // per extern: its plan.packed entries
 
   void load();
   // Per plan constant: how many times steps (and the plan's outputs) reference it.
@@ -64,7 +68,11 @@ struct Session::Impl {
 };
 
 void Session::Impl::load() {
-  validate_plan(plan);
+  StageTimer timer("session_load");
+  {
+    StageTimer t("session_load/validate_plan");
+    validate_plan(plan);
+  }
   // Before the pool is allocated: the plan's sizes are untrusted (a plan file, or shapes
   // that declare hundreds of GB). Constants are counted as the plan carries them.
   const int64_t limit = memory_limit_or_default(options.memory_limit);
@@ -99,9 +107,26 @@ void Session::Impl::load() {
       bases[i] = const_cast<uint8_t*>(base);  // kernels never write constants (validate_plan)
     }
   }
-  for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
+  {
+    StageTimer t("session_load/kernels");
+    for (const Kernel& k : plan.kernels) kernels.push_back(backend->prepare(k));
+  }
   if (options.before_packing) options.before_packing();
+  constant_buffers.assign(constants.size(), {});
+  for (size_t i = 0; i < plan.buffers.size(); ++i) {
+    const PlanBuffer& b = plan.buffers[i];
+    if (b.kind == BufferKind::Constant && b.constant >= 0 &&
+        static_cast<size_t>(b.constant) < constant_buffers.size())
+      constant_buffers[static_cast<size_t>(b.constant)].push_back(static_cast<int32_t>(i));
+  }
+  packed_of_extern.assign(plan.externs.size(), {});
+  for (size_t p = 0; p < plan.packed.size(); ++p) {
+    const int32_t e = plan.packed[p].extern_index;
+    if (e >= 0 && static_cast<size_t>(e) < packed_of_extern.size())
+      packed_of_extern[static_cast<size_t>(e)].push_back(p);
+  }
   std::vector<int> refs = constant_references();
+  StageTimer externs_timer("session_load/externs");
   for (size_t e = 0; e < plan.externs.size(); ++e) {
     prepare_extern(e);
     release_copied(e, &refs);
@@ -141,10 +166,12 @@ void Session::Impl::prepare_extern(size_t e) {
     known.push_back(plan.buffers[r.buffer].kind == BufferKind::Constant ? extern_buffer(r.buffer)
                                                                         : ExternBuffer{});
   std::vector<PackedInput> packed;
-  for (const PackedConstant& c : plan.packed)
-    if (c.extern_index == static_cast<int32_t>(e))
-      packed.push_back(
-          PackedInput{static_cast<size_t>(c.input), c.layout, c.bytes.data(), c.bytes.size()});
+  const std::vector<size_t>& packed_here = packed_of_extern[e];
+  for (size_t p : packed_here) {
+    const PackedConstant& c = plan.packed[p];
+    packed.push_back(
+        PackedInput{static_cast<size_t>(c.input), c.layout, c.bytes.data(), c.bytes.size()});
+  }
   externs.push_back(backend->prepare_extern(call, known, packed));
   packed_used += externs.back()->packed_inputs_adopted();
   const std::vector<size_t> copied = externs.back()->constants_copied();
@@ -161,8 +188,8 @@ void Session::Impl::prepare_extern(size_t e) {
          "' does not use on this machine; compile the plan for this backend on this machine, or "
          "without prepacking");
   }
-  for (PackedConstant& c : plan.packed)  // copied into the extern, or of no use here
-    if (c.extern_index == static_cast<int32_t>(e)) std::vector<uint8_t>().swap(c.bytes);
+  for (size_t p : packed_here)  // copied into the extern, or of no use here
+    std::vector<uint8_t>().swap(plan.packed[p].bytes);
 }
 
 std::vector<int> Session::Impl::constant_references() const {
@@ -193,9 +220,7 @@ void Session::Impl::release_copied(size_t e, std::vector<int>* refs) {
     const size_t c = static_cast<size_t>(b.constant);
     if (--(*refs)[c] > 0) continue;
     ConstantBytes().swap(constants[c]);
-    for (size_t j = 0; j < plan.buffers.size(); ++j)
-      if (plan.buffers[j].kind == BufferKind::Constant && plan.buffers[j].constant == b.constant)
-        bases[j] = nullptr;
+    for (int32_t j : constant_buffers[c]) bases[static_cast<size_t>(j)] = nullptr;
   }
 }
 

@@ -7,6 +7,7 @@
 #include "bindings/cli/cli.h"
 #include "bindings/cli/cli_model.h"
 #include "compiler/plan/plan_io.h"
+#include "compiler/plan/stage_times.h"
 #include "runtime/session.h"
 
 namespace ferrite {
@@ -56,7 +57,10 @@ int compile_command(const std::vector<std::string>& arg_list) {
     plan.packed = Session(plan, options.session).packed_constants();
     raw_dropped = strip_packed_constants(&plan);
   }
-  const std::vector<uint8_t> bytes = serialize_plan(plan);
+  const std::vector<uint8_t> bytes = [&] {
+    StageTimer timer("serialize_plan");
+    return serialize_plan(plan);
+  }();
   std::ofstream out(output, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()),
             static_cast<std::streamsize>(bytes.size()));

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <unordered_set>
 
 #include "bindings/cli/npy.h"
 #include "bindings/cli/tensor_values.h"
@@ -44,11 +45,11 @@ std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args) {
 void add_generated_inputs(const Engine& engine, const EngineOptions& options,
                           std::vector<std::pair<std::string, Tensor>>* inputs) {
   const int64_t limit = memory_limit_or_default(options.session.memory_limit);
+  std::unordered_set<std::string> given;
+  for (const auto& in : *inputs) given.insert(in.first);
   for (size_t i = 0; i < engine.inputs().size(); ++i) {
     const IoInfo& info = engine.inputs()[i];
-    bool given = false;
-    for (const auto& in : *inputs) given = given || in.first == info.name;
-    if (given) continue;
+    if (given.count(info.name)) continue;
     std::vector<int64_t> shape = info.shape;
     int64_t bytes = static_cast<int64_t>(dtype_size(info.dtype));
     for (int64_t& d : shape) {

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <unordered_map>
 
 #include "bindings/cli/cli.h"
 #include "bindings/cli/cli_model.h"
@@ -48,10 +49,13 @@ void print_ms(const char* what, double ms) {
 // Engine::run checks the feeds before it compiles.
 double compile_for(Engine& engine, const Feeds& feeds) {
   std::vector<std::vector<int64_t>> shapes(engine.inputs().size());
+  std::unordered_map<std::string, std::vector<size_t>> inputs_named;
+  for (size_t i = 0; i < engine.inputs().size(); ++i)
+    inputs_named[engine.inputs()[i].name].push_back(i);
   for (const auto& feed : feeds) {
-    for (size_t i = 0; i < engine.inputs().size(); ++i) {
-      if (engine.inputs()[i].name == feed.first) shapes[i] = feed.second->shape();
-    }
+    auto it = inputs_named.find(feed.first);
+    if (it == inputs_named.end()) continue;
+    for (size_t i : it->second) shapes[i] = feed.second->shape();
   }
   const Clock::time_point start = Clock::now();
   try {

@@ -6,9 +6,11 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <unordered_map>
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/plan_io.h"
+#include "compiler/plan/stage_times.h"
 #ifdef FERRITE_HAS_JIT
 #include "jit/jit_backend.h"
 #endif
@@ -127,7 +129,13 @@ std::unique_ptr<Engine> Engine::from_file(const std::string& path, EngineOptions
 
 std::unique_ptr<Engine> Engine::from_bytes(const uint8_t* data, size_t size,
                                            EngineOptions options) {
-  if (is_plan_bytes(data, size)) return from_plan(deserialize_plan(data, size), options);
+  if (is_plan_bytes(data, size)) {
+    Plan plan = [&] {
+      StageTimer timer("deserialize_plan");
+      return deserialize_plan(data, size);
+    }();
+    return from_plan(std::move(plan), options);
+  }
   options = for_backend(std::move(options));
   std::unique_ptr<ModelCompiler> compiler = load_onnx_model(data, size, options.compile);
   std::unique_ptr<Engine> engine(new Engine());
@@ -195,6 +203,7 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
     }
     outputs_.push_back(out.info);
   }
+  for (size_t i = 0; i < inputs_.size(); ++i) input_index_.emplace(inputs_[i].name, i);
 }
 
 void Engine::init_plan(Plan plan, EngineOptions options) {
@@ -210,6 +219,7 @@ void Engine::init_plan(Plan plan, EngineOptions options) {
   }
   outputs_ = session->outputs();
   sessions_[shapes].session = std::move(session);
+  for (size_t i = 0; i < inputs_.size(); ++i) input_index_.emplace(inputs_[i].name, i);
 }
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
@@ -246,11 +256,11 @@ std::vector<const Tensor*> Engine::checked_feeds(
     const std::vector<std::pair<std::string, const Tensor*>>& feeds) const {
   std::vector<const Tensor*> ordered(inputs_.size(), nullptr);
   for (const auto& feed : feeds) {
-    size_t i = 0;
-    while (i < inputs_.size() && inputs_[i].name != feed.first) ++i;
-    if (i == inputs_.size()) {
+    auto found = input_index_.find(feed.first);
+    if (found == input_index_.end()) {
       fail("unknown input '", feed.first, "' (model inputs: ", input_names(inputs_), ")");
     }
+    const size_t i = found->second;
     if (ordered[i]) fail("input '", feed.first, "' given twice");
     if (!feed.second) fail("input '", feed.first, "' has no tensor");
     ordered[i] = feed.second;

@@ -15,6 +15,7 @@
 #include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -113,7 +114,8 @@ class Engine {
   std::string session_error_;  // why the session failed after the graph was released
   EngineOptions options_;
   std::vector<IoInfo> inputs_, outputs_;
-  std::vector<DeclaredIo> declared_;  // the inputs, symbols included
+  std::vector<DeclaredIo> declared_;                     // the inputs, symbols included
+  std::unordered_map<std::string, size_t> input_index_;  // the first input of each name
   struct CachedSession {
     std::unique_ptr<Session> session;
     uint64_t last_used = 0;  // use_clock_ at its last lookup

@@ -3,6 +3,7 @@
 
 #include "compiler/frontend/onnx/onnx_import.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/stage_times.h"
 
 namespace ferrite {
 namespace {
@@ -59,12 +60,22 @@ class GraphCompiler final : public ModelCompiler {
 
 std::unique_ptr<ModelCompiler> load_onnx_model(const uint8_t* data, size_t size,
                                                const CompileOptions& options) {
-  return std::make_unique<GraphCompiler>(import_onnx(data, size, ""), options);
+  std::unique_ptr<Graph> g;
+  {
+    StageTimer timer("import");
+    g = import_onnx(data, size, "");
+  }
+  return std::make_unique<GraphCompiler>(std::move(g), options);
 }
 
 std::unique_ptr<ModelCompiler> load_onnx_model_file(const std::string& path,
                                                     const CompileOptions& options) {
-  return std::make_unique<GraphCompiler>(import_onnx_file(path), options);
+  std::unique_ptr<Graph> g;
+  {
+    StageTimer timer("import");
+    g = import_onnx_file(path);
+  }
+  return std::make_unique<GraphCompiler>(std::move(g), options);
 }
 
 bool has_compiler() {

@@ -8,7 +8,7 @@ namespace ferrite {
 V StorageBox::load(KernelBuilder& b, const std::vector<Index>& index) const {
   if (buffer) return b.load(buffer, linear_index(index, contiguous_strides(size)));
   if (!def || def->is_reduction) fail("internal: loading an unrealized reduction");
-  return def->fn(b, index);
+  return b.walk_once(def, index, [&] { return def->fn(b, index); });
 }
 
 int64_t TensorBox::elements() const {
@@ -21,7 +21,7 @@ V TensorBox::load(KernelBuilder& b, const std::vector<Index>& index) const {
   if (storage->realized() && strided) {
     return b.load(storage->buffer, linear_index(index, strided->strides, strided->offset));
   }
-  return storage->load(b, reindex ? reindex(index) : index);
+  return storage->load(b, reindex ? (*reindex)(index) : index);
 }
 
 Loader TensorBox::loader() const {
@@ -76,11 +76,13 @@ TensorBoxPtr make_view(const TensorBoxPtr& base, std::vector<int64_t> size, Rein
   t->dtype = base->dtype;
   t->size = std::move(size);
   t->storage = base->storage;
-  Reindex base_re = base->reindex;
+  t->view_depth = base->view_depth + 1;
+  std::shared_ptr<const Reindex> base_re = base->reindex;
   if (base_re) {
-    t->reindex = [base_re, reindex](const std::vector<Index>& i) { return base_re(reindex(i)); };
+    t->reindex = std::make_shared<const Reindex>(
+        [base_re, reindex](const std::vector<Index>& i) { return (*base_re)(reindex(i)); });
   } else {
-    t->reindex = reindex;
+    t->reindex = std::make_shared<const Reindex>(reindex);
   }
   if (base->strided) {
     std::vector<Index> vars;

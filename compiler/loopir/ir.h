@@ -40,8 +40,11 @@ struct TensorBox {
   DType dtype = DType::F32;
   std::vector<int64_t> size;
   std::shared_ptr<StorageBox> storage;
-  Reindex reindex;                     // empty: identity
+  // Null: identity. Shared, so that copying a box (every loader holds one) costs the same
+  // however many views it composes.
+  std::shared_ptr<const Reindex> reindex;
   std::optional<StridedView> strided;  // set when the view is plain strides over storage
+  int view_depth = 0;                  // views composed in reindex (calls nested that deep)
 
   int64_t elements() const;
   bool is_identity_view() const { return !reindex; }

@@ -1,5 +1,7 @@
 #include "compiler/loopir/kernel_builder.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "compiler/loopir/buffer.h"
@@ -51,12 +53,12 @@ KernelBuilder::KernelBuilder(std::string name, std::vector<int64_t> ranges, int 
 }
 
 int KernelBuilder::arg_for(Buffer* buf, bool output) {
-  for (size_t i = 0; i < arg_buffers_.size(); ++i) {
-    if (arg_buffers_[i] == buf) {
-      if (output) k_.args[i].output = true;
-      return static_cast<int>(i);
-    }
+  auto it = arg_index_.find(buf);
+  if (it != arg_index_.end()) {
+    if (output) k_.args[static_cast<size_t>(it->second)].output = true;
+    return it->second;
   }
+  arg_index_.emplace(buf, static_cast<int>(arg_buffers_.size()));
   arg_buffers_.push_back(buf);
   KernelArg a;
   a.dtype = buf->dtype;
@@ -117,6 +119,7 @@ V KernelBuilder::load(Buffer* buf, Index index) {
   in.index = ix_add(std::move(index), ix_const(offset));
   in.mask = masks_.empty() ? -1 : masks_.back();
   ++num_loads_;
+  if (owner->origin != BufferOrigin::Constant) ++num_variable_loads_;
   return emit(std::move(in));
 }
 
@@ -195,14 +198,9 @@ V KernelBuilder::check_index(V index, int64_t n, const std::string& message) {
     if (v < -n || v >= n) fail(message, ": index ", v, " out of range [", -n, ", ", n, ")");
     return constant(ScalarType::I64, static_cast<double>(v < 0 ? v + n : v));
   }
-  int msg = -1;
-  for (size_t i = 0; i < k_.messages.size(); ++i) {
-    if (k_.messages[i] == message) msg = static_cast<int>(i);
-  }
-  if (msg < 0) {
-    k_.messages.push_back(message);
-    msg = static_cast<int>(k_.messages.size()) - 1;
-  }
+  auto found = message_index_.emplace(message, static_cast<int>(k_.messages.size()));
+  if (found.second) k_.messages.push_back(message);
+  const int msg = found.first->second;
   Instr in;
   in.op = Op::CheckIndex;
   in.type = ScalarType::I64;
@@ -257,6 +255,39 @@ V KernelBuilder::index_value(const Index& e) {
     }
   }
   return constant(ScalarType::I64, 0);
+}
+
+V KernelBuilder::walk_once(std::shared_ptr<const void> def, const std::vector<Index>& index,
+                           const std::function<V()>& walk) {
+  const bool memo = memoize_ && masks_.empty() && !in_post_;
+  std::string key;
+  if (memo) {
+    key = str_cat(reinterpret_cast<uintptr_t>(def.get()));
+    for (const Index& i : index) key += str_cat('|', index_to_string(*i));
+    auto it = walks_.find(key);
+    if (it != walks_.end()) {
+      num_loads_ += it->second.loads;
+      num_compute_ += it->second.compute;
+      num_variable_loads_ += it->second.variable_loads;
+      height_ = std::max(height_, it->second.height);
+      return it->second.value;
+    }
+  }
+  const int loads = num_loads_, compute = num_compute_, variable = num_variable_loads_;
+  const int outer_height = height_;
+  height_ = 0;
+  const V v = walk();
+  const int height = height_ + 1;
+  height_ = std::max(outer_height, height);
+  if (memo) {
+    walks_[key] = Walk{std::move(def),
+                       v,
+                       num_loads_ - loads,
+                       num_compute_ - compute,
+                       num_variable_loads_ - variable,
+                       height};
+  }
+  return v;
 }
 
 void KernelBuilder::begin_post() {

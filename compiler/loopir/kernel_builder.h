@@ -6,8 +6,11 @@
 // traced inside `MaskScope` conditional (concat, pad: out-of-range lanes touch no memory).
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "compiler/plan/kernel.h"
@@ -49,7 +52,29 @@ class KernelBuilder {
 
   int num_loads() const { return num_loads_; }
   int num_compute() const { return num_compute_; }
+  // Loads of buffers that were not compile-time constants (BufferOrigin::Constant) then.
+  int num_variable_loads() const { return num_variable_loads_; }
   const std::vector<Buffer*>& arg_buffers() const { return arg_buffers_; }
+  // Whether this builder has loaded or stored `owner` (a storage owner).
+  bool has_arg(const Buffer* owner) const { return arg_index_.count(owner) > 0; }
+
+  // Memoized walks, for a builder that traces many values one after another (the realize
+  // policy's counts, GraphLowering): with memoize on, walk_once(def, index, walk) runs
+  // `walk` (the inlined definition `def` at `index`) once per unmasked index; later calls
+  // return its value and add the counts it added (loads, compute, variable loads), as the
+  // walk would, since CSE and constant folding make a walk's result and counts a function
+  // of the definition and the index alone. Tracing a chain of N values one by one then
+  // costs O(N), not O(N^2). forget_walks() drops them (after a loaded buffer became a
+  // constant, which changes num_variable_loads).
+  // walk_height() is the most walks nested one in another since reset_walk_height() (a
+  // memoized walk counts as deep as it was): the depth of inlining, which the C++ stack
+  // follows.
+  void set_memoize(bool on) { memoize_ = on; }
+  void reset_walk_height() { height_ = 0; }
+  int walk_height() const { return height_; }
+  V walk_once(std::shared_ptr<const void> def, const std::vector<Index>& index,
+              const std::function<V()>& walk);
+  void forget_walks() { walks_.clear(); }
   // The instruction that defines v (for inspection, e.g. constant detection).
   const Instr& instr(V v) const { return k_.code[v.id]; }
 
@@ -61,14 +86,26 @@ class KernelBuilder {
   V emit(Instr in);
   bool try_fold(const Instr& in, V* out);
 
+  struct Walk {
+    std::shared_ptr<const void> def;  // keeps the key's definition alive
+    V value;
+    int loads = 0, compute = 0, variable_loads = 0, height = 0;
+  };
+
   Kernel k_;
   std::vector<Buffer*> arg_buffers_;
+  std::unordered_map<const Buffer*, int> arg_index_;
+  std::unordered_map<std::string, int> message_index_;
   std::map<std::string, int> cse_;
+  bool memoize_ = false;
+  int height_ = 0;
+  std::unordered_map<std::string, Walk> walks_;
   std::vector<int> masks_;                        // SSA ids of the combined mask at each depth
   std::vector<std::pair<int, int64_t>> checked_;  // CheckIndex results and their sizes
   bool in_post_ = false;
   int num_loads_ = 0;
   int num_compute_ = 0;
+  int num_variable_loads_ = 0;
 };
 
 class MaskScope {

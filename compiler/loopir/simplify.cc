@@ -19,9 +19,8 @@ struct Lin {
   std::vector<Term> terms;
 };
 
-void add_term(Lin* x, int64_t coeff, const Index& atom) {
+void add_term(Lin* x, int64_t coeff, const Index& atom, std::string key) {
   if (coeff == 0) return;
-  std::string key = index_to_string(*atom);
   for (auto& t : x->terms) {
     if (t.key == key) {
       t.coeff += coeff;
@@ -31,9 +30,13 @@ void add_term(Lin* x, int64_t coeff, const Index& atom) {
   x->terms.push_back({coeff, atom, std::move(key)});
 }
 
+void add_term(Lin* x, int64_t coeff, const Index& atom) {
+  if (coeff != 0) add_term(x, coeff, atom, index_to_string(*atom));
+}
+
 void add_lin(Lin* x, const Lin& y, int64_t scale) {
   x->c += y.c * scale;
-  for (const auto& t : y.terms) add_term(x, t.coeff * scale, t.atom);
+  for (const auto& t : y.terms) add_term(x, t.coeff * scale, t.atom, t.key);
 }
 
 Index from_lin(Lin x) {
@@ -116,11 +119,11 @@ class SimplifyImpl {
       case IndexKind::Var:
         if (e->id < 0 || e->id >= static_cast<int>(s_.extent_.size())) return std::nullopt;
         return IndexRange{0, std::max<int64_t>(0, s_.extent_[e->id] - 1)};
-      case IndexKind::Value:
-        for (const auto& [id, size] : s_.value_size_) {
-          if (id == e->id) return IndexRange{0, std::max<int64_t>(0, size - 1)};
-        }
-        return std::nullopt;
+      case IndexKind::Value: {
+        auto it = s_.value_size_.find(e->id);
+        if (it == s_.value_size_.end()) return std::nullopt;
+        return IndexRange{0, std::max<int64_t>(0, it->second - 1)};
+      }
       case IndexKind::FloorDiv: {
         auto a = range_lin(lin(e->a));
         if (!a || e->b->kind != IndexKind::Const || e->b->c <= 0) return std::nullopt;
@@ -170,9 +173,9 @@ class SimplifyImpl {
     rest->c = mod64(x.c, d);
     for (const auto& t : x.terms) {
       if (t.coeff % d == 0) {
-        add_term(quot, t.coeff / d, t.atom);
+        add_term(quot, t.coeff / d, t.atom, t.key);
       } else {
-        add_term(rest, t.coeff, t.atom);
+        add_term(rest, t.coeff, t.atom, t.key);
       }
     }
   }
@@ -222,7 +225,7 @@ class SimplifyImpl {
 };
 
 void IndexSimplifier::set_value_range(int id, int64_t size) {
-  value_size_.push_back({id, size});
+  value_size_.emplace(id, size);  // the first range declared for an id holds
 }
 
 Index IndexSimplifier::simplify(const Index& e) const {

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -37,7 +38,7 @@ class IndexSimplifier {
  private:
   friend class SimplifyImpl;
   std::vector<int64_t> extent_;
-  std::vector<std::pair<int, int64_t>> value_size_;
+  std::unordered_map<int, int64_t> value_size_;
 };
 
 // Light, range-free smart constructors used while building expressions: they fold

@@ -108,7 +108,7 @@ TensorBoxPtr stack(const LowerCtx& c, std::vector<TensorBoxPtr> parts, int axis,
     s.insert(s.begin() + axis, 1);
     ins.push_back(reshape_view(p, s));
   }
-  return concat_boxes(ins, axis, c.origin());
+  return concat_values(c.gl, std::move(ins), axis, c.origin());
 }
 
 // The empty result of a scan output when the loop runs no iteration: its element type and

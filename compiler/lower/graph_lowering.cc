@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <cctype>
+#include <unordered_map>
 
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/interpret.h"
+#include "compiler/plan/stage_times.h"
 
 namespace ferrite {
 namespace {
@@ -19,34 +21,66 @@ constexpr int kReuseComputeThreshold = 3;
 // Constants larger than this stay views instead of being folded into new tensors.
 constexpr int64_t kFoldElementLimit = int64_t{1} << 22;
 constexpr size_t kMaxSubgraphDepth = 32;
+// Loaders call their producers' loaders, so inlining is recursion: a value whose inlined
+// definition nests deeper than this is realized, which bounds the stack every walk and
+// kernel build needs (a chain of 10,000 Relus overflowed it, natively and in wasm), and
+// fusion joins the pieces into one kernel again. Real models nest a few levels (the ONNX
+// node tests at most 6).
+constexpr int kMaxInlineDepth = 128;
+// Likewise a view (a graph value that remaps another's index) is copied into a buffer of
+// its own when it composes more than kMaxInlineDepth views, or when its index, as a tree,
+// has more nodes than this: a chain of reshapes and transposes that strides cannot express
+// grows it exponentially (each level reads the one below twice, as a quotient and a
+// remainder), and every load prints and simplifies it. The node tests reach 474 nodes
+// (DepthToSpace's 6-D reshape, transpose, reshape), the test models 38.
+constexpr int64_t kMaxViewIndexNodes = 1024;
+
+// Nodes of `e` as a tree (shared subexpressions counted at each use, as printing and
+// simplifying an index visit them), saturating at `cap`; memo: per shared node.
+int64_t tree_size(const Index& e, int64_t cap,
+                  std::unordered_map<const IndexNode*, int64_t>* memo) {
+  if (!e) return 0;
+  auto it = memo->find(e.get());
+  if (it != memo->end()) return it->second;
+  const int64_t n = std::min(cap, 1 + tree_size(e->a, cap, memo) + tree_size(e->b, cap, memo));
+  (*memo)[e.get()] = n;
+  return n;
+}
 
 bool is_narrow(DType t) {
   return t != DType::F32 && t != DType::F64 && t != DType::I64 && t != DType::Bool;
 }
 
-struct TraceStats {
-  int reads = 0;
-  int compute = 0;
-  bool all_constant = true;
-};
+}  // namespace
 
-TraceStats trace(const TensorBoxPtr& t) {
-  KernelBuilder b("trace", t->size, 0);
+// What the realize policy and constant folding need to know of a value's inlined
+// definition: its loads and compute instructions as inlining counts them, and whether every
+// buffer it loads is a compile-time constant. The walks go through one memoizing builder
+// (KernelBuilder::walk_once), so a definition already traced is not walked again: a chain
+// of N inlined values costs O(N) to trace, where a fresh builder per value cost O(N^2).
+GraphLowering::TraceStats GraphLowering::trace(const TensorBoxPtr& t) {
+  StageTimer timer("lower/trace");
+  KernelBuilder& b = *tracer_;
+  const int loads = b.num_loads(), compute = b.num_compute(), variable = b.num_variable_loads();
   std::vector<Index> idx;
   for (size_t d = 0; d < t->size.size(); ++d) idx.push_back(ix_var(static_cast<int>(d)));
+  b.reset_walk_height();
   t->load(b, idx);
   TraceStats s;
-  s.reads = b.num_loads();
-  s.compute = b.num_compute();
-  for (Buffer* buf : b.arg_buffers()) s.all_constant &= buf->origin == BufferOrigin::Constant;
+  s.height = b.walk_height();
+  s.reads = b.num_loads() - loads;
+  s.compute = b.num_compute() - compute;
+  s.all_constant = b.num_variable_loads() == variable;
   return s;
 }
 
-}  // namespace
-
 GraphLowering::GraphLowering(const Graph& g, const std::vector<TensorType>& input_types,
                              const std::vector<std::shared_ptr<const TensorData>>& input_values)
-    : g_(g), input_types_(input_types), input_values_(input_values) {
+    : g_(g),
+      input_types_(input_types),
+      input_values_(input_values),
+      tracer_(std::make_unique<KernelBuilder>("trace", std::vector<int64_t>{}, 0)) {
+  tracer_->set_memoize(true);
   input_values_.resize(input_types_.size());
   if (input_types_.size() != g_.inputs.size()) {
     fail("compile: ", g_.inputs.size(), " inputs declared, ", input_types_.size(), " given");
@@ -93,7 +127,9 @@ void GraphLowering::realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t o
   for (char& ch : origin) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
+  StageTimer timer("lower/build_kernel");
   item.kernel = build_kernel(buf, str_cat("k", next_kernel_++, "_", origin), &item.args);
+  note_args(buf, item.args);
   item.guards = guards_;
   prog_.order.push_back(std::move(item));
 }
@@ -212,8 +248,26 @@ TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> d
   return make_buffer_box(buf);
 }
 
+bool GraphLowering::never_constant(const Buffer* b) const {
+  return b->origin == BufferOrigin::Input || b->origin == BufferOrigin::Extern ||
+         b->origin == BufferOrigin::Assembled || unfoldable_.count(b) > 0;
+}
+
+void GraphLowering::note_args(Buffer* buf, const std::vector<Buffer*>& args) {
+  for (const Buffer* a : args) {
+    if (a != buf && never_constant(a)) {
+      unfoldable_.insert(buf);
+      return;
+    }
+  }
+}
+
 bool GraphLowering::fold_buffer(Buffer* buf) {
-  if (buf->origin != BufferOrigin::Computed || buf->elements() > kFoldElementLimit) return false;
+  if (buf->origin != BufferOrigin::Computed || buf->elements() > kFoldElementLimit ||
+      unfoldable_.count(buf)) {
+    return false;
+  }
+  StageTimer timer("lower/fold");
   std::vector<Buffer*> args;
   Kernel k = build_kernel(buf, "fold", &args);
   std::vector<void*> ptrs;
@@ -227,6 +281,7 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
     } else if (a->origin == BufferOrigin::Constant) {
       ptrs.push_back(const_cast<uint8_t*>(a->data->bytes.data()));
     } else {
+      note_args(buf, args);
       return false;
     }
   }
@@ -239,7 +294,9 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
 
 TensorBoxPtr GraphLowering::try_fold(const TensorBoxPtr& t) {
   if (t->storage->realized()) {
-    fold_buffer(t->storage->buffer);
+    Buffer* buf = t->storage->buffer;
+    // The memoized walks that loaded it counted it as a variable load.
+    if (fold_buffer(buf) && tracer_->has_arg(buf)) tracer_->forget_walks();
     if (t->is_identity_view()) return t;
   }
   if (t->elements() > kFoldElementLimit) return t;
@@ -271,7 +328,7 @@ void GraphLowering::apply_realize_policy(const Value* v, const TensorBoxPtr& t) 
   }
   TraceStats st = trace(t);
   int users = uses_[v];
-  if (st.reads > kRealizeReadsThreshold ||
+  if (st.reads > kRealizeReadsThreshold || st.height >= kMaxInlineDepth ||
       (users > 1 && (st.reads > 1 || st.compute > kReuseComputeThreshold))) {
     realize(t);
   }
@@ -327,10 +384,23 @@ void GraphLowering::lower_node(const Node& n) {
       if (uses_[v] > 0) fail(n.describe(), ": internal: output ", i, " was not lowered");
       continue;
     }
-    TensorBoxPtr t = try_fold(outs[i]);
+    TensorBoxPtr t = try_fold(bound_view(outs[i]));
     apply_realize_policy(v, t);
     env_[v] = t;
   }
+}
+
+TensorBoxPtr GraphLowering::bound_view(const TensorBoxPtr& t) {
+  if (t->is_identity_view()) return t;
+  std::vector<Index> vars;
+  for (size_t d = 0; d < t->size.size(); ++d) vars.push_back(ix_var(static_cast<int>(d)));
+  std::unordered_map<const IndexNode*, int64_t> memo;
+  int64_t nodes = 0;
+  for (const Index& e : (*t->reindex)(vars)) nodes += tree_size(e, kMaxViewIndexNodes + 1, &memo);
+  if (t->view_depth <= kMaxInlineDepth && nodes <= kMaxViewIndexNodes) return t;
+  TensorBoxPtr copy = make_pointwise_box(t->dtype, t->size, t->loader(), "view copy");
+  realize(copy);
+  return copy;
 }
 
 Buffer* GraphLowering::realize_output(const TensorBoxPtr& t, int index) {

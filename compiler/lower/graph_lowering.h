@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/graph/graph.h"
@@ -108,12 +109,26 @@ class GraphLowering {
   int64_t unrolled_nodes = 0;
 
  private:
+  struct TraceStats {
+    int reads = 0;
+    int compute = 0;
+    bool all_constant = true;
+    int height = 0;  // of the walks nested in its inlined definition
+  };
+  TraceStats trace(const TensorBoxPtr& t);
   void lower_node(const Node& n);
+  TensorBoxPtr bound_view(const TensorBoxPtr& t);
   TensorBoxPtr box_for(const Value* v);
   const Value* resolve_capture(const Value* v) const;
   void apply_realize_policy(const Value* v, const TensorBoxPtr& t);
   TensorBoxPtr try_fold(const TensorBoxPtr& t);
   bool fold_buffer(Buffer* buf);
+  // Whether `b` can never become a compile-time constant: an input, an extern's result,
+  // assembled storage, or a computed buffer that reads one (whatever is realized later,
+  // its kernel reads such a buffer or one computed from it), so fold_buffer need not
+  // rebuild its kernel for every view of it that is lowered.
+  bool never_constant(const Buffer* b) const;
+  void note_args(Buffer* buf, const std::vector<Buffer*>& args);
   Buffer* realize_output(const TensorBoxPtr& t, int index);
 
   const Graph& g_;
@@ -126,6 +141,8 @@ class GraphLowering {
   std::vector<LoweredGuard> guards_;
   int next_buffer_ = 0;
   int next_kernel_ = 0;
+  std::unique_ptr<KernelBuilder> tracer_;         // trace's memoizing builder
+  std::unordered_set<const Buffer*> unfoldable_;  // see never_constant
 };
 
 }  // namespace ferrite

@@ -96,6 +96,11 @@ TensorBoxPtr reshape_view(const TensorBoxPtr& t, const std::vector<int64_t>& new
 // the caller): each element is a load from the input whose range holds its index.
 TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
                           const std::string& origin);
+// The same for any number of inputs, in time and code linear in their number: past 16
+// inputs (where every element would evaluate a masked load per input) they are concatenated
+// in realized groups of 16, and the groups again, as a tree.
+TensorBoxPtr concat_values(GraphLowering& gl, std::vector<TensorBoxPtr> ins, int axis,
+                           const std::string& origin);
 TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm);
 TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
 // A post-op of an extern with its operand (binary kinds; null otherwise), before lowering

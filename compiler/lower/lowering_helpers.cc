@@ -201,4 +201,38 @@ TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
   return make_pointwise_box(ins[0]->dtype, size, fn, origin);
 }
 
+namespace {
+
+// The most inputs one concatenation kernel takes: each of its elements evaluates a masked
+// load (and two compares and a select) per input. With 16, an element of a concatenation of
+// N values costs about 16 log16(N) of those, its values copied log16(N) times.
+constexpr size_t kMaxConcatFanIn = 16;
+
+}  // namespace
+
+TensorBoxPtr concat_values(GraphLowering& gl, std::vector<TensorBoxPtr> ins, int axis,
+                           const std::string& origin) {
+  if (ins.size() > kMaxConcatFanIn) {
+    std::vector<TensorBoxPtr> nonempty;
+    for (const TensorBoxPtr& t : ins)
+      if (t->size[axis] != 0) nonempty.push_back(t);
+    if (!nonempty.empty()) ins = std::move(nonempty);
+  }
+  while (ins.size() > kMaxConcatFanIn) {
+    std::vector<TensorBoxPtr> groups;
+    for (size_t i = 0; i < ins.size(); i += kMaxConcatFanIn) {
+      const size_t end = std::min(ins.size(), i + kMaxConcatFanIn);
+      if (end - i == 1) {
+        groups.push_back(ins[i]);
+        continue;
+      }
+      TensorBoxPtr g = concat_boxes({ins.begin() + i, ins.begin() + end}, axis, origin);
+      gl.realize(g);
+      groups.push_back(g);
+    }
+    ins = std::move(groups);
+  }
+  return concat_boxes(ins, axis, origin);
+}
+
 }  // namespace ferrite

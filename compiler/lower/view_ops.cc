@@ -202,7 +202,7 @@ std::vector<TensorBoxPtr> lower_concat(LowerCtx& c) {
         c.error("inputs differ in shape");
     }
   }
-  return {concat_boxes(ins, axis, c.origin())};
+  return {concat_values(c.gl, std::move(ins), axis, c.origin())};
 }
 
 std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {

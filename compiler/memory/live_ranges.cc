@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/stage_times.h"
 
 namespace ferrite {
 namespace {
@@ -64,7 +65,11 @@ TempMemory plan_temp_memory(const Plan& plan, bool in_place) {
   std::vector<int64_t> bytes(plan.buffers.size(), 0);
   for (size_t i = 0; i < bytes.size(); ++i)
     if (plan.buffers[i].kind == BufferKind::Temp) bytes[i] = plan.buffers[i].nbytes();
-  const std::vector<LiveBuffer> all = live_ranges(bytes, plan_step_uses(plan));
+  std::vector<LiveBuffer> all;
+  {
+    StageTimer timer("memory/live_ranges");
+    all = live_ranges(bytes, plan_step_uses(plan));
+  }
   std::vector<int> temp_of(all.size(), -1);
   for (size_t i = 0; i < all.size(); ++i) {
     if (plan.buffers[i].kind != BufferKind::Temp) continue;
@@ -76,7 +81,10 @@ TempMemory plan_temp_memory(const Plan& plan, bool in_place) {
   // chain's groups grow from its first buffer).
   std::vector<int> group(m.temps.size());
   for (size_t t = 0; t < group.size(); ++t) group[t] = static_cast<int>(t);
-  if (in_place) m.in_place = find_in_place_pairs(plan, all);
+  if (in_place) {
+    StageTimer timer("memory/in_place");
+    m.in_place = find_in_place_pairs(plan, all);
+  }
   for (const InPlacePair& p : m.in_place) group[temp_of[p.output]] = group[temp_of[p.input]];
   std::vector<LiveBuffer> merged;
   std::vector<int> slot(m.temps.size(), -1);  // group leader -> index in merged
@@ -92,7 +100,10 @@ TempMemory plan_temp_memory(const Plan& plan, bool in_place) {
     merged[g].first = std::min(merged[g].first, r.first);
     merged[g].last = std::max(merged[g].last, r.last);
   }
-  const PoolPlan pool = plan_pool(merged);
+  const PoolPlan pool = [&] {
+    StageTimer timer("memory/pool_planner");
+    return plan_pool(merged);
+  }();
   m.pool.pool_bytes = pool.pool_bytes;
   m.pool.lower_bound = pool.lower_bound;
   for (size_t t = 0; t < group.size(); ++t) m.pool.offsets.push_back(pool.offsets[slot[group[t]]]);

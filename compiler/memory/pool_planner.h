@@ -26,6 +26,12 @@ constexpr int64_t kPoolAlignment = 64;
 // ferrite::Error when that overflows.
 int64_t pool_aligned(int64_t bytes);
 
-PoolPlan plan_pool(const std::vector<LiveBuffer>& buffers);
+// The greedy placement (pool_planner.cc) looks at every pair of buffers live together;
+// past this many pairs (thousands of buffers live at once, as in a concatenation of many
+// values) the buffers are placed in step order instead, in O(n log n).
+constexpr int64_t kMaxConflictPairs = int64_t{1} << 20;
+
+PoolPlan plan_pool(const std::vector<LiveBuffer>& buffers,
+                   int64_t max_conflict_pairs = kMaxConflictPairs);
 
 }  // namespace ferrite

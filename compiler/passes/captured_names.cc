@@ -28,6 +28,18 @@ std::set<std::string> captured_names(const Graph& g) {
   return names;
 }
 
+void forget_reader(Node* u) {
+  for (Value* x : u->inputs) {
+    if (!x || x->is_constant()) continue;
+    x->users.erase(std::remove(x->users.begin(), x->users.end(), u), x->users.end());
+  }
+}
+
+void add_reader(Value* v, Node* n) {
+  if (!v || v->is_constant()) return;
+  if (std::find(v->users.begin(), v->users.end(), n) == v->users.end()) v->users.push_back(n);
+}
+
 void erase_absorbed_nodes(Graph& g, const std::set<Node*>& gone) {
   g.nodes.erase(std::remove_if(g.nodes.begin(), g.nodes.end(),
                                [&](const std::unique_ptr<Node>& p) { return gone.count(p.get()); }),

@@ -100,13 +100,14 @@ bool channel_affine_of(const Node& u, const Value* v, size_t rank, size_t axis, 
   return true;
 }
 
-std::vector<Node*> affine_chain(const Graph& g, const std::set<std::string>& captured, Value* v,
-                                size_t rank, size_t axis, int64_t channels, ChannelAffine* total) {
+std::vector<Node*> affine_chain(const std::set<const Value*>& outputs,
+                                const std::set<std::string>& captured, Value* v, size_t rank,
+                                size_t axis, int64_t channels, ChannelAffine* total) {
   *total = ChannelAffine(channels);
   std::vector<Node*> chain;
   for (;;) {
     if (v->users.size() != 1 || captured.count(v->name)) break;
-    if (std::find(g.outputs.begin(), g.outputs.end(), v) != g.outputs.end()) break;
+    if (outputs.count(v)) break;
     Node* u = v->users[0];
     ChannelAffine a;
     if (!channel_affine_of(*u, v, rank, axis, channels, &a)) break;

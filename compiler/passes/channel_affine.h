@@ -35,10 +35,12 @@ bool channel_affine_of(const Node& u, const Value* v, size_t rank, size_t axis, 
                        ChannelAffine* a);
 
 // The nodes after `v` that apply per-channel affine maps, in order, each the only reader of
-// the value before it (which is neither a graph output nor in `captured`), with the maps
-// composed into *total (`channels` along `axis` of a rank-`rank` output); empty when none.
-std::vector<Node*> affine_chain(const Graph& g, const std::set<std::string>& captured, Value* v,
-                                size_t rank, size_t axis, int64_t channels, ChannelAffine* total);
+// the value before it (which is neither one of the graph's `outputs` nor in `captured`),
+// with the maps composed into *total (`channels` along `axis` of a rank-`rank` output);
+// empty when none.
+std::vector<Node*> affine_chain(const std::set<const Value*>& outputs,
+                                const std::set<std::string>& captured, Value* v, size_t rank,
+                                size_t axis, int64_t channels, ChannelAffine* total);
 
 // A new float32 tensor.
 std::shared_ptr<TensorData> f32_tensor(const std::vector<int64_t>& shape,

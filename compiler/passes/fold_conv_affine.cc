@@ -62,6 +62,7 @@ bool foldable_conv(const Node& n, int64_t* m) {
 
 void fold_conv_affine(Graph& g) {
   const std::set<std::string> captured = captured_names(g);
+  const std::set<const Value*> outputs(g.outputs.begin(), g.outputs.end());
   std::vector<Node*> absorbed;
   g.rebuild_uses();
   for (const auto& owner : g.nodes) {
@@ -69,17 +70,19 @@ void fold_conv_affine(Graph& g) {
     int64_t m = 0;
     if (!foldable_conv(*n, &m)) continue;
     ChannelAffine total;
-    const std::vector<Node*> chain =
-        affine_chain(g, captured, n->outputs[0], n->inputs[0]->type.shape.size(), 1, m, &total);
+    const std::vector<Node*> chain = affine_chain(outputs, captured, n->outputs[0],
+                                                  n->inputs[0]->type.shape.size(), 1, m, &total);
     if (chain.empty()) continue;
     fold(g, n, m, total);                      // once, with the chain composed
     n->outputs[0] = chain.back()->outputs[0];  // the conv now produces what the chain produced
+    n->outputs[0]->producer = n;
+    n->outputs[0]->output_index = 0;
     for (Node* u : chain) {
+      forget_reader(u);
       u->inputs.clear();
       u->outputs.clear();
       absorbed.push_back(u);
     }
-    g.rebuild_uses();
   }
   if (absorbed.empty()) return;
   erase_absorbed_nodes(g, std::set<Node*>(absorbed.begin(), absorbed.end()));

@@ -67,6 +67,7 @@ void fold(Graph& g, Node* node, const Linear& l, const ChannelAffine& a) {
 
 void fold_matmul_affine(Graph& g) {
   const std::set<std::string> captured = captured_names(g);
+  const std::set<const Value*> outputs(g.outputs.begin(), g.outputs.end());
   std::set<Node*> absorbed;
   g.rebuild_uses();
   for (const auto& owner : g.nodes) {
@@ -75,13 +76,14 @@ void fold_matmul_affine(Graph& g) {
     if (!foldable_linear(*node, &l)) continue;  // (absorbed nodes have no outputs)
     ChannelAffine total;
     const std::vector<Node*> chain =
-        affine_chain(g, captured, node->outputs[0], l.rank, l.rank - 1, l.n, &total);
+        affine_chain(outputs, captured, node->outputs[0], l.rank, l.rank - 1, l.n, &total);
     if (chain.empty() || !total.scales()) continue;
     fold(g, node, l, total);
     Node* last = chain.back();
     const bool keep_add = node->op_type != "Gemm" && total.shifts();
     for (Node* u : chain) {
       if (keep_add && u == last) continue;
+      forget_reader(u);
       u->inputs.clear();
       u->outputs.clear();
       absorbed.insert(u);
@@ -91,13 +93,19 @@ void fold_matmul_affine(Graph& g) {
       last->op_type = "Add";
       last->domain.clear();
       last->attrs.clear();
+      forget_reader(last);
       last->inputs = {node->outputs[0],
                       g.add_constant(last->outputs[0]->name + "_shift", f32_tensor({l.n}, shift))};
+      add_reader(node->outputs[0], last);
+      for (size_t k = 1; k < last->outputs.size(); ++k) {
+        if (last->outputs[k]) last->outputs[k]->producer = nullptr;
+      }
       last->outputs.resize(1);
     } else {
       node->outputs[0] = last->outputs[0];  // the node now produces what the chain produced
+      node->outputs[0]->producer = node;
+      node->outputs[0]->output_index = 0;
     }
-    g.rebuild_uses();
   }
   if (absorbed.empty()) return;
   erase_absorbed_nodes(g, absorbed);

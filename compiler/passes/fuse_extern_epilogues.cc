@@ -57,8 +57,7 @@ class Fuser {
   // Whether a value may disappear into an extern: read only by `readers` (all absorbed by
   // the match), not a graph output, not read by a subgraph.
   bool private_to(const Value* v, std::initializer_list<const Node*> readers) const {
-    if (captured_.count(v->name)) return false;
-    if (std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end()) return false;
+    if (captured_.count(v->name) || outputs_.count(v)) return false;
     if (v->users.size() != readers.size()) return false;
     for (const Node* u : v->users)
       if (std::find(readers.begin(), readers.end(), u) == readers.end()) return false;
@@ -217,9 +216,7 @@ class Fuser {
   }
 
   bool match(Value* v, Match* m) const {
-    if (captured_.count(v->name) ||
-        std::find(g_.outputs.begin(), g_.outputs.end(), v) != g_.outputs.end())
-      return false;
+    if (captured_.count(v->name) || outputs_.count(v)) return false;
     if (v->users.size() == 1)
       return match_unary(v->users[0], v, m) || match_binary(v->users[0], v, m);
     return match_silu(v, m) || match_gelu(v, m);
@@ -240,18 +237,22 @@ class Fuser {
         post.push_back(p);
       }
       for (Node* u : m.nodes) {
+        forget_reader(u);
         u->inputs.clear();
         u->outputs.clear();
         absorbed_.insert(u);
       }
+      for (Value* t : m.operands) add_reader(t, n);
       n->outputs[0] = m.out;  // the extern now produces what the last absorbed node did
-      g_.rebuild_uses();
+      m.out->producer = n;
+      m.out->output_index = 0;
     }
     if (!post.empty()) write_post_op_attrs(n, post);
   }
 
   Graph& g_;
   std::set<std::string> captured_;
+  std::set<const Value*> outputs_{g_.outputs.begin(), g_.outputs.end()};
   std::set<Node*> absorbed_;
 };
 

@@ -13,6 +13,7 @@
 #include "compiler/passes/fuse_message_passing.h"
 #include "compiler/passes/remove_identities.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/stage_times.h"
 
 namespace ferrite {
 
@@ -32,13 +33,26 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse, bool cha
       {"choose_conv_layout", [channels_last](Graph& h) { choose_conv_layout(h, channels_last); },
        false},
   };
-  dump_text(dump_dir, "00_imported.txt", graph_to_string(g));
+  StageTimer timer("passes");
+  // The listings only when they are written: printing a graph costs as much as a pass.
+  const bool dump = !dump_dir.empty();
+  if (dump) dump_text(dump_dir, "00_imported.txt", graph_to_string(g));
   int step = 1;
   for (const auto& [name, pass, fusing] : passes) {
     if (fusing && !fuse) continue;
-    pass(g);
-    g.validate();
-    dump_text(dump_dir, str_cat(step < 10 ? "0" : "", step, "_", name, ".txt"), graph_to_string(g));
+    const std::string stage = str_cat("pass/", name);
+    {
+      StageTimer timer(stage.c_str());
+      pass(g);
+    }
+    {
+      StageTimer timer("pass/validate");
+      g.validate();
+    }
+    if (dump) {
+      dump_text(dump_dir, str_cat(step < 10 ? "0" : "", step, "_", name, ".txt"),
+                graph_to_string(g));
+    }
     ++step;
   }
 }

@@ -1,6 +1,6 @@
 #include "compiler/passes/remove_identities.h"
 
-#include <algorithm>
+#include <unordered_set>
 
 namespace ferrite {
 namespace {
@@ -20,17 +20,22 @@ bool is_identity(const Node& n) {
 
 void remove_identities(Graph& g) {
   g.rebuild_uses();
+  const std::unordered_set<const Value*> outputs(g.outputs.begin(), g.outputs.end());
   for (const auto& n : g.nodes) {
     if (!is_identity(*n)) continue;
     Value* in = n->inputs[0];
     Value* out = n->outputs[0];
     // Graph outputs stay produced by a node so that their names survive.
-    if (std::find(g.outputs.begin(), g.outputs.end(), out) != g.outputs.end()) continue;
-    for (const auto& user : g.nodes) {
+    if (outputs.count(out)) continue;
+    // The readers of `out` read `in` instead; they join in's users, so that an identity
+    // producing `in` later in the list rewires them too.
+    for (Node* user : out->users) {
       for (Value*& v : user->inputs) {
         if (v == out) v = in;
       }
+      in->users.push_back(user);
     }
+    out->users.clear();
   }
   g.rebuild_uses();
   g.remove_dead();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <unordered_map>
 
 #include "compiler/loopir/simplify.h"
 #include "compiler/plan/error.h"
@@ -108,11 +109,11 @@ class Assembler {
   }
 
   int arg_for(Buffer* buf, const KernelArg& a) {
-    for (size_t i = 0; i < args.size(); ++i) {
-      if (args[i] == buf) {
-        kargs[i].output = kargs[i].output || a.output;
-        return static_cast<int>(i);
-      }
+    auto found = arg_index.emplace(buf, static_cast<int>(args.size()));
+    if (!found.second) {
+      KernelArg& k = kargs[static_cast<size_t>(found.first->second)];
+      k.output = k.output || a.output;
+      return found.first->second;
     }
     args.push_back(buf);
     kargs.push_back(a);
@@ -163,6 +164,7 @@ class Assembler {
 
   std::vector<Item> items;
   std::vector<Buffer*> args;
+  std::unordered_map<const Buffer*, int> arg_index;
   std::vector<KernelArg> kargs;
   std::vector<std::string> messages;
 };
@@ -276,17 +278,21 @@ class Merger {
     return simp_->simplify(remap_index(e, p.vars, [&](int id) { return ids[id]; }));
   }
 
+  // The first kernel's stores of `buf`, in code order (null: none).
+  const std::vector<StoreRec>* stores_of(const Buffer* buf) const {
+    auto it = stores_.find(buf);
+    return it == stores_.end() ? nullptr : &it->second;
+  }
+
   const StoreRec* find_store(Buffer* buf, const Index& index) const {
-    for (const StoreRec& s : stores_)
-      if (s.buf == buf && same_index(s.index, index, static_cast<int>(ranges_.size()))) return &s;
+    if (const std::vector<StoreRec>* stores = stores_of(buf)) {
+      for (const StoreRec& s : *stores)
+        if (same_index(s.index, index, static_cast<int>(ranges_.size()))) return &s;
+    }
     return nullptr;
   }
 
-  bool first_stores(Buffer* buf) const {
-    for (const StoreRec& s : stores_)
-      if (s.buf == buf) return true;
-    return false;
-  }
+  bool first_stores(Buffer* buf) const { return stores_of(buf) != nullptr; }
 
   // 1 + the last inner loop whose Reduce results value `id` depends on (0: none).
   int reduce_depth(int id) {
@@ -337,8 +343,10 @@ class Merger {
     if (item.in.op == Op::Store || (item.phase != kPost && item.phase > phase)) return false;
     if (item.in.op == Op::Load) {
       // Memory written by this kernel is only safe to re-read from a later loop.
-      for (const StoreRec& s : stores_)
-        if (s.buf == as_.args[item.in.arg] && s.phase >= phase) return false;
+      if (const std::vector<StoreRec>* stores = stores_of(as_.args[item.in.arg])) {
+        for (const StoreRec& s : *stores)
+          if (s.phase >= phase) return false;
+      }
     } else if (item.in.op != Op::LoopVar && item.in.op != Op::Cast) {
       ++*cost;
     }
@@ -378,7 +386,7 @@ class Merger {
   // the post phase. With `first_stores`, loads of what the first kernel stores resolve to
   // its values.
   void copy(const BoundKernel& src, const Placement& p, const std::vector<int>& phase,
-            const std::vector<StoreRec>* first_stores) {
+            const std::unordered_map<const Buffer*, std::vector<StoreRec>>* first_stores) {
     const Kernel& k = src.kernel;
     std::vector<int> ids(k.code.size(), -1);
     const int msg_base = static_cast<int>(as_.messages.size());
@@ -421,7 +429,7 @@ class Merger {
         in.arg = as_.arg_for(buf, k.args[in.arg]);
         ids[i] = as_.emit(ph, in);
         if (in.op == Op::Store && !first_stores)
-          stores_.push_back(StoreRec{buf, in.index, in.a, ph});
+          stores_[buf].push_back(StoreRec{buf, in.index, in.a, ph});
         continue;
       }
       ids[i] = as_.emit(ph, in);
@@ -434,7 +442,7 @@ class Merger {
   int num_reduce_ = 0;
   std::unique_ptr<IndexSimplifier> simp_;
   Assembler as_;
-  std::vector<StoreRec> stores_;
+  std::unordered_map<const Buffer*, std::vector<StoreRec>> stores_;  // the first kernel's
   std::map<int, int> depth_;
   std::map<std::pair<int, int>, int> remat_;
 };

@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/stage_times.h"
 
 namespace ferrite {
 namespace {
@@ -114,12 +115,21 @@ void Scheduler::compute_preds() {
     for (const Dep& d : n.writes) writers[d.buffer].push_back(i);
     n.preds.erase(i);
   }
+  // Predecessors come earlier in program order, so the node ids are a topological order.
+  succs_.assign(nodes_.size(), {});
+  topo_.assign(nodes_.size(), 0);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    topo_[i] = static_cast<double>(i);
+    for (int p : nodes_[i].preds) succs_[p].insert(static_cast<int>(i));
+  }
+  seen_.assign(nodes_.size(), 0);
 }
 
 // Whether `to` depends on `from` through at least one other node (skip_direct: ignore the
-// edge from -> to itself).
+// edge from -> to itself). Only nodes after `from` in the topological order (topo_) can
+// depend on it, so the search stops below it: a chain's neighbours are checked in O(1).
 bool Scheduler::reaches(int from, int to, int skip_direct) const {
-  std::vector<bool> seen(nodes_.size(), false);
+  ++stamp_;
   std::vector<int> stack;
   for (int p : nodes_[to].preds)
     if (!(skip_direct && p == from)) stack.push_back(p);
@@ -127,11 +137,40 @@ bool Scheduler::reaches(int from, int to, int skip_direct) const {
     int u = stack.back();
     stack.pop_back();
     if (u == from) return true;
-    if (seen[u]) continue;
-    seen[u] = true;
+    if (seen_[u] == stamp_ || topo_[u] <= topo_[from]) continue;
+    seen_[u] = stamp_;
     for (int p : nodes_[u].preds) stack.push_back(p);
   }
   return false;
+}
+
+// Keeps topo_ a topological order after `first` took in `second`'s edges: the fused node
+// goes between its last predecessor and its first successor, or, where there is no room
+// (a sibling fused across unrelated nodes), the alive nodes are numbered again.
+void Scheduler::place_fused(int first) {
+  double lo = -1, hi = static_cast<double>(nodes_.size()) + 1;
+  for (int p : nodes_[first].preds) lo = std::max(lo, topo_[p]);
+  for (int s : succs_[first]) hi = std::min(hi, topo_[s]);
+  const double mid = lo + (hi - lo) / 2;
+  if (lo < mid && mid < hi) {
+    topo_[first] = mid;
+    return;
+  }
+  StageTimer timer("fuse/renumber");
+  std::vector<int> pending(nodes_.size(), 0), ready;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (!alive_[i]) continue;
+    pending[i] = static_cast<int>(nodes_[i].preds.size());
+    if (pending[i] == 0) ready.push_back(static_cast<int>(i));
+  }
+  int next = 0;
+  while (!ready.empty()) {
+    const int u = ready.back();
+    ready.pop_back();
+    topo_[u] = next++;
+    for (int s : succs_[u])
+      if (--pending[s] == 0) ready.push_back(s);
+  }
 }
 
 std::string Scheduler::try_fuse(int x, int y, int64_t score, int round) {
@@ -150,15 +189,24 @@ std::string Scheduler::try_fuse(int x, int y, int64_t score, int round) {
   };
   if (nx.is_extern() || ny.is_extern()) return decide("an extern call does not fuse");
   if (!same_guards(nx.guards, ny.guards)) return decide("they run under different guards");
-  const bool y_after_x = reaches(x, y, /*skip_direct=*/false);
-  const bool x_after_y = reaches(y, x, /*skip_direct=*/false);
-  if (reaches(x, y, true) || reaches(y, x, true))
+  bool y_after_x, x_after_y, cycle;
+  {
+    StageTimer timer("fuse/reaches");
+    y_after_x = reaches(x, y, /*skip_direct=*/false);
+    x_after_y = reaches(y, x, /*skip_direct=*/false);
+    cycle = reaches(x, y, true) || reaches(y, x, true);
+  }
+  if (cycle)
     return decide("fusing would create a cycle (a path between them runs through another node)");
   int first = x, second = y;
   if (x_after_y || (!y_after_x && nodes_[y].members.front() < nodes_[x].members.front()))
     std::swap(first, second);
   BoundKernel merged;
-  std::string reason = merge_kernels(nodes_[first].kernel, nodes_[second].kernel, &merged);
+  std::string reason;
+  {
+    StageTimer timer("fuse/merge_kernels");
+    reason = merge_kernels(nodes_[first].kernel, nodes_[second].kernel, &merged);
+  }
   if (!reason.empty()) return decide(reason);
   SchedulerNode& f = nodes_[first];
   SchedulerNode& s = nodes_[second];
@@ -172,11 +220,21 @@ std::string Scheduler::try_fuse(int x, int y, int64_t score, int round) {
   f.preds.erase(second);
   compute_deps(&f, prog_);
   alive_[second] = false;
-  for (size_t i = 0; i < nodes_.size(); ++i) {
-    if (!alive_[i] || !nodes_[i].preds.count(second)) continue;
-    nodes_[i].preds.erase(second);
-    if (static_cast<int>(i) != first) nodes_[i].preds.insert(first);
+  // The edges of `second` become edges of `first`.
+  for (int p : s.preds) {
+    succs_[p].erase(second);
+    if (p != first) succs_[p].insert(first);
   }
+  for (int u : succs_[second]) {
+    nodes_[u].preds.erase(second);
+    if (u != first) {
+      nodes_[u].preds.insert(first);
+      succs_[first].insert(u);
+    }
+  }
+  succs_[first].erase(second);
+  succs_[second].clear();
+  place_fused(first);
   return decide("");
 }
 
@@ -209,8 +267,9 @@ void Scheduler::fuse() {
     std::vector<Candidate> cands;
     for (const auto& [x, y] : pairs) {
       int64_t score = 0;
-      for (Buffer* b : bufs[x])
-        if (bufs[y].count(b)) score += bytes_of(b);
+      const bool x_smaller = bufs[x].size() <= bufs[y].size();
+      for (Buffer* b : bufs[x_smaller ? x : y])
+        if (bufs[x_smaller ? y : x].count(b)) score += bytes_of(b);
       cands.push_back(
           {x, y, score, std::abs(nodes_[x].members.front() - nodes_[y].members.front())});
     }
@@ -230,6 +289,7 @@ void Scheduler::fuse() {
 }
 
 void Scheduler::drop_internal_stores() {
+  StageTimer timer("fuse/drop_internal_stores");
   std::set<Buffer*> outputs;
   for (Buffer* b : prog_.outputs) outputs.insert(owner_of(b));
   std::map<Buffer*, std::set<int>> readers;

@@ -80,6 +80,7 @@ class Scheduler {
  private:
   void compute_preds();
   bool reaches(int from, int to, int skip_direct) const;
+  void place_fused(int first);
   std::string try_fuse(int x, int y, int64_t score, int round);
   void drop_internal_stores();
 
@@ -88,6 +89,10 @@ class Scheduler {
   std::vector<SchedulerNode> nodes_;
   std::vector<bool> alive_;
   std::vector<FusionDecision> decisions_;
+  std::vector<std::set<int>> succs_;  // the nodes whose preds hold each node
+  std::vector<double> topo_;          // a topological order: every pred's topo_ is smaller
+  mutable std::vector<int> seen_;     // reaches' visited marks (== stamp_)
+  mutable int stamp_ = 0;
 };
 
 }  // namespace ferrite

@@ -1,5 +1,7 @@
 #include "runtime/kernels/portable/portable_backend.h"
 
+#include "compiler/plan/stage_times.h"
+
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/conv_f32.h"
 #include "runtime/kernels/portable/matmul_f32.h"
@@ -17,6 +19,7 @@ class PortableBackend : public KernelBackend {
   const char* name() const override { return "portable"; }
   std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
     validate_kernel(k);
+    StageTimer timer("portable/block_program");
     return std::make_unique<portable::BlockExecutor>(k);
   }
   ExternFn find_extern(const std::string& op) const override { return portable_extern(op); }
