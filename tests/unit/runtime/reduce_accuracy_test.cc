@@ -16,12 +16,12 @@ namespace testing {
 namespace {
 
 // The aarch64 build's tests run under qemu, about 30 times slower (the scalar reference 100
-// times): there the largest cases shrink, and the reference sums only random arrays (the
-// same C++ as natively).
-#if defined(__aarch64__)
-constexpr bool kEmulated = true;
+// times), the ASan build's about 5 times: there the largest cases shrink, and the reference
+// sums only random arrays (the same C++ as natively).
+#if defined(__aarch64__) || defined(__SANITIZE_ADDRESS__)
+constexpr bool kSlowBuild = true;
 #else
-constexpr bool kEmulated = false;
+constexpr bool kSlowBuild = false;
 #endif
 
 TEST(PairwiseSum, LeavesOfOnesAddExactly) {
@@ -62,13 +62,13 @@ float run_sum_of_ones(const std::string& backend, int64_t n) {
 TEST(ReduceAccuracy, SumOfOnesPast2To24) {
   const int64_t n = (int64_t{1} << 24) + 129;
   for (const std::string& backend : backend_names()) {
-    if (kEmulated && backend == "reference") continue;
+    if (kSlowBuild && backend == "reference") continue;
     EXPECT_EQ(run_sum_of_ones(backend, n), static_cast<float>(n)) << backend;
   }
 }
 
 TEST(ReduceAccuracy, SumOf2To30Ones) {
-  const int64_t n = int64_t{1} << (kEmulated ? 26 : 30);
+  const int64_t n = int64_t{1} << (kSlowBuild ? 26 : 30);
   for (const std::string& backend : backend_names()) {
     // The scalar reference would take about a minute; its sum is the same PairwiseSum.
     if (backend == "reference") continue;
@@ -111,7 +111,7 @@ Kernel sum_and_mean(const Shape& s) {
 }
 
 TEST(ReduceAccuracy, RandomSumsAndMeansMatchDouble) {
-  const int shrink = kEmulated ? 3 : 0;
+  const int shrink = kSlowBuild ? 3 : 0;
   const Shape shapes[] = {{"long rows", 2, 1, int64_t{1} << (20 - shrink), false},
                           {"short rows", 2, int64_t{1} << (15 - shrink), 24, false},
                           {"columns", 16, 1, int64_t{1} << (17 - shrink), true}};
