@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/pairwise_sum.h"
 #include "jit/kernel_codegen.h"
 #include "jit/kernel_emitter.h"
 
@@ -105,7 +106,10 @@ void KernelEmitter::layout_frame() {
   home_off_ = off;
   const size_t homes = k_.code.size() * static_cast<size_t>(vbytes_);
   if (homes > (size_t(4) << 20)) fail("jit: kernel '", k_.name, "' has too many values");
-  frame_ = round64(off + static_cast<int>(homes));
+  level_off_ = round64(off + static_cast<int>(homes));
+  const auto sums =
+      std::count_if(level_slot_.begin(), level_slot_.end(), [](int s) { return s >= 0; });
+  frame_ = level_off_ + static_cast<int>(sums) * leaf_levels_ * vbytes_;
 }
 
 void KernelEmitter::prologue() {
@@ -153,6 +157,7 @@ void KernelEmitter::epilogue() {
 }
 
 void KernelEmitter::generate() {
+  plan_pairwise();
   layout_frame();
   prologue();
   reset_regs();
@@ -234,7 +239,24 @@ void KernelEmitter::vector_loop(int loop) {
     mov(rbx, misc(kVecBegin));
     mov(r12, misc(kVecEnd));
   }
-  chunks([&](bool tail) { vec_body(loop, tail); });
+  if (blocked_rows(loop)) {
+    // A leaf per block of kInnerLeaf vectors: r12 ends each block, the last at the row's end
+    // (only that one has a tail).
+    const int64_t n = k_.ranges[L_.vec_var];
+    Label block;
+    L(block);
+    lea(r12, ptr[rbx + static_cast<int>(kInnerLeaf * lanes_)]);
+    mov(rax, n);
+    cmp(r12, rax);
+    cmovg(r12, rax);
+    chunks([&](bool tail) { vec_body(loop, tail); });
+    push_leaves(loop);
+    mov(rax, n);
+    cmp(r12, rax);
+    jl(block, T_NEAR);
+  } else {
+    chunks([&](bool tail) { vec_body(loop, tail); });
+  }
   release_bases();
   unpin();
 }
@@ -278,9 +300,11 @@ void KernelEmitter::step_odometer(int loop, bool lanes_outer, bool tail) {
     load_bases(step);
     emit_varying_region(step, tail);
     release_bases();
+    after_pairwise_step(loop);
   } else {
     emit_uniform_region(step);
     vector_loop(loop);
+    after_pairwise_row(loop);
   }
   advance(L_.reduce_scalar, true, again);
   if (lanes_outer) unpin();

@@ -2,11 +2,13 @@
 // (lane l sums the elements l, l + lanes, ... of each row), blends the reduction's identity
 // into the tail's missing lanes, and reduces horizontally when the row is done. LanesOuter
 // gives each lane its own outer point, so the accumulators add in the reference's order
-// and need no horizontal step.
+// and need no horizontal step. Long f32 Sums add pairwise (pairwise_sum.h): in LanesOuter
+// with the reference's leaves and tree, so the bits stay the reference's.
 #include <cstring>
 #include <limits>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/pairwise_sum.h"
 #include "jit/kernel_emitter.h"
 
 namespace ferrite {
@@ -36,7 +38,111 @@ bool is_arg(ReduceKind kind) {
   return kind == ReduceKind::ArgMax || kind == ReduceKind::ArgMin;
 }
 
+int bit_length(int64_t x) {
+  int b = 0;
+  for (; x > 0; x >>= 1) ++b;
+  return b;
+}
+
 }  // namespace
+
+void KernelEmitter::plan_pairwise() {
+  level_slot_.assign(k_.code.size(), -1);
+  leaf_levels_ = 0;
+  leaf_rows_ = 0;
+  if (L_.mode == Mode::Pointwise) return;
+  int64_t rows = 1;  // LanesOuter: every reduce point is a step
+  for (int v : L_.reduce_scalar) rows *= k_.ranges[v];
+  int64_t leaves = 0;
+  if (L_.mode == Mode::LanesOuter) {
+    leaves = rows / kPairwiseLeaf;  // a leaf at every kPairwiseLeaf-th step, as the reference
+  } else {
+    const int64_t vecs = (k_.ranges[L_.vec_var] + lanes_ - 1) / lanes_;
+    if (vecs > kInnerLeaf) {
+      leaves = rows * ((vecs + kInnerLeaf - 1) / kInnerLeaf);
+    } else if (vecs * rows > kInnerLeaf) {
+      leaf_rows_ = kInnerLeaf / vecs;
+      leaves = rows / leaf_rows_;
+    }
+  }
+  int slots = 0;
+  for (int i = 0; i < k_.post_begin && leaves > 0; ++i) {
+    const Instr& in = k_.code[i];
+    if (in.op == Op::Reduce && in.reduce == ReduceKind::Sum && in.type == ScalarType::F32)
+      level_slot_[i] = slots++;
+  }
+  if (slots == 0) {
+    leaf_rows_ = 0;
+    return;
+  }
+  // A push with the count's bits 0..j-1 set fills level j; one level spare.
+  leaf_levels_ = bit_length(leaves) + 1;
+}
+
+bool KernelEmitter::pairwise_loop(int loop) const {
+  for (int i = 0; i < k_.post_begin && leaf_levels_ > 0; ++i)
+    if (level_slot_[i] >= 0 && L_.loop[i] == loop) return true;
+  return false;
+}
+
+// The binary counter of pairwise_sum.h: merge the accumulators with the full levels below
+// the first empty one, store them there, restart them at 0.
+void KernelEmitter::push_leaves(int loop) {
+  std::vector<int> ids;
+  for (int i = 0; i < k_.post_begin; ++i)
+    if (level_slot_[i] >= 0 && L_.loop[i] == loop) ids.push_back(i);
+  std::vector<Label> store(static_cast<size_t>(leaf_levels_));
+  Label done;
+  mov(rax, misc(kLeaves));
+  for (int j = 0; j + 1 < leaf_levels_; ++j) {
+    bt(rax, j);
+    jnc(store[j], T_NEAR);
+    for (int i : ids) vaddps(vec(acc_[i]), vec(acc_[i]), level(i, j));
+  }
+  for (int j = leaf_levels_ - 1; j >= 0; --j) {
+    L(store[j]);
+    for (int i : ids) vmovups(level(i, j), vec(acc_[i]));
+    if (j > 0) jmp(done, T_NEAR);
+  }
+  L(done);
+  for (int i : ids) vxorps(vec(acc_[i]), vec(acc_[i]), vec(acc_[i]));
+  inc(misc(kLeaves));
+}
+
+// The levels still full, smallest first, into the accumulators (which hold the last leaf).
+void KernelEmitter::finish_leaves(int loop) {
+  mov(rax, misc(kLeaves));
+  for (int j = 0; j < leaf_levels_; ++j) {
+    Label skip;
+    bt(rax, j);
+    jnc(skip, T_NEAR);
+    for (int i = 0; i < k_.post_begin; ++i)
+      if (level_slot_[i] >= 0 && L_.loop[i] == loop)
+        vaddps(vec(acc_[i]), vec(acc_[i]), level(i, j));
+    L(skip);
+  }
+}
+
+void KernelEmitter::after_pairwise_step(int loop) {
+  if (!pairwise_loop(loop)) return;
+  Label skip;
+  mov(rax, misc(kStepLin));  // the steps before this one
+  inc(rax);
+  test(eax, static_cast<uint32_t>(kPairwiseLeaf - 1));
+  jnz(skip, T_NEAR);
+  push_leaves(loop);
+  L(skip);
+}
+
+void KernelEmitter::after_pairwise_row(int loop) {
+  if (leaf_rows_ == 0 || !pairwise_loop(loop)) return;
+  Label skip;
+  dec(misc(kRowsToLeaf));
+  jnz(skip, T_NEAR);
+  mov(misc(kRowsToLeaf), static_cast<uint32_t>(leaf_rows_));
+  push_leaves(loop);
+  L(skip);
+}
 
 void KernelEmitter::init_accumulators(int loop) {
   auto take = [&]() {
@@ -56,6 +162,10 @@ void KernelEmitter::init_accumulators(int loop) {
       acc_idx_[i] = take();
       vxorps(vec(acc_idx_[i]), vec(acc_idx_[i]), vec(acc_idx_[i]));
     }
+  }
+  if (pairwise_loop(loop)) {
+    mov(misc(kLeaves), 0);
+    if (leaf_rows_ > 0) mov(misc(kRowsToLeaf), static_cast<uint32_t>(leaf_rows_));
   }
 }
 
@@ -218,6 +328,7 @@ void KernelEmitter::horizontal(ReduceKind kind, int acc_r, int idx_r) {
 }
 
 void KernelEmitter::finish_accumulators(int loop) {
+  if (pairwise_loop(loop)) finish_leaves(loop);
   for (int i = 0; i < k_.post_begin; ++i) {
     const Instr& in = k_.code[i];
     if (in.op != Op::Reduce || L_.loop[i] != loop) continue;

@@ -53,6 +53,8 @@ class KernelEmitter : public Xbyak::CodeGenerator {
     kStepLin,
     kCopySrc,
     kExpr,
+    kLeaves,      // pairwise sums: leaves pushed in this inner loop
+    kRowsToLeaf,  // pairwise sums over short rows: rows until the next leaf
     kMiscCount
   };
   static constexpr int kExprSlots = 16;
@@ -152,6 +154,26 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   int acc_reg(int id) const { return acc_[id]; }
   int acc_idx_reg(int id) const { return acc_idx_[id]; }
 
+  // ---- pairwise sums (emitter_reduce.cc; pairwise_sum.h's scheme): an f32 Sum with more
+  // steps per lane than a leaf pushes its accumulator as a leaf into levels in the frame,
+  // added back before the result is read. LanesOuter: every kPairwiseLeaf odometer steps,
+  // the reference's leaves. LanesInner: every kInnerLeaf vectors (a row's blocks, or groups
+  // of short rows); 4 times longer leaves, as each costs a loop exit and a push (about 50
+  // cycles: 10% of 128 vector adds, under 3% of 512).
+  static constexpr int64_t kInnerLeaf = 512;
+  void plan_pairwise();
+  bool pairwise_loop(int loop) const;
+  bool blocked_rows(int loop) const {  // LanesInner: leaves are blocks of a row
+    return L_.mode == Mode::LanesInner && leaf_rows_ == 0 && pairwise_loop(loop);
+  }
+  void push_leaves(int loop);
+  void finish_leaves(int loop);
+  void after_pairwise_step(int loop);  // LanesOuter: after each odometer step
+  void after_pairwise_row(int loop);   // LanesInner, short rows: after each row
+  Xbyak::Address level(int id, int j) {
+    return ptr[rsp + level_off_ + (level_slot_[id] * leaf_levels_ + j) * vbytes_];
+  }
+
   // The int32 vector {0, step, 2*step, ...} (lane offsets, iota) from the constant pool.
   Xbyak::Address lane_ints(int64_t step);
 
@@ -171,6 +193,9 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   std::vector<Reg64> ptr_regs_;
 
   int home_off_ = 0, ptr_off_ = 0, var_off_ = 0, misc_off_ = 0, buf_off_ = 0, frame_ = 0;
+  int level_off_ = 0, leaf_levels_ = 0;  // pairwise sums: levels per Sum (0: none)
+  int64_t leaf_rows_ = 0;                // LanesInner: rows per leaf (0: blocks of a row)
+  std::vector<int> level_slot_;          // Reduce id -> its levels in the frame, or -1
 
   std::vector<bool> outside_;       // value used by another region (or by general-register code)
   std::vector<int> reg_of_;         // value -> vector register, or -1

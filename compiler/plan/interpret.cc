@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/pairwise_sum.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
@@ -16,7 +17,9 @@ class Interpreter {
         vals_(k.code.size()),
         ivals_(k.code.size(), 0),
         best_(k.code.size(), 0),
-        vars_(k.ranges.size(), 0) {}
+        vars_(k.ranges.size(), 0),
+        sum32_(k.code.size()),
+        sum64_(k.code.size()) {}
 
   void run() {
     const int outer = k_.num_outer();
@@ -44,6 +47,23 @@ class Interpreter {
     for (int i = k_.post_begin; i < static_cast<int>(k_.code.size()); ++i) exec(i);
   }
 
+  // A float Sum adds its elements pairwise (pairwise_sum.h): leaves of kPairwiseLeaf.
+  bool pairwise(const Instr& in) const {
+    const ScalarType t = k_.code[in.a].type;
+    return in.reduce == ReduceKind::Sum && (t == ScalarType::F32 || t == ScalarType::F64);
+  }
+  void push_leaf(int i, bool finish) {
+    if (k_.code[i].type == ScalarType::F32) {
+      float v = vals_[i].f32;
+      finish ? sum32_[i].finish(&v) : sum32_[i].push(&v);
+      vals_[i] = scalar_f32(v);
+    } else {
+      double v = vals_[i].f64;
+      finish ? sum64_[i].finish(&v) : sum64_[i].push(&v);
+      vals_[i] = scalar_f64(v);
+    }
+  }
+
   // One inner loop [begin, end) over every point of the reduction dims, then its Reduce
   // results are final (later loops and the post phase read them).
   void run_inner_loop(int begin, int end) {
@@ -53,6 +73,8 @@ class Interpreter {
       if (in.op == Op::Reduce) {
         vals_[i] = reduce_identity(in.reduce, k_.code[in.a].type);
         best_[i] = 0;
+        sum32_[i].reset(1);
+        sum64_[i].reset(1);
       }
     }
     bool empty = false;
@@ -68,6 +90,7 @@ class Interpreter {
           if (in.op == Op::Reduce) {
             vals_[i] = reduce_step(in.reduce, k_.code[in.a].type, vals_[i], vals_[in.a], rindex,
                                    &best_[i]);
+            if ((rindex + 1) % kPairwiseLeaf == 0 && pairwise(in)) push_leaf(i, false);
           } else {
             exec(i);
           }
@@ -80,6 +103,8 @@ class Interpreter {
       if (in.op != Op::Reduce) continue;
       if (in.reduce == ReduceKind::ArgMax || in.reduce == ReduceKind::ArgMin) {
         vals_[i] = scalar_i64(best_[i]);
+      } else if (pairwise(in)) {
+        push_leaf(i, true);
       }
       ivals_[i] = vals_[i].i64;
     }
@@ -127,6 +152,8 @@ class Interpreter {
   std::vector<int64_t> ivals_;
   std::vector<int64_t> best_;  // ArgMax/ArgMin: index of the best value so far
   std::vector<int64_t> vars_;
+  std::vector<PairwiseSum<float>> sum32_;   // per float32 Sum
+  std::vector<PairwiseSum<double>> sum64_;  // per float64 Sum
 };
 
 }  // namespace

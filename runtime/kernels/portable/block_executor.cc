@@ -22,6 +22,8 @@ BlockExecutor::BlockExecutor(const Kernel& validated) : p_(build_program(validat
   partials_.resize(n);
   acc_.resize(n);
   best_.resize(n);
+  sum32_.resize(n);
+  sum64_.resize(n);
   // Broadcasts fill the lanes a block can use, rounded up to the widest vector (the f32
   // loops read whole vectors).
   const int64_t lanes = p_.lane_var >= 0 ? p_.k.ranges[p_.lane_var] : 1;
@@ -117,6 +119,7 @@ void BlockExecutor::sweep_rows(const LoopLists& loop) {
       len_ = static_cast<int>(std::min<int64_t>(p_.block, n - j0_));
       reduce_index_ = row * n + j0_;
       eval_lanes(loop.lane);
+      if (--blocks_to_leaf_ == 0) push_block_leaves(loop.reduces);
     }
     ++row;
   } while (next(outer, lane));
@@ -144,8 +147,10 @@ void BlockExecutor::run_lanes_outer_reduce() {
           eval_row(loop.row);
           eval_lanes(loop.lane);
           ++reduce_index_;
+          if (reduce_index_ % kPairwiseLeaf == 0) push_outer_leaves(loop.reduces, false);
           if (!next(outer, dims)) break;
         }
+        push_outer_leaves(loop.reduces, true);
       }
       eval_row(p_.post_row);
       eval_lanes(p_.post_lane);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "compiler/plan/pairwise_sum.h"
 #include "compiler/plan/scalar_ops.h"
 #include "runtime/backend.h"
 #include "runtime/kernels/portable/block_program.h"
@@ -48,6 +49,13 @@ class BlockExecutor : public PreparedKernel {
   // Lanes-inner: the results of `reduces` become Row values (broadcast where Lane
   // instructions of later loops read them).
   void finish_reduces(const std::vector<int>& reduces);
+  // Float Sums add pairwise (pairwise_sum.h). Lanes-inner: the f32 partials (the lanes
+  // reduce_f32 uses) become a leaf every leaf_blocks_ blocks, about kPairwiseLeaf adds in a
+  // row per lane (f64 sums lane by lane, as the reference). Lanes-outer: each lane's sum
+  // every kPairwiseLeaf points; finish adds the leaves into the lanes.
+  bool pairwise(int i) const;
+  void push_block_leaves(const std::vector<int>& reduces);
+  void push_outer_leaves(const std::vector<int>& reduces, bool finish);
 
   // Lane memory access (block_memory.cc).
   void lane_load(int i);
@@ -86,6 +94,9 @@ class BlockExecutor : public PreparedKernel {
   std::vector<std::vector<float>> partials_;
   std::vector<Scalar> acc_;
   std::vector<int64_t> best_;
+  std::vector<PairwiseSum<float>> sum32_;         // per float32 Sum
+  std::vector<PairwiseSum<double>> sum64_;        // per float64 Sum
+  int64_t leaf_blocks_ = 1, blocks_to_leaf_ = 1;  // lanes-inner: blocks per leaf, until the next
 };
 
 }  // namespace portable

@@ -252,13 +252,29 @@ void BlockExecutor::lane_check(int i) {
   }
 }
 
+bool BlockExecutor::pairwise(int i) const {
+  const Instr& in = p_.k.code[i];
+  const ScalarType t = p_.k.code[in.a].type;
+  return in.reduce == ReduceKind::Sum && (t == ScalarType::F32 || t == ScalarType::F64);
+}
+
 void BlockExecutor::init_reduces(const std::vector<int>& reduces) {
+  // reduce_f32 adds a block in 4 chains of n / (4 * lanes) vectors, folded with 2 more adds.
+  const size_t lanes = simd::acc_lanes_used();
+  leaf_blocks_ =
+      std::max<int64_t>(1, kPairwiseLeaf / (p_.block / static_cast<int64_t>(4 * lanes) + 2));
+  blocks_to_leaf_ = leaf_blocks_;
   for (int i : reduces) {
     const Instr& in = p_.k.code[i];
     const ScalarType t = p_.k.code[in.a].type;
     const Scalar id = reduce_identity(in.reduce, t);
+    const bool fast = t == ScalarType::F32 && vector_reduce(in.reduce);
+    if (pairwise(i)) {
+      const size_t width = p_.lanes_outer ? static_cast<size_t>(len_) : fast ? lanes : 1;
+      (t == ScalarType::F32 ? sum32_[i].reset(width) : sum64_[i].reset(width));
+    }
     if (!p_.lanes_outer) {
-      if (t == ScalarType::F32 && vector_reduce(in.reduce)) {
+      if (fast) {
         partials_[i].assign(simd::kAccLanes, id.f32);
       } else {
         acc_[i] = id;
@@ -277,10 +293,35 @@ void BlockExecutor::init_reduces(const std::vector<int>& reduces) {
   }
 }
 
+void BlockExecutor::push_block_leaves(const std::vector<int>& reduces) {
+  blocks_to_leaf_ = leaf_blocks_;
+  for (int i : reduces) {
+    if (pairwise(i) && p_.k.code[i].type == ScalarType::F32) sum32_[i].push(partials_[i].data());
+  }
+}
+
+void BlockExecutor::push_outer_leaves(const std::vector<int>& reduces, bool finish) {
+  for (int i : reduces) {
+    if (!pairwise(i)) continue;
+    if (p_.k.code[i].type == ScalarType::F32) {
+      finish ? sum32_[i].finish(slot<float>(i)) : sum32_[i].push(slot<float>(i));
+    } else {
+      finish ? sum64_[i].finish(slot<double>(i)) : sum64_[i].push(slot<double>(i));
+    }
+  }
+}
+
 void BlockExecutor::finish_reduces(const std::vector<int>& reduces) {
   for (int i : reduces) {
     const Instr& in = p_.k.code[i];
     const ScalarType t = p_.k.code[in.a].type;
+    if (pairwise(i) && t == ScalarType::F32) {
+      sum32_[i].finish(partials_[i].data());
+    } else if (pairwise(i)) {
+      double v = acc_[i].f64;
+      sum64_[i].finish(&v);
+      acc_[i] = scalar_f64(v);
+    }
     Scalar r = acc_[i];
     if (arg_reduce(in.reduce)) {
       r = scalar_i64(best_[i]);
@@ -303,10 +344,17 @@ void BlockExecutor::lane_reduce(int i) {
       simd::reduce_f32(kind, slot<float>(in.a), static_cast<size_t>(len_), partials_[i].data());
       return;
     }
+    const bool pairwise_f64 = pairwise(i);  // an f64 Sum: leaves as the reference's
     with_lane_type(t, [&](auto tag) {
       const auto* x = slot<decltype(tag)>(in.a);
-      for (int l = 0; l < len_; ++l)
+      for (int l = 0; l < len_; ++l) {
         acc_[i] = reduce_step(kind, t, acc_[i], pack(x[l]), reduce_index_ + l, &best_[i]);
+        if (pairwise_f64 && (reduce_index_ + l + 1) % kPairwiseLeaf == 0) {
+          double v = acc_[i].f64;
+          sum64_[i].push(&v);
+          acc_[i] = scalar_f64(v);
+        }
+      }
     });
     return;
   }

@@ -286,6 +286,9 @@ void where_f32(const int32_t* cond, const float* a, const float* b, float* out, 
 void reduce_f32(ReduceKind kind, const float* x, size_t n, float* acc) {
   HWY_DYNAMIC_DISPATCH(ReduceF32)(kind, x, n, acc);
 }
+size_t acc_lanes_used() {
+  return HWY_DYNAMIC_DISPATCH(AccLanesUsed)();
+}
 float reduce_f32_finish(ReduceKind kind, const float* acc) {
   // Only the lanes reduce_f32 wrote: folding the identity changes nothing. The steps are
   // scalar_ops' (NaN-propagating Max/Min), spelled out: a short row's reduction would

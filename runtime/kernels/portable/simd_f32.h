@@ -43,6 +43,9 @@ void where_f32(const int32_t* cond, const float* a, const float* b, float* out, 
 void reduce_f32(ReduceKind kind, const float* x, size_t n, float* acc);
 // Combines the partials of reduce_f32 (unused entries hold the identity).
 float reduce_f32_finish(ReduceKind kind, const float* acc);
+// The partials reduce_f32 writes (one vector of the dispatched target); past them, acc keeps
+// what it held.
+size_t acc_lanes_used();
 // The Highway target the dispatcher picked (for benchmarks and reports).
 const char* target_name();
 // FERRITE_ISA=avx2 in the environment keeps dispatch at AVX2 or below, as on a CPU without
