@@ -28,6 +28,9 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& size) {
 
 Index linear_index(const std::vector<Index>& index, const std::vector<int64_t>& strides,
                    int64_t offset) {
+  if (index.size() != strides.size()) {
+    fail("internal: an index of rank ", index.size(), " into a layout of rank ", strides.size());
+  }
   Index out = ix_const(offset);
   for (size_t d = 0; d < index.size(); ++d) out = ix_add(out, ix_mul(index[d], strides[d]));
   return out;
