@@ -4,6 +4,7 @@
 // ONNX reference pads by edge). Coordinates and weights are computed in f64.
 #include <cmath>
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -167,6 +168,13 @@ std::vector<double> float_values(const LowerCtx& c, size_t i) {
   return v;
 }
 
+// Every output element reads some input element: an empty input dim stays empty.
+void check_sizes(const LowerCtx& c, const ResizeSpec& s) {
+  for (size_t d = 0; d < s.in.size(); ++d)
+    if (s.in[d] == 0 && s.out[d] != 0)
+      c.error("dim ", d, " is empty and cannot be resized to ", s.out[d]);
+}
+
 void set_output_size(const LowerCtx& c, ResizeSpec* s, const std::vector<double>& scales,
                      const std::vector<int64_t>& sizes) {
   size_t r = s->in.size();
@@ -178,14 +186,17 @@ void set_output_size(const LowerCtx& c, ResizeSpec* s, const std::vector<double>
       s->scale.push_back(s->in[d] ? static_cast<double>(sizes[d]) / static_cast<double>(s->in[d])
                                   : 1.0);
     }
+    check_sizes(c, *s);
     return;
   }
   if (scales.size() != r) c.error("scales has ", scales.size(), " entries for rank ", r);
   for (size_t d = 0; d < r; ++d) {
     if (!(scales[d] > 0)) c.error("scales must be positive");
     s->scale.push_back(scales[d]);
-    s->out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(s->in[d]) * scales[d])));
+    s->out.push_back(
+        checked_int(std::floor(static_cast<double>(s->in[d]) * scales[d]), "an output dim"));
   }
+  check_sizes(c, *s);
 }
 
 std::vector<TensorBoxPtr> lower_resize(LowerCtx& c) {

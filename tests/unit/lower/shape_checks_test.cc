@@ -83,5 +83,201 @@ TEST(ShapeChecks, WeightedLossMatchesTheFormula) {
   expect_near(r.outputs[0], {num / (ws[3] + ws[2])});
 }
 
+TEST(ShapeChecks, BlocksizeProductsAreChecked) {
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) {
+    for (int64_t bs : {int64_t{1} << 32, int64_t{1} << 62, kMax}) {
+      GraphBuilder b;
+      Value* x = b.input("x", DType::F32, {1, 8, 2, 2});
+      expect_error(*one_node(b, op, {x}, {{"blocksize", attr_i(bs)}}), "blocksize^2 overflows");
+    }
+  }
+}
+
+TEST(ShapeChecks, TileAndExpandSizes) {
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {2, 3});
+    expect_error(*one_node(b, "Tile", {x, b.constant_i64({2}, {kMax, 1})}),
+                 "the tiled dim overflows int64 (2 * 9223372036854775807)");
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {1, 3});
+    expect_error(*one_node(b, "Tile", {x, b.constant_i64({2}, {int64_t{1} << 60, 1})}),
+                 "has more than 2^58 elements");
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {1, 3});
+    expect_error(*one_node(b, "Expand", {x, b.constant_i64({2}, {-1, 3})}), "negative dim -1");
+  }
+}
+
+TEST(ShapeChecks, ReshapeAndConstantOfShape) {
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {2, 2});
+    expect_error(*one_node(b, "Reshape", {x, b.constant_i64({3}, {int64_t{1} << 40, 1 << 30, -1})}),
+                 "the product of shape's dims overflows int64");
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {0, 2});
+    expect_error(
+        *one_node(b, "Reshape", {x, b.constant_i64({2}, {0, -1})}, {{"allowzero", attr_i(1)}}),
+        "both 0 and -1");
+  }
+  {
+    GraphBuilder b;
+    expect_error(
+        *one_node(b, "ConstantOfShape", {b.constant_i64({2}, {int64_t{1} << 40, 1 << 30})}),
+        "overflows int64");
+  }
+}
+
+// Range's inputs as constants of one type (int64 or float32).
+std::unique_ptr<Graph> range_graph(GraphBuilder& b, Value* start, Value* limit, Value* delta) {
+  return one_node(b, "Range", {start, limit, delta});
+}
+
+TEST(ShapeChecks, RangeCountsAndTypes) {
+  {
+    GraphBuilder b;
+    const int32_t one = 1;
+    Value* s = b.constant("s", DType::I32, {}, &one);
+    expect_error(*range_graph(b, s, b.constant_i64({}, {10}), b.constant_i64({}, {1})),
+                 "must have one type, got int32, int64 and int64");
+  }
+  {
+    GraphBuilder b;
+    expect_error(*range_graph(b, b.constant_f32({}, {0}), b.constant_f32({}, {1}),
+                              b.constant_f32({}, {1e-30f})),
+                 "elements is too large");
+  }
+  // Exact past 2^53; np.arange(-2**63, 2**63 - 1, 2**62) = [-2^63, -2^62, 0, 2^62].
+  const std::vector<std::vector<int64_t>> cases = {
+      {(int64_t{1} << 60) + 1, (int64_t{1} << 60) + 10, 3},
+      {kMin, kMax, int64_t{1} << 62},
+      {kMax, kMin, kMin}};
+  const std::vector<std::vector<int64_t>> want = {
+      {(int64_t{1} << 60) + 1, (int64_t{1} << 60) + 4, (int64_t{1} << 60) + 7},
+      {kMin, -(int64_t{1} << 62), 0, int64_t{1} << 62},
+      {kMax, -1}};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    GraphBuilder b;
+    auto g = range_graph(b, b.constant_i64({}, {cases[i][0]}), b.constant_i64({}, {cases[i][1]}),
+                         b.constant_i64({}, {cases[i][2]}));
+    for (const char* backend : {"reference", "portable"}) {
+      Compiled r = run_graph(*g, {}, backend);
+      EXPECT_EQ(values_of<int64_t>(r.outputs[0]), want[i]) << "case " << i << " " << backend;
+    }
+  }
+}
+
+TEST(ShapeChecks, SliceAxesAndExtremeSteps) {
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {4, 4});
+    expect_error(*one_node(b, "Slice",
+                           {x, b.constant_i64({2}, {0, 1}), b.constant_i64({2}, {2, 3}),
+                            b.constant_i64({2}, {1, -1})}),
+                 "axes repeat axis -1");
+  }
+  // numpy: x[0:2**63-1:2**63-1] = [x0]; x[2**63-1:-2**63:-2**63] = [x4]; x[1:-2**63:-3] = [x1].
+  const std::vector<float> xs = {10, 11, 12, 13, 14};
+  const std::vector<std::vector<int64_t>> cases = {
+      {0, kMax, kMax}, {kMax, kMin, kMin}, {1, kMin, -3}};
+  const std::vector<float> want = {10, 14, 11};
+  for (size_t i = 0; i < cases.size(); ++i) {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {5});
+    auto g = one_node(b, "Slice",
+                      {x, b.constant_i64({1}, {cases[i][0]}), b.constant_i64({1}, {cases[i][1]}),
+                       b.constant_i64({1}, {0}), b.constant_i64({1}, {cases[i][2]})});
+    Compiled r = run_graph(*g, tensors(Tensor(DType::F32, {5}, xs.data())), "reference");
+    expect_near(r.outputs[0], {want[i]});
+  }
+}
+
+TEST(ShapeChecks, SplitSizes) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {4});
+  b.op("Split", {x, b.constant_i64({2}, {kMax, 2})}, {}, 2);
+  b.last_node()->name = "n";
+  for (Value* v : b.last_node()->outputs) b.output(v);
+  auto g = b.finish();
+  g->opsets[""] = 17;
+  expect_error(*g, "split sizes sum to more than the axis' 4");
+}
+
+TEST(ShapeChecks, PadBoundsAndConstantValue) {
+  for (int64_t p : {kMin, kMax, int64_t{1} << 62}) {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {3});
+    expect_error(*one_node(b, "Pad", {x, b.constant_i64({2}, {p, 0})}), "is out of range");
+  }
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {3});
+  expect_error(*one_node(b, "Pad", {x, b.constant_i64({2}, {1, 1}), b.constant_f32({0}, {})}),
+               "constant_value must hold one value, got 0");
+}
+
+TEST(ShapeChecks, OneHotDepthAndValues) {
+  {
+    GraphBuilder b;
+    Value* i = b.input("i", DType::I64, {3});
+    expect_error(
+        *one_node(b, "OneHot", {i, b.constant_f32({}, {1e30f}), b.constant_f32({2}, {0, 1})}),
+        "depth (1e+30) is not a finite int64");
+  }
+  GraphBuilder b;
+  Value* i = b.input("i", DType::I64, {3});
+  expect_error(*one_node(b, "OneHot", {i, b.constant_i64({}, {4}), b.constant_f32({1, 2}, {0, 1})}),
+               "values must have shape [2]");
+}
+
+TEST(ShapeChecks, TriluAndEyeLikeWithExtremeK) {
+  // numpy: np.triu(x, 2**63-1) = 0, np.triu(x, -2**63) = x, np.tril(x, -2**63) = 0.
+  const std::vector<float> xs = {1, 2, 3, 4, 5, 6};
+  const std::vector<std::tuple<int64_t, int64_t, std::vector<float>>> cases = {
+      {kMax, 1, {0, 0, 0, 0, 0, 0}}, {kMin, 1, xs}, {kMin, 0, {0, 0, 0, 0, 0, 0}}, {kMax, 0, xs}};
+  for (const auto& [k, upper, want] : cases) {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {2, 3});
+    auto g = one_node(b, "Trilu", {x, b.constant_i64({}, {k})}, {{"upper", attr_i(upper)}});
+    expect_near(
+        run_graph(*g, tensors(Tensor(DType::F32, {2, 3}, xs.data())), "reference").outputs[0],
+        want);
+  }
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {2, 3});
+  auto g = one_node(b, "EyeLike", {x}, {{"k", attr_i(kMin)}});
+  expect_near(run_graph(*g, tensors(Tensor(DType::F32, {2, 3}, xs.data())), "reference").outputs[0],
+              {0, 0, 0, 0, 0, 0});
+}
+
+TEST(ShapeChecks, ResizeOutputSizes) {
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {1, 1, 2, 2});
+    Value* none = b.constant_f32({0}, {});
+    expect_error(*one_node(b, "Resize", {x, none, b.constant_f32({4}, {1, 1, 1e30f, 1})}),
+                 "an output dim (2e+30) is not a finite int64");
+  }
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {1, 0});
+  Value* none = b.constant_f32({0}, {});
+  expect_error(*one_node(b, "Resize", {x, none, none, b.constant_i64({2}, {1, 3})}),
+               "dim 1 is empty and cannot be resized to 3");
+}
+
+TEST(ShapeChecks, ConvKernelExtentOverflow) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {1, 1, 8});
+  Value* w = b.input("w", DType::F32, {1, 1, int64_t{1} << 40});
+  expect_error(*one_node(b, "Conv", {x, w}, {{"dilations", attr_is({1 << 29})}}),
+               "the dilated kernel's extent overflows int64");
+}
+
 }  // namespace
 }  // namespace ferrite
