@@ -92,6 +92,7 @@ LowerFn arg_fn(ReduceKind kind) {
     bool keep = c.node.attr_int("keepdims", 1) != 0;
     bool last = c.node.attr_int("select_last_index", 0) != 0;
     int64_t n = x->size[axis];
+    if (n == 0) c.error("axis ", axis, " is empty: there is no index to return");
     if (last) {
       // The last extremum is the first one of the reversed axis.
       x = make_view(x, x->size, [axis, n](const std::vector<Index>& i) {

@@ -279,5 +279,91 @@ TEST(ShapeChecks, ConvKernelExtentOverflow) {
                "the dilated kernel's extent overflows int64");
 }
 
+TEST(ShapeChecks, InvalidModelsThatRanAreErrors) {
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {2, 0});
+    expect_error(*one_node(b, "ArgMax", {x}, {{"axis", attr_i(1)}}), "axis 1 is empty");
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {2, 2});
+    Value* i = b.input("i", DType::I64, {2, 3});
+    expect_error(*one_node(b, "GatherElements", {x, i}), "indices dim 1 (3) exceeds data's (2)");
+  }
+  {
+    GraphBuilder b;
+    Value* a = b.input("a", DType::F32, {2, 3});
+    Value* c = b.input("c", DType::F32, {2, 2, 4});
+    expect_error(*one_node(b, "Gemm", {a, b.input("b", DType::F32, {3, 4}), c}),
+                 "C float32[2,2,4] does not broadcast to the result [2, 4]");
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {3});
+    expect_error(*one_node(b, "Clip", {x, b.constant_f32({2}, {0, 1})}),
+                 "min must be one value of the input's type");
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {3});
+    expect_error(*one_node(b, "PRelu", {x, b.input("s", DType::F32, {2, 3})}),
+                 "slope must broadcast to X's shape");
+  }
+}
+
+TEST(ShapeChecks, EinsumEquations) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"ij->ii", "output letter 'i' repeats"},
+      {"ijk->k", "has rank 2, fewer than the letters of 'ijk'"},
+      {"i1->i", "holds '1', not a letter"},
+      {"...i...->i", "more than one ellipsis"}};
+  for (const auto& [eq, what] : cases) {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {2, 2});
+    expect_error(*one_node(b, "Einsum", {x}, {{"equation", attr_s(eq)}}), what);
+  }
+}
+
+// MaxUnpool's indices are run-time data: a position outside [0, 2*2) fails the kernel's
+// index check on every backend.
+class MaxUnpoolIndices : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(MaxUnpoolIndices, OutOfRangeIndexIsAnError) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {1, 1, 1, 1});
+  Value* i = b.input("i", DType::I64, {1, 1, 1, 1});
+  auto g = one_node(b, "MaxUnpool", {x, i}, {{"kernel_shape", attr_is({2, 2})}}, 11);
+  const float xv = 5;
+  for (int64_t ok : {int64_t{0}, int64_t{3}}) {
+    Compiled r = run_graph(
+        *g, tensors(Tensor(DType::F32, {1, 1, 1, 1}, &xv), Tensor(DType::I64, {1, 1, 1, 1}, &ok)),
+        GetParam());
+    std::vector<float> want(4, 0.f);
+    want[static_cast<size_t>(ok)] = 5;
+    expect_near(r.outputs[0], want);
+  }
+  for (int64_t bad : {int64_t{-1}, int64_t{4}, kMin}) {
+    try {
+      run_graph(
+          *g,
+          tensors(Tensor(DType::F32, {1, 1, 1, 1}, &xv), Tensor(DType::I64, {1, 1, 1, 1}, &bad)),
+          GetParam());
+      ADD_FAILURE() << "no error for index " << bad;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("MaxUnpool 'n': Indices must be in [0, 4)"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+#ifdef FERRITE_HAS_JIT
+INSTANTIATE_TEST_SUITE_P(Backends, MaxUnpoolIndices,
+                         ::testing::Values("reference", "portable", "jit"));
+#else
+INSTANTIATE_TEST_SUITE_P(Backends, MaxUnpoolIndices, ::testing::Values("reference", "portable"));
+#endif
+
 }  // namespace
 }  // namespace ferrite
