@@ -1,5 +1,6 @@
 #include "compiler/loopir/buffer.h"
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
@@ -22,7 +23,8 @@ Buffer* Buffer::storage_owner(int64_t* offset) const {
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& size) {
   std::vector<int64_t> s(size.size(), 1);
-  for (int d = static_cast<int>(size.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * size[d + 1];
+  for (int d = static_cast<int>(size.size()) - 2; d >= 0; --d)
+    s[d] = checked_mul(s[d + 1], size[d + 1], "internal: a contiguous stride");
   return s;
 }
 

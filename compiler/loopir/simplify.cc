@@ -22,12 +22,16 @@ struct Lin {
   std::vector<Term> terms;
 };
 
+// Coefficients and constants are products and sums of a lowering's strides, offsets and
+// steps: one past int64 is an Error rather than a wrapped index.
+constexpr const char* kCoeff = "internal: an index coefficient";
+
 void add_term(Lin* x, int64_t coeff, const Index& atom) {
   if (coeff == 0) return;
   std::string key = index_to_string(*atom);
   for (auto& t : x->terms) {
     if (t.key == key) {
-      t.coeff += coeff;
+      t.coeff = checked_add(t.coeff, coeff, kCoeff);
       return;
     }
   }
@@ -35,8 +39,8 @@ void add_term(Lin* x, int64_t coeff, const Index& atom) {
 }
 
 void add_lin(Lin* x, const Lin& y, int64_t scale) {
-  x->c += y.c * scale;
-  for (const auto& t : y.terms) add_term(x, t.coeff * scale, t.atom);
+  x->c = checked_add(x->c, checked_mul(y.c, scale, kCoeff), kCoeff);
+  for (const auto& t : y.terms) add_term(x, checked_mul(t.coeff, scale, kCoeff), t.atom);
 }
 
 Index from_lin(Lin x) {

@@ -8,13 +8,15 @@ and runs it through `ferrite run`; every outcome but a result or a clean error i
          subgraph nodes included, set to 0, -1, 2^31, 2^32, 2^62, INT64_MAX, INT64_MIN
 
   sweeps.py ranks|attrs --cli build/native/bin/ferrite [--jobs 2] [--timeout 10]
-            [--filter SUBSTR] [--keep DIR] [--runner "..."] [--no-ulimit] [--onnx-check]
+            [--filter SUBSTR] [--keep DIR] [--log FILE] [--runner "..."] [--no-ulimit]
+            [--onnx-check]
 
 Outcomes: ok (exit 0), error (exit 1 or 2 with one `error:` line), and the findings:
 crash (a signal or another exit status), sanitizer (an ASan/UBSan report, from a
 -fsanitize build), badmsg (exit 1/2 but not one clean `error:` line), hang (no result in
 --timeout s). The summary gives the count of each; --keep writes each finding's model
-there with a line in DIR/findings.tsv. Runs get an 8 GB address-space limit unless
+there with a line in DIR/findings.tsv; --log writes every variant's outcome and last
+stderr line to FILE (sorted, so that two runs diff). Runs get an 8 GB address-space limit unless
 --no-ulimit (for sanitizer builds, which reserve more). --onnx-check also runs onnx's
 checker (with strict shape inference) on each variant that ran: those it rejects are
 counted as accepted_invalid and listed (candidates for a missing check, not failures:
@@ -165,7 +167,8 @@ def first_line(err):
 
 
 def main():
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("kind", choices=["ranks", "attrs"])
     ap.add_argument("--cli", required=True)
     ap.add_argument("--runner", default="")
@@ -173,12 +176,13 @@ def main():
     ap.add_argument("--timeout", type=float, default=10)
     ap.add_argument("--filter", default="")
     ap.add_argument("--keep", default="")
+    ap.add_argument("--log", default="")
     ap.add_argument("--no-ulimit", action="store_true")
     ap.add_argument("--onnx-check", action="store_true")
     opts = ap.parse_args()
     variants = rank_variants if opts.kind == "ranks" else attr_variants
     counts = {k: 0 for k in ("ok", "error") + FINDINGS}
-    findings, accepted = [], []
+    findings, accepted, log = [], [], []
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory() as tmp, \
             concurrent.futures.ThreadPoolExecutor(opts.jobs) as pool:
@@ -194,6 +198,7 @@ def main():
             test, label, data = futures[fut]
             outcome, code, err, path = fut.result()
             counts[outcome] += 1
+            log.append(f"{test}\t{label}\t{outcome}\t{first_line(err)[:300]}\n")
             if outcome == "ok" and data is not None:
                 why = onnx_rejects(data)
                 if why:
@@ -208,6 +213,9 @@ def main():
                     name = f"{opts.kind}_{i:04d}.onnx"
                     os.replace(path, os.path.join(opts.keep, name))
                     f.write(f"{name}\t{test}\t{label}\t{outcome}\t{code}\t{line}\n")
+    if opts.log:
+        with open(opts.log, "w") as f:
+            f.writelines(sorted(log))
     for test, label, why in sorted(accepted):
         print(f"accepted_invalid {test}: {label}: {why[:200]}")
     for test, label, outcome, code, line, _ in findings:
