@@ -27,6 +27,13 @@ std::vector<int64_t> LowerCtx::const_ints(size_t i) const {
   return d->to_ints();
 }
 
+std::vector<int64_t> const_ints_1d(const LowerCtx& c, size_t i) {
+  const size_t rank = c.input(i)->size.size();
+  if (rank != 1)
+    c.error("input ", i, " ('", c.node.inputs[i]->name, "') must be 1-D, got rank ", rank);
+  return c.const_ints(i);
+}
+
 int LowerCtx::axis(int64_t a, size_t rank) const {
   int64_t r = static_cast<int64_t>(rank);
   if (a < -r || a >= r) error("axis ", a, " out of range for rank ", r);

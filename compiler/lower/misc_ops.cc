@@ -38,7 +38,7 @@ std::vector<TensorBoxPtr> lower_size(LowerCtx& c) {
 }
 
 std::vector<TensorBoxPtr> lower_constant_of_shape(LowerCtx& c) {
-  std::vector<int64_t> shape = c.const_ints(0);
+  std::vector<int64_t> shape = const_ints_1d(c, 0);
   checked_product(shape, "shape");
   DType dt = DType::F32;
   double fv = 0;

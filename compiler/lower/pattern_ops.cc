@@ -134,11 +134,11 @@ std::vector<TensorBoxPtr> lower_cumsum(LowerCtx& c) {
 std::vector<TensorBoxPtr> lower_pad(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
   size_t r = x->size.size();
-  std::vector<int64_t> pads = c.opset < 11 ? c.node.attr_ints("pads") : c.const_ints(1);
+  std::vector<int64_t> pads = c.opset < 11 ? c.node.attr_ints("pads") : const_ints_1d(c, 1);
   std::string mode = c.node.attr_string("mode", "constant");
   std::vector<int> axes;
   if (c.opset >= 18 && c.has(3)) {
-    for (int64_t a : c.const_ints(3)) axes.push_back(c.axis(a, r));
+    for (int64_t a : const_ints_1d(c, 3)) axes.push_back(c.axis(a, r));
   } else {
     for (size_t d = 0; d < r; ++d) axes.push_back(static_cast<int>(d));
   }

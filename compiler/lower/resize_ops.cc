@@ -219,7 +219,7 @@ std::vector<TensorBoxPtr> lower_resize(LowerCtx& c) {
     s.exclude_outside = c.node.attr_int("exclude_outside", 0) != 0;
     s.extrapolation = c.node.attr_float("extrapolation_value", 0.0);
     if (c.has(2)) scales = float_values(c, 2);
-    if (c.has(3)) sizes = c.const_ints(3);
+    if (c.has(3)) sizes = const_ints_1d(c, 3);
     if (s.coord == "tf_crop_and_resize") {
       std::vector<double> roi = float_values(c, 1);
       if (roi.size() != 2 * s.in.size()) c.error("roi needs ", 2 * s.in.size(), " values");

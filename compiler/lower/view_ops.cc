@@ -10,7 +10,7 @@ namespace {
 
 std::vector<TensorBoxPtr> lower_reshape(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<int64_t> shape = c.opset < 5 ? c.node.attr_ints("shape") : c.const_ints(1);
+  std::vector<int64_t> shape = c.opset < 5 ? c.node.attr_ints("shape") : const_ints_1d(c, 1);
   bool allowzero = c.node.attr_int("allowzero", 0) != 0;
   int infer = -1;
   int64_t known = 1;
@@ -138,10 +138,10 @@ std::vector<TensorBoxPtr> lower_slice(LowerCtx& c) {
     ends = c.node.attr_ints("ends");
     axes = c.node.attr_ints("axes");
   } else {
-    starts = c.const_ints(1);
-    ends = c.const_ints(2);
-    if (c.has(3)) axes = c.const_ints(3);
-    if (c.has(4)) steps = c.const_ints(4);
+    starts = const_ints_1d(c, 1);
+    ends = const_ints_1d(c, 2);
+    if (c.has(3)) axes = const_ints_1d(c, 3);
+    if (c.has(4)) steps = const_ints_1d(c, 4);
   }
   if (axes.empty()) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -185,7 +185,7 @@ std::vector<TensorBoxPtr> lower_slice(LowerCtx& c) {
 
 std::vector<TensorBoxPtr> lower_expand(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<int64_t> shape = c.const_ints(1);
+  std::vector<int64_t> shape = const_ints_1d(c, 1);
   for (int64_t d : shape)
     if (d < 0) c.error("negative dim ", d, " in shape");
   std::vector<int64_t> out = broadcast_shapes(c, {x->size, shape});
@@ -216,7 +216,7 @@ std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {
   int axis = c.axis(c.node.attr_int("axis", 0), x->size.size());
   std::vector<int64_t> split;
   if (c.opset >= 13 && c.has(1)) {
-    split = c.const_ints(1);
+    split = const_ints_1d(c, 1);
   } else if (c.opset < 13) {
     split = c.node.attr_ints("split");
   }
@@ -243,7 +243,7 @@ std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {
 
 std::vector<TensorBoxPtr> lower_tile(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<int64_t> reps = c.const_ints(1);
+  std::vector<int64_t> reps = const_ints_1d(c, 1);
   if (reps.size() != x->size.size())
     c.error("repeats has ", reps.size(), " entries for rank ", x->size.size());
   std::vector<int64_t> size = x->size, old = x->size;

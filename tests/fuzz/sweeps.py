@@ -8,7 +8,7 @@ and runs it through `ferrite run`; every outcome but a result or a clean error i
          subgraph nodes included, set to 0, -1, 2^31, 2^32, 2^62, INT64_MAX, INT64_MIN
 
   sweeps.py ranks|attrs --cli build/native/bin/ferrite [--jobs 2] [--timeout 10]
-            [--filter SUBSTR] [--keep DIR] [--log FILE] [--runner "..."] [--no-ulimit]
+            [--filter SUBSTR[,SUBSTR...]] [--keep DIR] [--log FILE] [--runner "..."] [--no-ulimit]
             [--onnx-check]
 
 Outcomes: ok (exit 0), error (exit 1 or 2 with one `error:` line), and the findings:
@@ -43,9 +43,11 @@ ATTR_VALUES = [("0", 0), ("-1", -1), ("2^31", 2**31), ("2^32", 2**32), ("2^62", 
 
 
 def models(filt):
+    """The node tests whose name holds one of the comma-separated substrings of filt."""
+    subs = filt.split(",")
     for name in sorted(os.listdir(NODE_TESTS)):
         path = os.path.join(NODE_TESTS, name, "model.onnx")
-        if filt in name and os.path.exists(path):
+        if any(s in name for s in subs) and os.path.exists(path):
             yield name, path
 
 

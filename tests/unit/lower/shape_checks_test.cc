@@ -133,6 +133,18 @@ TEST(ShapeChecks, ReshapeAndConstantOfShape) {
         *one_node(b, "ConstantOfShape", {b.constant_i64({2}, {int64_t{1} << 40, 1 << 30})}),
         "overflows int64");
   }
+  // Shape inputs are 1-D: const_ints would flatten any other rank.
+  {
+    GraphBuilder b;
+    expect_error(*one_node(b, "ConstantOfShape", {b.constant_i64({}, {3})}),
+                 "must be 1-D, got rank 0");
+  }
+  {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {2, 2});
+    expect_error(*one_node(b, "Reshape", {x, b.constant_i64({1, 2}, {4, 1})}),
+                 "must be 1-D, got rank 2");
+  }
 }
 
 // Range's inputs as constants of one type (int64 or float32).
