@@ -53,7 +53,7 @@ TensorBoxPtr nll(LowerCtx& c, const TensorBoxPtr& input, const TensorBoxPtr& tar
     V t = b.cast(target->load(b, idx), ScalarType::I64);
     *keep = b.constant(ScalarType::Bool, 1);
     if (has_ignore) {
-      V ignored = b.binary(Op::Eq, t, b.constant(ScalarType::I64, static_cast<double>(ignore)));
+      V ignored = b.binary(Op::Eq, t, b.constant_i64(ignore));
       *keep = b.unary(Op::Not, ignored);
     }
     return t;

@@ -44,8 +44,7 @@ V source_coord(KernelBuilder& b, const ResizeSpec& s, size_t d, V x) {
 }
 
 V clamp_index(KernelBuilder& b, V i, int64_t n) {
-  V lo = b.constant(ScalarType::I64, 0),
-    hi = b.constant(ScalarType::I64, static_cast<double>(n - 1));
+  V lo = b.constant(ScalarType::I64, 0), hi = b.constant_i64(n - 1);
   return b.binary(Op::Min, b.binary(Op::Max, i, lo), hi);
 }
 
@@ -110,14 +109,11 @@ std::vector<Tap> dim_taps(KernelBuilder& b, const ResizeSpec& s, size_t d, const
   std::vector<Tap> taps;
   V total = b.constant(ScalarType::F64, 0);
   for (size_t t = 0; t < w.size(); ++t) {
-    V pos =
-        b.binary(Op::Add, base,
-                 b.constant(ScalarType::I64, static_cast<double>(first + static_cast<int64_t>(t))));
+    V pos = b.binary(Op::Add, base, b.constant_i64(first + static_cast<int64_t>(t)));
     V weight = w[t];
     if (s.exclude_outside) {
-      V in_range = b.binary(
-          Op::And, b.binary(Op::Ge, pos, b.constant(ScalarType::I64, 0)),
-          b.binary(Op::Le, pos, b.constant(ScalarType::I64, static_cast<double>(s.in[d] - 1))));
+      V in_range = b.binary(Op::And, b.binary(Op::Ge, pos, b.constant(ScalarType::I64, 0)),
+                            b.binary(Op::Le, pos, b.constant_i64(s.in[d] - 1)));
       weight = b.where(in_range, weight, b.constant(ScalarType::F64, 0));
     }
     total = b.binary(Op::Add, total, weight);

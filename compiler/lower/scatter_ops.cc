@@ -167,8 +167,7 @@ std::vector<TensorBoxPtr> lower_max_unpool(LowerCtx& c) {
   Loader corner = [y, inferred](KernelBuilder& b, const std::vector<Index>& idx) {
     V inside = b.constant(ScalarType::Bool, 1);
     for (size_t d = 0; d < idx.size(); ++d) {
-      V lt = b.binary(Op::Lt, b.index_value(idx[d]),
-                      b.constant(ScalarType::I64, static_cast<double>(inferred[d])));
+      V lt = b.binary(Op::Lt, b.index_value(idx[d]), b.constant_i64(inferred[d]));
       inside = b.binary(Op::And, inside, lt);
     }
     V v;

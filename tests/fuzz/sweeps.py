@@ -115,7 +115,9 @@ def attr_variants(model):
                     attr.i = v
                 else:
                     attr.ints[:] = [v] * len(attr.ints)
-                yield f"{node.op_type}.{a.name}={label}", m
+                # The node's place (index path) tells apart two nodes of one op type.
+                where = ".".join(str(p) for p in path)
+                yield f"{node.op_type}#{where}.{a.name}={label}", m
 
 
 def limit_memory():

@@ -67,20 +67,25 @@ TEST(ShapeChecks, LossWeightAndTargetShapesFollowTheSpec) {
 }
 
 TEST(ShapeChecks, WeightedLossMatchesTheFormula) {
-  // mean reduction: -sum(w[t[i]] * x[i, t[i]]) / sum(w[t[i]]), ignore_index rows skipped.
-  GraphBuilder b;
-  Value* x = b.input("x", DType::F32, {3, 4});
-  Value* t = b.input("t", DType::I64, {3});
-  Value* w = b.input("w", DType::F32, {4});
-  auto g = one_node(b, "NegativeLogLikelihoodLoss", {x, t, w}, {{"ignore_index", attr_i(1)}}, 13);
+  // mean reduction: -sum(w[t[i]] * x[i, t[i]]) / sum(w[t[i]]) over the rows whose target
+  // is not ignore_index (any int64, INT64_MAX included).
   const std::vector<float> xs = random_floats(12, 7), ws = {0.5f, 2.f, 1.5f, 3.f};
   const int64_t ts[3] = {3, 1, 2};
-  Compiled r = run_graph(*g,
-                         tensors(Tensor(DType::F32, {3, 4}, xs.data()), Tensor(DType::I64, {3}, ts),
-                                 Tensor(DType::F32, {4}, ws.data())),
-                         "reference");
-  const float num = -(ws[3] * xs[0 * 4 + 3] + ws[2] * xs[2 * 4 + 2]);
-  expect_near(r.outputs[0], {num / (ws[3] + ws[2])});
+  for (int64_t ignore : {int64_t{1}, kMax}) {
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {3, 4});
+    Value* t = b.input("t", DType::I64, {3});
+    Value* w = b.input("w", DType::F32, {4});
+    auto g =
+        one_node(b, "NegativeLogLikelihoodLoss", {x, t, w}, {{"ignore_index", attr_i(ignore)}}, 13);
+    Compiled r = run_graph(*g,
+                           tensors(Tensor(DType::F32, {3, 4}, xs.data()),
+                                   Tensor(DType::I64, {3}, ts), Tensor(DType::F32, {4}, ws.data())),
+                           "reference");
+    float num = -(ws[3] * xs[0 * 4 + 3] + ws[2] * xs[2 * 4 + 2]), den = ws[3] + ws[2];
+    if (ignore != 1) num -= ws[1] * xs[1 * 4 + 1], den += ws[1];
+    expect_near(r.outputs[0], {num / den});
+  }
 }
 
 TEST(ShapeChecks, BlocksizeProductsAreChecked) {
