@@ -1,5 +1,6 @@
 #include "compiler/loopir/buffer.h"
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
@@ -22,12 +23,16 @@ Buffer* Buffer::storage_owner(int64_t* offset) const {
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& size) {
   std::vector<int64_t> s(size.size(), 1);
-  for (int d = static_cast<int>(size.size()) - 2; d >= 0; --d) s[d] = s[d + 1] * size[d + 1];
+  for (int d = static_cast<int>(size.size()) - 2; d >= 0; --d)
+    s[d] = checked_mul(s[d + 1], size[d + 1], "internal: a contiguous stride");
   return s;
 }
 
 Index linear_index(const std::vector<Index>& index, const std::vector<int64_t>& strides,
                    int64_t offset) {
+  if (index.size() != strides.size()) {
+    fail("internal: an index of rank ", index.size(), " into a layout of rank ", strides.size());
+  }
   Index out = ix_const(offset);
   for (size_t d = 0; d < index.size(); ++d) out = ix_add(out, ix_mul(index[d], strides[d]));
   return out;

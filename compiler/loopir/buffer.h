@@ -58,7 +58,8 @@ struct Buffer {
 };
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& size);
-// sum(index[d] * stride[d]) + offset, built with the light smart constructors.
+// sum(index[d] * stride[d]) + offset, built with the light smart constructors. An index
+// whose rank is not the strides' is an Error, never a read past `strides`.
 Index linear_index(const std::vector<Index>& index, const std::vector<int64_t>& strides,
                    int64_t offset = 0);
 // Builds the Kernel that computes `out` from its definition (one kernel per buffer).

@@ -1,11 +1,35 @@
 #include "compiler/loopir/ir.h"
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/loopir/simplify.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
+namespace {
+
+std::string shape_string(const std::vector<int64_t>& size) {
+  std::string s = "[";
+  for (size_t i = 0; i < size.size(); ++i) s += str_cat(i ? ", " : "", size[i]);
+  return s + "]";
+}
+
+// Every load and view remap checks its index's rank: a lowering that builds an index of
+// the wrong rank (an input whose rank it did not check) gets an Error naming what it
+// loads, instead of reading past a vector of strides or of index expressions.
+[[noreturn]] void rank_error(size_t rank, const std::vector<int64_t>& size,
+                             const std::string& what) {
+  fail("internal: an index of rank ", rank, " into ", what, " of shape ", shape_string(size));
+}
+
+std::string describe(const StorageBox& s) {
+  if (s.buffer) return str_cat("buffer '", s.buffer->name, "'");
+  return str_cat("the value computed by ", s.def ? s.def->origin : std::string("?"));
+}
+
+}  // namespace
 
 V StorageBox::load(KernelBuilder& b, const std::vector<Index>& index) const {
+  if (index.size() != size.size()) rank_error(index.size(), size, describe(*this));
   if (buffer) return b.load(buffer, linear_index(index, contiguous_strides(size)));
   if (!def || def->is_reduction) fail("internal: loading an unrealized reduction");
   return b.walk_once(def, index, [&] { return def->fn(b, index); });
@@ -18,6 +42,9 @@ int64_t TensorBox::elements() const {
 }
 
 V TensorBox::load(KernelBuilder& b, const std::vector<Index>& index) const {
+  if (index.size() != size.size()) {
+    rank_error(index.size(), size, str_cat("a view of ", describe(*storage)));
+  }
   if (storage->realized() && strided) {
     return b.load(storage->buffer, linear_index(index, strided->strides, strided->offset));
   }
@@ -33,6 +60,7 @@ Loader TensorBox::loader() const {
 namespace {
 
 TensorBoxPtr fresh_box(std::shared_ptr<StorageBox> s) {
+  check_shape(s->size, s->buffer ? s->buffer->name : s->def->origin);
   auto t = std::make_shared<TensorBox>();
   t->dtype = s->dtype;
   t->size = s->size;
@@ -56,6 +84,10 @@ TensorBoxPtr make_pointwise_box(DType dtype, std::vector<int64_t> size, Loader f
 }
 
 TensorBoxPtr make_reduction_box(DType dtype, std::shared_ptr<ComputedDef> def) {
+  // The reduction's loop nest: its outer and reduced ranges together.
+  std::vector<int64_t> loops = def->ranges;
+  loops.insert(loops.end(), def->reduction_ranges.begin(), def->reduction_ranges.end());
+  check_shape(loops, def->origin);
   auto s = std::make_shared<StorageBox>();
   s->dtype = dtype;
   s->size = def->ranges;
@@ -72,22 +104,32 @@ TensorBoxPtr make_buffer_box(Buffer* buf) {
 }
 
 TensorBoxPtr make_view(const TensorBoxPtr& base, std::vector<int64_t> size, Reindex reindex) {
+  check_shape(size, "a view");
   auto t = std::make_shared<TensorBox>();
   t->dtype = base->dtype;
   t->size = std::move(size);
   t->storage = base->storage;
   t->view_depth = base->view_depth + 1;
+  // The remap must give an index of base's rank; checked here, as it leaves the view.
+  const std::vector<int64_t> base_size = base->size;
+  const std::shared_ptr<StorageBox> storage = base->storage;
+  Reindex checked = [reindex, base_size, storage](const std::vector<Index>& i) {
+    std::vector<Index> o = reindex(i);
+    if (o.size() != base_size.size())
+      rank_error(o.size(), base_size, str_cat("the base of a view of ", describe(*storage)));
+    return o;
+  };
   std::shared_ptr<const Reindex> base_re = base->reindex;
   if (base_re) {
     t->reindex = std::make_shared<const Reindex>(
-        [base_re, reindex](const std::vector<Index>& i) { return (*base_re)(reindex(i)); });
+        [base_re, checked](const std::vector<Index>& i) { return (*base_re)(checked(i)); });
   } else {
-    t->reindex = std::make_shared<const Reindex>(reindex);
+    t->reindex = std::make_shared<const Reindex>(std::move(checked));
   }
   if (base->strided) {
     std::vector<Index> vars;
     for (size_t d = 0; d < t->size.size(); ++d) vars.push_back(ix_var(static_cast<int>(d)));
-    Index lin = linear_index(reindex(vars), base->strided->strides, base->strided->offset);
+    Index lin = linear_index(checked(vars), base->strided->strides, base->strided->offset);
     Index simple = IndexSimplifier(t->size).simplify(lin);
     AffineIndex aff;
     if (as_affine(*simple, static_cast<int>(t->size.size()), &aff)) {

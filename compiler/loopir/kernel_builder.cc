@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "compiler/loopir/buffer.h"
+#include "compiler/loopir/checked_int.h"
 #include "compiler/loopir/simplify.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/scalar_ops.h"
@@ -138,8 +139,15 @@ void KernelBuilder::store(Buffer* buf, Index index, V value) {
 }
 
 V KernelBuilder::constant(ScalarType t, double value) {
+  if (t == ScalarType::I64) return constant_i64(checked_int(value, "internal: an i64 constant"));
   Instr in;
-  set_const(&in, t, make_const(t, value, static_cast<int64_t>(value)));
+  set_const(&in, t, make_const(t, value, value != 0));
+  return emit(in);
+}
+
+V KernelBuilder::constant_i64(int64_t value) {
+  Instr in;
+  set_const(&in, ScalarType::I64, make_const(ScalarType::I64, 0, value));
   return emit(in);
 }
 
@@ -196,7 +204,7 @@ V KernelBuilder::check_index(V index, int64_t n, const std::string& message) {
   if (def.op == Op::Const && masks_.empty()) {
     int64_t v = def.iimm;
     if (v < -n || v >= n) fail(message, ": index ", v, " out of range [", -n, ", ", n, ")");
-    return constant(ScalarType::I64, static_cast<double>(v < 0 ? v + n : v));
+    return constant_i64(v < 0 ? v + n : v);
   }
   auto found = message_index_.emplace(message, static_cast<int>(k_.messages.size()));
   if (found.second) k_.messages.push_back(message);
@@ -232,12 +240,8 @@ V KernelBuilder::loop_var(int d) {
 
 V KernelBuilder::index_value(const Index& e) {
   switch (e->kind) {
-    case IndexKind::Const: {
-      // Exact: a constant past 2^53 (a pool's pads of 2^61) must not round through double.
-      Instr in;
-      set_const(&in, ScalarType::I64, scalar_i64(e->c));
-      return emit(in);
-    }
+    case IndexKind::Const:
+      return constant_i64(e->c);
     case IndexKind::Var:
       return loop_var(e->id);
     case IndexKind::Value:
@@ -254,7 +258,7 @@ V KernelBuilder::index_value(const Index& e) {
       return binary(Op::Div, binary(Op::Sub, a, binary(Op::Mod, a, b)), b);
     }
   }
-  return constant(ScalarType::I64, 0);
+  return constant_i64(0);
 }
 
 V KernelBuilder::walk_once(std::shared_ptr<const void> def, const std::vector<Index>& index,

@@ -34,6 +34,8 @@ class KernelBuilder {
   V load(Buffer* buf, Index index);
   void store(Buffer* buf, Index index, V value);
   V constant(ScalarType t, double value);
+  // An i64 constant, exact (a double holds integers only up to 2^53).
+  V constant_i64(int64_t value);
   V unary(Op op, V a);
   V binary(Op op, V a, V b);
   V where(V cond, V a, V b);

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <string>
 
+#include "compiler/loopir/checked_int.h"
+#include "compiler/plan/error.h"
+
 namespace ferrite {
 namespace {
 
@@ -19,11 +22,15 @@ struct Lin {
   std::vector<Term> terms;
 };
 
+// Coefficients and constants are products and sums of a lowering's strides, offsets and
+// steps: one past int64 is an Error rather than a wrapped index.
+constexpr const char* kCoeff = "internal: an index coefficient";
+
 void add_term(Lin* x, int64_t coeff, const Index& atom, std::string key) {
   if (coeff == 0) return;
   for (auto& t : x->terms) {
     if (t.key == key) {
-      t.coeff += coeff;
+      t.coeff = checked_add(t.coeff, coeff, kCoeff);
       return;
     }
   }
@@ -35,8 +42,8 @@ void add_term(Lin* x, int64_t coeff, const Index& atom) {
 }
 
 void add_lin(Lin* x, const Lin& y, int64_t scale) {
-  x->c += y.c * scale;
-  for (const auto& t : y.terms) add_term(x, t.coeff * scale, t.atom, t.key);
+  x->c = checked_add(x->c, checked_mul(y.c, scale, kCoeff), kCoeff);
+  for (const auto& t : y.terms) add_term(x, checked_mul(t.coeff, scale, kCoeff), t.atom, t.key);
 }
 
 Index from_lin(Lin x) {
@@ -105,9 +112,13 @@ class SimplifyImpl {
     for (const auto& t : x.terms) {
       auto a = range_atom(t.atom);
       if (!a) return std::nullopt;
-      int64_t p = t.coeff * a->lo, q = t.coeff * a->hi;
-      r.lo += std::min(p, q);
-      r.hi += std::max(p, q);
+      int64_t p, q;
+      // A range past int64 proves nothing: no bound, rather than a wrapped one.
+      if (__builtin_mul_overflow(t.coeff, a->lo, &p) ||
+          __builtin_mul_overflow(t.coeff, a->hi, &q) ||
+          __builtin_add_overflow(r.lo, std::min(p, q), &r.lo) ||
+          __builtin_add_overflow(r.hi, std::max(p, q), &r.hi))
+        return std::nullopt;
     }
     return r;
   }
@@ -186,12 +197,13 @@ class SimplifyImpl {
     split(x, d, &q, &r);
     auto rr = range_lin(r);
     if (rr && rr->lo >= 0 && rr->hi < d) return q;  // rest // d == 0
+    int64_t ad;
     if (r.c == 0 && r.terms.size() == 1 && r.terms[0].coeff == 1 &&
         r.terms[0].atom->kind == IndexKind::FloorDiv &&
-        r.terms[0].atom->b->kind == IndexKind::Const && r.terms[0].atom->b->c > 0) {
+        r.terms[0].atom->b->kind == IndexKind::Const && r.terms[0].atom->b->c > 0 &&
+        !__builtin_mul_overflow(r.terms[0].atom->b->c, d, &ad)) {
       // (y // a) // d → y // (a*d)
-      const Index& inner = r.terms[0].atom;
-      add_lin(&q, div(lin(inner->a), inner->b->c * d), 1);
+      add_lin(&q, div(lin(r.terms[0].atom->a), ad), 1);
       return q;
     }
     add_term(&q, 1, ix_binary(IndexKind::FloorDiv, from_lin(r), ix_const(d)));
@@ -207,10 +219,12 @@ class SimplifyImpl {
     if (rr && rr->lo >= 0 && rr->hi < d) return r;
     if (r.c == 0 && r.terms.size() == 1 && r.terms[0].coeff == 1) {
       const Index& a = r.terms[0].atom;
-      if (a->kind == IndexKind::FloorDiv && a->b->kind == IndexKind::Const && a->b->c > 0) {
+      int64_t kd;
+      if (a->kind == IndexKind::FloorDiv && a->b->kind == IndexKind::Const && a->b->c > 0 &&
+          !__builtin_mul_overflow(a->b->c, d, &kd)) {
         // (y // k) % d == y // k when y < k*d
         auto yr = range_lin(lin(a->a));
-        if (yr && yr->lo >= 0 && yr->hi < a->b->c * d) return r;
+        if (yr && yr->lo >= 0 && yr->hi < kd) return r;
       }
       if (a->kind == IndexKind::Mod && a->b->kind == IndexKind::Const && a->b->c > 0 &&
           a->b->c % d == 0) {
@@ -239,7 +253,8 @@ std::optional<IndexRange> IndexSimplifier::range(const Index& e) const {
 }
 
 Index ix_add(Index a, Index b) {
-  if (a->kind == IndexKind::Const && b->kind == IndexKind::Const) return ix_const(a->c + b->c);
+  if (a->kind == IndexKind::Const && b->kind == IndexKind::Const)
+    return ix_const(checked_add(a->c, b->c, "internal: an index constant"));
   if (a->kind == IndexKind::Const && a->c == 0) return b;
   if (b->kind == IndexKind::Const && b->c == 0) return a;
   return ix_binary(IndexKind::Add, std::move(a), std::move(b));
@@ -248,17 +263,20 @@ Index ix_add(Index a, Index b) {
 Index ix_mul(Index a, int64_t c) {
   if (c == 0) return ix_const(0);
   if (c == 1) return a;
-  if (a->kind == IndexKind::Const) return ix_const(a->c * c);
+  if (a->kind == IndexKind::Const)
+    return ix_const(checked_mul(a->c, c, "internal: an index constant"));
   return ix_binary(IndexKind::Mul, std::move(a), ix_const(c));
 }
 
 Index ix_floordiv(Index a, int64_t c) {
+  if (c <= 0) fail("internal: an index divided by ", c);
   if (c == 1) return a;
   if (a->kind == IndexKind::Const) return ix_const(floordiv64(a->c, c));
   return ix_binary(IndexKind::FloorDiv, std::move(a), ix_const(c));
 }
 
 Index ix_mod(Index a, int64_t c) {
+  if (c <= 0) fail("internal: an index modulo ", c);
   if (c == 1) return ix_const(0);
   if (a->kind == IndexKind::Const) return ix_const(mod64(a->c, c));
   return ix_binary(IndexKind::Mod, std::move(a), ix_const(c));

@@ -42,7 +42,8 @@ class IndexSimplifier {
 };
 
 // Light, range-free smart constructors used while building expressions: they fold
-// constants and drop identities (x + 0, x * 1, x * 0, x // 1, x % 1).
+// constants and drop identities (x + 0, x * 1, x * 0, x // 1, x % 1). A constant that
+// overflows int64, or a divisor or modulus below 1, is an Error.
 Index ix_add(Index a, Index b);
 Index ix_mul(Index a, int64_t c);
 Index ix_floordiv(Index a, int64_t c);

@@ -4,6 +4,7 @@
 // per-dim strides, dilations and begin/end pads, and the output shape is computed and checked,
 // so a backend only convolves.
 #include "compiler/graph/layout_attr.h"
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -18,6 +19,13 @@ struct ConvAttrs {
 // a // b rounded toward negative infinity (ONNX's formulas are Python's).
 int64_t floor_div(int64_t a, int64_t b) {
   return a / b - ((a % b != 0) && ((a < 0) != (b < 0)));
+}
+
+// (kernel - 1) * dilation + 1: the extent a dilated kernel covers. W's dims may be large
+// (up to kMaxShapeElements), so this is checked even with dilation < 2^30.
+int64_t kernel_span(int64_t kernel, int64_t dilation) {
+  const char* what = "the dilated kernel's extent";
+  return checked_add(checked_mul(kernel - 1, dilation, what), 1, what);
 }
 
 // Attribute values past this are nonsense, and rejecting them keeps the shape arithmetic
@@ -120,11 +128,12 @@ std::vector<TensorBoxPtr> lower_conv(LowerCtx& c) {
   const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
   for (size_t d = 0; d < k; ++d) {
     const int64_t in = x[2 + d], s = a.strides[d];
-    const int64_t span = (a.kernel[d] - 1) * a.dilations[d] + 1;
+    const int64_t span = kernel_span(a.kernel[d], a.dilations[d]);
     int64_t pb = pads[d], pe = pads[k + d], out;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out = (in + s - 1) / s;
-      const int64_t total = std::max<int64_t>(0, (out - 1) * s + span - in);
+      const int64_t total =
+          std::max<int64_t>(0, checked_add((out - 1) * s, span - in, "the padded extent"));
       pb = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;  // the odd one at the end
       pe = total - pb;
     } else if (auto_pad == "VALID") {
@@ -180,13 +189,16 @@ std::vector<TensorBoxPtr> lower_conv_transpose(LowerCtx& c) {
   for (size_t d = 0; d < k; ++d) {
     const int64_t in = x[2 + d], s = a.strides[d];
     // The full output: every position some input element reaches, plus output_padding.
-    const int64_t full = s * (in - 1) + out_pad[d] + (a.kernel[d] - 1) * a.dilations[d] + 1;
+    const char* what = "the full output extent";
+    const int64_t full = checked_add(checked_add(checked_mul(s, in - 1, what), out_pad[d], what),
+                                     kernel_span(a.kernel[d], a.dilations[d]), what);
     int64_t pb = pads[d], pe = pads[k + d];
     if (has_shape || same) {
       // The requested size (output_shape, or in * stride for SAME) fixes the pads, over any
       // explicit ones, by the spec's formulas with Python's division: a size past the full
       // output gives a negative pad, which extends the output.
-      const int64_t want = has_shape ? target[d] : in * s, total = full - want;
+      const int64_t want = has_shape ? target[d] : checked_mul(in, s, "input * stride");
+      const int64_t total = full - want;
       pb = auto_pad == "SAME_UPPER" ? floor_div(total, 2) : total - floor_div(total, 2);
       pe = total - pb;
     } else if (auto_pad == "VALID") {

@@ -9,6 +9,29 @@
 namespace ferrite {
 namespace {
 
+// Letters are a-z and A-Z (digits name ellipsis dims below), each term has at most one
+// "...", and no output letter repeats.
+void check_letters(const LowerCtx& c, const std::vector<std::string>& terms, const std::string& out,
+                   bool explicit_out) {
+  auto check = [&](const std::string& t) {
+    size_t dots = t.find("...");
+    if (dots != std::string::npos && t.find("...", dots + 3) != std::string::npos)
+      c.error("'", t, "' has more than one ellipsis");
+    for (size_t i = 0; i < t.size(); ++i) {
+      if (dots != std::string::npos && i >= dots && i < dots + 3) continue;
+      const char ch = t[i];
+      if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
+        c.error("'", t, "' holds '", ch, "', not a letter");
+    }
+  };
+  for (const auto& t : terms) check(t);
+  if (!explicit_out) return;
+  check(out);
+  for (size_t i = 0; i < out.size(); ++i)
+    if (out[i] != '.' && out.find(out[i], i + 1) != std::string::npos)
+      c.error("output letter '", out[i], "' repeats");
+}
+
 // Splits "ab,bc->ac" into operand letter strings and the output (implicit when no "->").
 struct Equation {
   std::vector<std::string> terms;
@@ -36,12 +59,17 @@ Equation parse_equation(const LowerCtx& c, std::string eq, const std::vector<Ten
   }
   if (e.terms.size() != ins.size())
     c.error("equation has ", e.terms.size(), " operands, node has ", ins.size());
+  check_letters(c, e.terms, e.out, explicit_out);
   // Ellipsis: the broadcast of the leading dims it covers, named by digits '0'..'9'.
   size_t ell_rank = 0;
   for (size_t i = 0; i < ins.size(); ++i) {
     size_t dots = e.terms[i].find("...");
+    size_t letters = e.terms[i].size() - (dots == std::string::npos ? 0 : 3);
+    if (letters > ins[i]->size.size())
+      c.error("operand ", i, " has rank ", ins[i]->size.size(), ", fewer than the letters of '",
+              e.terms[i], "'");
     if (dots == std::string::npos) continue;
-    ell_rank = std::max(ell_rank, ins[i]->size.size() - (e.terms[i].size() - 3));
+    ell_rank = std::max(ell_rank, ins[i]->size.size() - letters);
   }
   if (ell_rank > 10) c.error("ellipsis covers too many dims");
   auto expand = [&](std::string& t, size_t rank) {
@@ -78,6 +106,8 @@ std::vector<TensorBoxPtr> lower_einsum(LowerCtx& c) {
   std::vector<TensorBoxPtr> ins;
   for (size_t i = 0; i < c.in.size(); ++i) ins.push_back(c.input(i));
   if (ins.empty()) c.error("needs at least one input");
+  for (const auto& t : ins)
+    if (t->dtype != ins[0]->dtype) c.error("operands differ in type");
   Equation e = parse_equation(c, c.node.attr_string("equation", ""), ins);
   std::map<char, int64_t> dim;
   for (size_t i = 0; i < ins.size(); ++i) {

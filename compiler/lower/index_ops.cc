@@ -36,6 +36,11 @@ std::vector<TensorBoxPtr> lower_gather_elements(LowerCtx& c) {
   const size_t r = data->size.size();
   if (ind->size.size() != r) c.error("indices rank differs from data rank");
   int axis = c.axis(c.node.attr_int("axis", 0), r);
+  // Off the axis, an output position reads data at the same position.
+  for (size_t d = 0; d < r; ++d) {
+    if (static_cast<int>(d) != axis && ind->size[d] > data->size[d])
+      c.error("indices dim ", d, " (", ind->size[d], ") exceeds data's (", data->size[d], ")");
+  }
   int64_t n = data->size[axis];
   std::string msg = str_cat(c.origin(), ": indices (axis ", axis, ")");
   Loader fn = [data, ind, axis, n, msg](KernelBuilder& b, const std::vector<Index>& idx) {

@@ -6,12 +6,39 @@
 namespace ferrite {
 namespace {
 
+std::string shape_of(const TensorBoxPtr& t) {
+  return TensorType{t->dtype, t->size, {}, true}.to_string();
+}
+
+std::string dims_of(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += str_cat(i ? "," : "", d[i]);
+  return s + "]";
+}
+
+// The spec's shapes: input [N, C, d...], target [N, d...] of int32/int64, weight [C] of
+// input's type. Every load below relies on them.
+void check_operands(const LowerCtx& c, const TensorBoxPtr& input, const TensorBoxPtr& target,
+                    const TensorBoxPtr& weight) {
+  const std::vector<int64_t>& x = input->size;
+  if (x.size() < 2) c.error("input ", shape_of(input), " must have rank >= 2 ([N, C, d...])");
+  std::vector<int64_t> want{x[0]};
+  want.insert(want.end(), x.begin() + 2, x.end());
+  if (target->size != want)
+    c.error("target ", shape_of(target), " must have shape ", dims_of(want),
+            " ([N, d...] of input ", shape_of(input), ")");
+  if (target->dtype != DType::I32 && target->dtype != DType::I64)
+    c.error("target must be int32 or int64, got ", dtype_name(target->dtype));
+  if (!weight) return;
+  if (weight->size != std::vector<int64_t>{x[1]} || weight->dtype != input->dtype)
+    c.error("weight ", shape_of(weight), " must have shape [", x[1], "] (one per class) and ",
+            "input's type ", dtype_name(input->dtype));
+}
+
 // input [N, C, d...], target [N, d...] → reduced loss per `reduction`.
 TensorBoxPtr nll(LowerCtx& c, const TensorBoxPtr& input, const TensorBoxPtr& target,
                  const TensorBoxPtr& weight) {
-  if (input->size.size() < 2) c.error("input must have rank >= 2");
-  if (target->size.size() != input->size.size() - 1) c.error("target rank must be input rank - 1");
-  if (dtype_is_float(target->dtype)) c.error("target must be integers");
+  check_operands(c, input, target, weight);
   const int64_t classes = input->size[1];
   const bool has_ignore = c.node.has_attr("ignore_index");
   const int64_t ignore = c.node.attr_int("ignore_index", 0);
@@ -26,7 +53,7 @@ TensorBoxPtr nll(LowerCtx& c, const TensorBoxPtr& input, const TensorBoxPtr& tar
     V t = b.cast(target->load(b, idx), ScalarType::I64);
     *keep = b.constant(ScalarType::Bool, 1);
     if (has_ignore) {
-      V ignored = b.binary(Op::Eq, t, b.constant(ScalarType::I64, static_cast<double>(ignore)));
+      V ignored = b.binary(Op::Eq, t, b.constant_i64(ignore));
       *keep = b.unary(Op::Not, ignored);
     }
     return t;

@@ -130,5 +130,8 @@ TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, do
 TensorBoxPtr softmax_over(const LowerCtx& c, const TensorBoxPtr& x, int axis, bool log);
 TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> data,
                           const std::string& name);
+// A constant 1-D integer input (a shape, repeats, pads, starts, sizes, ...): throws naming
+// the node and the input when it has another rank, which const_ints would flatten.
+std::vector<int64_t> const_ints_1d(const LowerCtx& c, size_t i);
 
 }  // namespace ferrite

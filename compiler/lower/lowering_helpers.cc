@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -24,6 +25,13 @@ std::vector<int64_t> LowerCtx::const_ints(size_t i) const {
   auto d = const_data(i);
   if (dtype_is_float(d->dtype)) error("input ", i, " must be integers, got ", dtype_name(d->dtype));
   return d->to_ints();
+}
+
+std::vector<int64_t> const_ints_1d(const LowerCtx& c, size_t i) {
+  const size_t rank = c.input(i)->size.size();
+  if (rank != 1)
+    c.error("input ", i, " ('", c.node.inputs[i]->name, "') must be 1-D, got rank ", rank);
+  return c.const_ints(i);
 }
 
 int LowerCtx::axis(int64_t a, size_t rank) const {
@@ -131,6 +139,12 @@ TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vecto
 TensorBoxPtr reshape_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size) {
   if (new_size == t->size) return t;
   std::vector<int64_t> old_size = t->size;
+  if (t->elements() == 0) {
+    // Nothing to map (and the zero strides of an empty shape are no divisors).
+    return make_view(t, new_size, [old_size](const std::vector<Index>&) {
+      return std::vector<Index>(old_size.size(), ix_const(0));
+    });
+  }
   std::vector<int64_t> new_strides = contiguous_strides(new_size);
   std::vector<int64_t> old_strides = contiguous_strides(old_size);
   Reindex re = [old_size, old_strides, new_strides](const std::vector<Index>& idx) {
@@ -175,7 +189,7 @@ TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
   std::vector<int64_t> size = ins.at(0)->size, offsets{0};
   size[axis] = 0;
   for (const auto& t : ins) {
-    size[axis] += t->size[axis];
+    size[axis] = checked_add(size[axis], t->size[axis], "the concatenated dim");
     offsets.push_back(size[axis]);
   }
   Loader fn = [ins, offsets, axis](KernelBuilder& b, const std::vector<Index>& idx) {
@@ -185,9 +199,8 @@ TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
       if (ins[k]->size[axis] == 0) continue;
       std::vector<Index> sub = idx;
       sub[axis] = ix_add(idx[axis], ix_const(-offsets[k]));
-      V lo = b.binary(Op::Ge, pos, b.constant(ScalarType::I64, static_cast<double>(offsets[k])));
-      V hi =
-          b.binary(Op::Lt, pos, b.constant(ScalarType::I64, static_cast<double>(offsets[k + 1])));
+      V lo = b.binary(Op::Ge, pos, b.constant_i64(offsets[k]));
+      V hi = b.binary(Op::Lt, pos, b.constant_i64(offsets[k + 1]));
       V in_range = b.binary(Op::And, lo, hi);
       V v;
       {

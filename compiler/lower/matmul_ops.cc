@@ -63,6 +63,18 @@ std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
   if (a->size.size() != 2 || b->size.size() != 2) c.error("A and B must be 2-D");
   if (c.node.attr_int("transA", 0)) a = permute_view(a, {1, 0});
   if (c.node.attr_int("transB", 0)) b = permute_view(b, {1, 0});
+  if (c.has(2)) {
+    // C broadcasts one way only, to the result [M, N]: it may not make the result larger.
+    const std::vector<int64_t> out{a->size[0], b->size[1]}, &cs = c.input(2)->size;
+    bool ok = cs.size() <= 2;
+    for (size_t i = 0; ok && i < cs.size(); ++i) {
+      const int64_t want = out[out.size() - cs.size() + i];
+      ok = cs[i] == want || cs[i] == 1;
+    }
+    if (!ok)
+      c.error("C ", TensorType{c.input(2)->dtype, cs, {}, true}.to_string(),
+              " does not broadcast to the result [", out[0], ", ", out[1], "]");
+  }
   double alpha = c.node.attr_float("alpha", 1.0), beta = c.node.attr_float("beta", 1.0);
   // beta * C is the first post-op (an Add), before any the fusion pass recorded.
   std::vector<LoweredPostOp> post;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -37,10 +38,8 @@ std::vector<TensorBoxPtr> lower_size(LowerCtx& c) {
 }
 
 std::vector<TensorBoxPtr> lower_constant_of_shape(LowerCtx& c) {
-  std::vector<int64_t> shape = c.const_ints(0);
-  for (int64_t d : shape) {
-    if (d < 0) c.error("negative dim ", d);
-  }
+  std::vector<int64_t> shape = const_ints_1d(c, 0);
+  checked_product(shape, "shape");
   DType dt = DType::F32;
   double fv = 0;
   int64_t iv = 0;
@@ -61,17 +60,45 @@ std::vector<TensorBoxPtr> lower_constant_of_shape(LowerCtx& c) {
       c.origin())};
 }
 
+// Range's element count, max(ceil((limit - start) / delta), 0), exactly for integers
+// (limit - start may not fit in int64) and for finite floats.
+int64_t range_count(const LowerCtx& c, const TensorData& s, const TensorData& l,
+                    const TensorData& d) {
+  constexpr int64_t kMaxRange = int64_t{1} << 31;
+  if (dtype_is_float(s.dtype)) {
+    double start = s.float_at(0), limit = l.float_at(0), delta = d.float_at(0);
+    if (!std::isfinite(start) || !std::isfinite(limit) || !std::isfinite(delta))
+      c.error("start, limit and delta must be finite");
+    if (delta == 0) c.error("delta is 0");
+    double n = std::ceil((limit - start) / delta);
+    if (n > static_cast<double>(kMaxRange)) c.error("range of ", n, " elements is too large");
+    return n > 0 ? static_cast<int64_t>(n) : 0;
+  }
+  int64_t start = s.int_at(0), limit = l.int_at(0), delta = d.int_at(0);
+  if (delta == 0) c.error("delta is 0");
+  if ((limit > start) != (delta > 0) || limit == start) return 0;
+  // |limit - start| and |delta| in uint64, where both are exact.
+  uint64_t span = limit > start ? static_cast<uint64_t>(limit) - static_cast<uint64_t>(start)
+                                : static_cast<uint64_t>(start) - static_cast<uint64_t>(limit);
+  uint64_t step = delta > 0 ? static_cast<uint64_t>(delta) : 0 - static_cast<uint64_t>(delta);
+  uint64_t n = span / step + (span % step != 0);
+  if (n > static_cast<uint64_t>(kMaxRange)) c.error("range of ", n, " elements is too large");
+  return static_cast<int64_t>(n);
+}
+
 std::vector<TensorBoxPtr> lower_range(LowerCtx& c) {
   auto s = c.const_data(0), l = c.const_data(1), d = c.const_data(2);
   DType dt = s->dtype;
+  if (l->dtype != dt || d->dtype != dt)
+    c.error("start, limit and delta must have one type, got ", dtype_name(dt), ", ",
+            dtype_name(l->dtype), " and ", dtype_name(d->dtype));
   if (s->elements() != 1 || l->elements() != 1 || d->elements() != 1)
     c.error("inputs must be scalars");
+  if (dt == DType::Bool || dtype_size(dt) == 0) c.error("inputs of type ", dtype_name(dt));
+  const int64_t n = range_count(c, *s, *l, *d);
   bool is_float = dtype_is_float(dt);
-  double start = s->float_at(0), limit = l->float_at(0), delta = d->float_at(0);
-  if (delta == 0) c.error("delta is 0");
-  int64_t n = static_cast<int64_t>(std::max(0.0, std::ceil((limit - start) / delta)));
-  if (n > (int64_t{1} << 31)) c.error("range of ", n, " elements is too large");
-  int64_t istart = s->int_at(0), idelta = d->int_at(0);
+  double start = s->float_at(0), delta = d->float_at(0);
+  int64_t istart = is_float ? 0 : s->int_at(0), idelta = is_float ? 0 : d->int_at(0);
   return {make_pointwise_box(
       dt, {n},
       [=](KernelBuilder& b, const std::vector<Index>& idx) {
@@ -82,8 +109,9 @@ std::vector<TensorBoxPtr> lower_range(LowerCtx& c) {
           return b.binary(Op::Add, b.constant(t, start),
                           b.binary(Op::Mul, fi, b.constant(t, delta)));
         }
-        return b.binary(Op::Add, b.constant(t, static_cast<double>(istart)),
-                        b.binary(Op::Mul, i, b.constant(t, static_cast<double>(idelta))));
+        // i * delta may wrap, but kernels' integers wrap and the sum is within range.
+        return b.binary(Op::Add, b.constant_i64(istart),
+                        b.binary(Op::Mul, i, b.constant_i64(idelta)));
       },
       c.origin())};
 }

@@ -1,5 +1,8 @@
 // Ops whose value depends on the position: Trilu, EyeLike, OneHot, Hardmax, CumSum and
 // Pad. They compare loop indices (index_value) instead of reading index tensors.
+#include <algorithm>
+
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -9,7 +12,14 @@ V pos(KernelBuilder& b, const Index& i) {
   return b.index_value(i);
 }
 V i64(KernelBuilder& b, int64_t v) {
-  return b.constant(ScalarType::I64, static_cast<double>(v));
+  return b.constant_i64(v);
+}
+
+// A diagonal offset k against col - row of a [rows, cols] matrix: beyond +-(rows + cols)
+// every k selects the same elements, so it is clamped there (k may be +-2^63).
+int64_t clamp_diagonal(int64_t k, int64_t rows, int64_t cols) {
+  const int64_t bound = rows + cols;
+  return std::clamp(k, -bound, bound);
 }
 
 std::vector<TensorBoxPtr> lower_trilu(LowerCtx& c) {
@@ -20,7 +30,7 @@ std::vector<TensorBoxPtr> lower_trilu(LowerCtx& c) {
   if (c.has(1)) {
     auto kk = c.const_ints(1);
     if (kk.size() != 1) c.error("k must be a scalar");
-    k = kk[0];
+    k = clamp_diagonal(kk[0], x->size[r - 2], x->size[r - 1]);
   }
   bool upper = c.node.attr_int("upper", 1) != 0;
   Loader fn = [x, r, k, upper](KernelBuilder& b, const std::vector<Index>& idx) {
@@ -39,7 +49,7 @@ std::vector<TensorBoxPtr> lower_eyelike(LowerCtx& c) {
   if (c.node.has_attr("dtype") && !dtype_from_onnx(c.node.attr_int("dtype", 1), &dt)) {
     c.unsupported("dtype ", c.node.attr_int("dtype", 1));
   }
-  int64_t k = c.node.attr_int("k", 0);
+  int64_t k = clamp_diagonal(c.node.attr_int("k", 0), x->size[0], x->size[1]);
   Loader fn = [dt, k](KernelBuilder& b, const std::vector<Index>& idx) {
     V on = b.binary(Op::Eq, b.binary(Op::Sub, pos(b, idx[1]), pos(b, idx[0])), i64(b, k));
     return b.cast(on, compute_type(dt));
@@ -51,9 +61,11 @@ std::vector<TensorBoxPtr> lower_onehot(LowerCtx& c) {
   const TensorBoxPtr &ind = c.input(0), &values = c.input(2);
   auto depth_data = c.const_data(1);
   if (depth_data->elements() != 1) c.error("depth must be a scalar");
-  int64_t depth = static_cast<int64_t>(depth_data->float_at(0));
+  const int64_t depth = dtype_is_float(depth_data->dtype)
+                            ? checked_int(depth_data->float_at(0), "depth")
+                            : depth_data->int_at(0);
   if (depth < 0) c.error("negative depth");
-  if (values->elements() != 2) c.error("values must have 2 elements");
+  if (values->size != std::vector<int64_t>{2}) c.error("values must have shape [2]");
   size_t r = ind->size.size() + 1;
   int axis = c.axis(c.node.attr_int("axis", -1), r);
   std::vector<int64_t> size = ind->size;
@@ -122,16 +134,25 @@ std::vector<TensorBoxPtr> lower_cumsum(LowerCtx& c) {
 std::vector<TensorBoxPtr> lower_pad(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
   size_t r = x->size.size();
-  std::vector<int64_t> pads = c.opset < 11 ? c.node.attr_ints("pads") : c.const_ints(1);
+  std::vector<int64_t> pads = c.opset < 11 ? c.node.attr_ints("pads") : const_ints_1d(c, 1);
   std::string mode = c.node.attr_string("mode", "constant");
   std::vector<int> axes;
   if (c.opset >= 18 && c.has(3)) {
-    for (int64_t a : c.const_ints(3)) axes.push_back(c.axis(a, r));
+    for (int64_t a : const_ints_1d(c, 3)) axes.push_back(c.axis(a, r));
   } else {
     for (size_t d = 0; d < r; ++d) axes.push_back(static_cast<int>(d));
   }
   if (pads.size() != 2 * axes.size())
     c.error("pads has ", pads.size(), " entries for ", axes.size(), " axes");
+  std::vector<bool> seen(r, false);
+  for (int a : axes) {
+    if (seen[a]) c.error("axes repeat axis ", a);
+    seen[a] = true;
+  }
+  // No output dim exceeds kMaxShapeElements, so neither can a pad: bounding them keeps
+  // the sums below, and the index offsets -begin, inside int64.
+  for (int64_t p : pads)
+    if (p < -kMaxShapeElements || p > kMaxShapeElements) c.error("pad ", p, " is out of range");
   std::vector<int64_t> begin(r, 0), size = x->size;
   for (size_t i = 0; i < axes.size(); ++i) {
     begin[axes[i]] = pads[i];
@@ -142,6 +163,8 @@ std::vector<TensorBoxPtr> lower_pad(LowerCtx& c) {
   }
   if (mode != "constant" && mode != "reflect" && mode != "edge") c.unsupported("mode '", mode, "'");
   TensorBoxPtr cval = c.opset >= 11 && c.has(2) ? c.input(2) : nullptr;
+  if (cval && cval->elements() != 1)
+    c.error("constant_value must hold one value, got ", cval->elements());
   double attr_value = c.node.attr_float("value", 0.0);
   std::vector<int64_t> in = x->size;
   Loader fn = [=](KernelBuilder& b, const std::vector<Index>& idx) {

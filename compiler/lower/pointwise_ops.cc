@@ -107,25 +107,30 @@ std::vector<TensorBoxPtr> lower_where(LowerCtx& c) {
   })};
 }
 
+// A bound of Clip (an input from opset 11 on): one value of x's type, whatever its rank,
+// so that it cannot broadcast x to a larger shape.
+TensorBoxPtr clip_bound(const LowerCtx& c, size_t i) {
+  if (c.opset < 11 || !c.has(i)) return nullptr;
+  const TensorBoxPtr& t = c.input(i);
+  if (t->elements() != 1 || t->dtype != c.input(0)->dtype)
+    c.error(i == 1 ? "min" : "max", " must be one value of the input's type, got ",
+            TensorType{t->dtype, t->size, {}, true}.to_string());
+  return t;
+}
+
 std::vector<TensorBoxPtr> lower_clip(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<TensorBoxPtr> ins{x};
-  bool has_lo = false, has_hi = false;
-  double lo = 0, hi = 0;
-  if (c.opset < 11) {
-    has_lo = has_hi = true;
-    lo = c.node.attr_float("min", -3.4028234663852886e38);
-    hi = c.node.attr_float("max", 3.4028234663852886e38);
-  } else {
-    if (c.has(1)) ins.push_back(c.input(1)), has_lo = true;
-    if (c.has(2)) ins.push_back(c.input(2)), has_hi = true;
-  }
-  bool attrs = c.opset < 11;
-  return {make_pointwise(c, ins, x->dtype, [=](KernelBuilder& b, const std::vector<V>& v) {
+  const bool attrs = c.opset < 11;
+  const double lo = c.node.attr_float("min", -3.4028234663852886e38);
+  const double hi = c.node.attr_float("max", 3.4028234663852886e38);
+  const TensorBoxPtr lo_t = clip_bound(c, 1), hi_t = clip_bound(c, 2);
+  auto bound = [](KernelBuilder& b, const TensorBoxPtr& t) {
+    return t->load(b, std::vector<Index>(t->size.size(), ix_const(0)));
+  };
+  return {make_pointwise(c, {x}, x->dtype, [=](KernelBuilder& b, const std::vector<V>& v) {
     V r = v[0];
-    size_t k = 1;
-    if (has_lo) r = b.binary(Op::Max, r, attrs ? b.constant(r.type, lo) : v[k++]);
-    if (has_hi) r = b.binary(Op::Min, r, attrs ? b.constant(r.type, hi) : v[k++]);
+    if (attrs || lo_t) r = b.binary(Op::Max, r, attrs ? b.constant(r.type, lo) : bound(b, lo_t));
+    if (attrs || hi_t) r = b.binary(Op::Min, r, attrs ? b.constant(r.type, hi) : bound(b, hi_t));
     return r;
   })};
 }
@@ -290,6 +295,8 @@ void register_activations(LoweringTable& t) {
       s[0] = slope->size[0];
       slope = reshape_view(slope, s);
     }
+    if (broadcast_shapes(c, {x->size, slope->size}) != x->size)
+      c.error("slope must broadcast to X's shape (unidirectionally)");
     return {make_pointwise(c, {x, slope}, x->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
       return select_neg(b, v[0], b.binary(Op::Mul, v[0], v[1]));
     })};

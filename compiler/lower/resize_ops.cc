@@ -4,6 +4,7 @@
 // ONNX reference pads by edge). Coordinates and weights are computed in f64.
 #include <cmath>
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -43,8 +44,7 @@ V source_coord(KernelBuilder& b, const ResizeSpec& s, size_t d, V x) {
 }
 
 V clamp_index(KernelBuilder& b, V i, int64_t n) {
-  V lo = b.constant(ScalarType::I64, 0),
-    hi = b.constant(ScalarType::I64, static_cast<double>(n - 1));
+  V lo = b.constant(ScalarType::I64, 0), hi = b.constant_i64(n - 1);
   return b.binary(Op::Min, b.binary(Op::Max, i, lo), hi);
 }
 
@@ -109,14 +109,11 @@ std::vector<Tap> dim_taps(KernelBuilder& b, const ResizeSpec& s, size_t d, const
   std::vector<Tap> taps;
   V total = b.constant(ScalarType::F64, 0);
   for (size_t t = 0; t < w.size(); ++t) {
-    V pos =
-        b.binary(Op::Add, base,
-                 b.constant(ScalarType::I64, static_cast<double>(first + static_cast<int64_t>(t))));
+    V pos = b.binary(Op::Add, base, b.constant_i64(first + static_cast<int64_t>(t)));
     V weight = w[t];
     if (s.exclude_outside) {
-      V in_range = b.binary(
-          Op::And, b.binary(Op::Ge, pos, b.constant(ScalarType::I64, 0)),
-          b.binary(Op::Le, pos, b.constant(ScalarType::I64, static_cast<double>(s.in[d] - 1))));
+      V in_range = b.binary(Op::And, b.binary(Op::Ge, pos, b.constant(ScalarType::I64, 0)),
+                            b.binary(Op::Le, pos, b.constant_i64(s.in[d] - 1)));
       weight = b.where(in_range, weight, b.constant(ScalarType::F64, 0));
     }
     total = b.binary(Op::Add, total, weight);
@@ -167,6 +164,13 @@ std::vector<double> float_values(const LowerCtx& c, size_t i) {
   return v;
 }
 
+// Every output element reads some input element: an empty input dim stays empty.
+void check_sizes(const LowerCtx& c, const ResizeSpec& s) {
+  for (size_t d = 0; d < s.in.size(); ++d)
+    if (s.in[d] == 0 && s.out[d] != 0)
+      c.error("dim ", d, " is empty and cannot be resized to ", s.out[d]);
+}
+
 void set_output_size(const LowerCtx& c, ResizeSpec* s, const std::vector<double>& scales,
                      const std::vector<int64_t>& sizes) {
   size_t r = s->in.size();
@@ -178,14 +182,17 @@ void set_output_size(const LowerCtx& c, ResizeSpec* s, const std::vector<double>
       s->scale.push_back(s->in[d] ? static_cast<double>(sizes[d]) / static_cast<double>(s->in[d])
                                   : 1.0);
     }
+    check_sizes(c, *s);
     return;
   }
   if (scales.size() != r) c.error("scales has ", scales.size(), " entries for rank ", r);
   for (size_t d = 0; d < r; ++d) {
     if (!(scales[d] > 0)) c.error("scales must be positive");
     s->scale.push_back(scales[d]);
-    s->out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(s->in[d]) * scales[d])));
+    s->out.push_back(
+        checked_int(std::floor(static_cast<double>(s->in[d]) * scales[d]), "an output dim"));
   }
+  check_sizes(c, *s);
 }
 
 std::vector<TensorBoxPtr> lower_resize(LowerCtx& c) {
@@ -208,7 +215,7 @@ std::vector<TensorBoxPtr> lower_resize(LowerCtx& c) {
     s.exclude_outside = c.node.attr_int("exclude_outside", 0) != 0;
     s.extrapolation = c.node.attr_float("extrapolation_value", 0.0);
     if (c.has(2)) scales = float_values(c, 2);
-    if (c.has(3)) sizes = c.const_ints(3);
+    if (c.has(3)) sizes = const_ints_1d(c, 3);
     if (s.coord == "tf_crop_and_resize") {
       std::vector<double> roi = float_values(c, 1);
       if (roi.size() != 2 * s.in.size()) c.error("roi needs ", 2 * s.in.size(), " values");

@@ -3,6 +3,7 @@
 // reduction kernel expresses. ScatterElements, the deprecated Scatter (ScatterElements
 // without reduction), ScatterND and MaxUnpool; shapes are checked here so that errors name
 // the node, indices at run time by the extern.
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -93,6 +94,22 @@ std::vector<TensorBoxPtr> lower_scatter_nd(LowerCtx& c) {
   return {scatter_extern(c, std::move(e), data, ind, upd)};
 }
 
+// MaxUnpool's Indices, flattened and checked: each must be a position in [0, total) (a
+// scatter would take a negative one as counted from the end). A negative index i is
+// checked as i - total, so that the CheckIndex fails on it too.
+TensorBoxPtr checked_positions(const LowerCtx& c, const TensorBoxPtr& ind, int64_t total) {
+  const std::string msg = str_cat(c.origin(), ": Indices must be in [0, ", total,
+                                  ") (a negative index i shows as i - ", total, ")");
+  TensorBoxPtr flat = reshape_view(ind, {ind->elements()});
+  Loader fn = [flat, total, msg](KernelBuilder& b, const std::vector<Index>& idx) {
+    V i = flat->load(b, idx);
+    V zero = b.constant_i64(0);
+    V shifted = b.binary(Op::Sub, i, b.constant_i64(total));
+    return b.check_index(b.where(b.binary(Op::Lt, i, zero), shifted, i), total, msg);
+  };
+  return make_pointwise_box(DType::I64, flat->size, fn, c.origin());
+}
+
 // MaxUnpool is a scatter too: zeros with X's elements put at their Indices, which (as
 // MaxPool's Indices output) are flat positions in the whole N x C x spatial tensor of the
 // inferred shape, (in - 1) * stride + kernel - pad_begin - pad_end per spatial dim: a 1-D
@@ -112,15 +129,18 @@ std::vector<TensorBoxPtr> lower_max_unpool(LowerCtx& c) {
   const std::vector<int64_t> pads = c.node.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
   if (kernel.size() != k || strides.size() != k || pads.size() != 2 * k)
     c.error("kernel_shape, strides or pads have the wrong length");
-  std::vector<int64_t> inferred = {x->size[0], x->size[1]};
-  for (size_t d = 0; d < k; ++d)
-    inferred.push_back((x->size[2 + d] - 1) * strides[d] + kernel[d] - pads[d] - pads[k + d]);
-  int64_t total = 1;
-  for (int64_t d : inferred) {
-    if (d < 0 || __builtin_mul_overflow(total, d, &total))
-      c.error("invalid inferred output shape ",
-              TensorType{x->dtype, inferred, {}, true}.to_string());
+  for (size_t d = 0; d < k; ++d) {
+    if (kernel[d] < 1 || strides[d] < 1 || pads[d] < 0 || pads[k + d] < 0)
+      c.error("kernel_shape and strides must be >= 1 and pads >= 0");
   }
+  std::vector<int64_t> inferred = {x->size[0], x->size[1]};
+  for (size_t d = 0; d < k; ++d) {
+    const char* what = "the inferred output dim";
+    const int64_t span = checked_add(
+        checked_mul(std::max<int64_t>(x->size[2 + d] - 1, 0), strides[d], what), kernel[d], what);
+    inferred.push_back(checked_sub(checked_sub(span, pads[d], what), pads[k + d], what));
+  }
+  const int64_t total = checked_product(inferred, "the inferred output shape");
   const DType dt = x->dtype;
   TensorBoxPtr zeros = make_pointwise_box(
       dt, {total},
@@ -130,9 +150,10 @@ std::vector<TensorBoxPtr> lower_max_unpool(LowerCtx& c) {
   ExternNode e;
   e.op = "ScatterElements";
   e.ints["axis"] = 0;
-  TensorBoxPtr y = reshape_view(
-      scatter_extern(c, std::move(e), zeros, reshape_view(ind, {n}), reshape_view(x, {n})),
-      inferred);
+  TensorBoxPtr y =
+      reshape_view(scatter_extern(c, std::move(e), zeros, checked_positions(c, ind, total),
+                                  reshape_view(x, {n})),
+                   inferred);
   if (!c.has(2)) return {y};
   const std::vector<int64_t> out_size = c.const_ints(2);
   if (out_size.size() != r) c.error("output_shape must have ", r, " entries");
@@ -146,8 +167,7 @@ std::vector<TensorBoxPtr> lower_max_unpool(LowerCtx& c) {
   Loader corner = [y, inferred](KernelBuilder& b, const std::vector<Index>& idx) {
     V inside = b.constant(ScalarType::Bool, 1);
     for (size_t d = 0; d < idx.size(); ++d) {
-      V lt = b.binary(Op::Lt, b.index_value(idx[d]),
-                      b.constant(ScalarType::I64, static_cast<double>(inferred[d])));
+      V lt = b.binary(Op::Lt, b.index_value(idx[d]), b.constant_i64(inferred[d]));
       inside = b.binary(Op::And, inside, lt);
     }
     V v;

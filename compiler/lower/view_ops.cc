@@ -2,24 +2,21 @@
 // Slice, Expand, Concat, Identity, Split, Tile, DepthToSpace, SpaceToDepth).
 #include <algorithm>
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
 namespace {
 
-int64_t product(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (int64_t d : v) n *= d;
-  return n;
-}
-
 std::vector<TensorBoxPtr> lower_reshape(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<int64_t> shape = c.opset < 5 ? c.node.attr_ints("shape") : c.const_ints(1);
+  std::vector<int64_t> shape = c.opset < 5 ? c.node.attr_ints("shape") : const_ints_1d(c, 1);
   bool allowzero = c.node.attr_int("allowzero", 0) != 0;
   int infer = -1;
   int64_t known = 1;
+  bool zero = false;
   for (size_t i = 0; i < shape.size(); ++i) {
+    zero |= shape[i] == 0;
     if (shape[i] == 0 && !allowzero) {
       if (i >= x->size.size())
         c.error("shape dim ", i, " is 0 but input has rank ", x->size.size());
@@ -31,15 +28,16 @@ std::vector<TensorBoxPtr> lower_reshape(LowerCtx& c) {
     } else if (shape[i] < 0) {
       c.error("invalid shape dim ", shape[i]);
     } else {
-      known *= shape[i];
+      known = checked_mul(known, shape[i], "the product of shape's dims");
     }
   }
-  int64_t total = product(x->size);
+  if (allowzero && zero && infer >= 0) c.error("shape has both 0 and -1 with allowzero = 1");
+  int64_t total = x->elements();
   if (infer >= 0) {
     if (known == 0 || total % known != 0) c.error("cannot infer -1: ", total, " elements");
     shape[infer] = total / known;
   }
-  if (product(shape) != total) {
+  if (checked_product(shape, "shape") != total) {
     c.error("cannot reshape ", total, " elements to ",
             TensorType{x->dtype, shape, {}, true}.to_string());
   }
@@ -140,10 +138,10 @@ std::vector<TensorBoxPtr> lower_slice(LowerCtx& c) {
     ends = c.node.attr_ints("ends");
     axes = c.node.attr_ints("axes");
   } else {
-    starts = c.const_ints(1);
-    ends = c.const_ints(2);
-    if (c.has(3)) axes = c.const_ints(3);
-    if (c.has(4)) steps = c.const_ints(4);
+    starts = const_ints_1d(c, 1);
+    ends = const_ints_1d(c, 2);
+    if (c.has(3)) axes = const_ints_1d(c, 3);
+    if (c.has(4)) steps = const_ints_1d(c, 4);
   }
   if (axes.empty()) {
     for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
@@ -155,33 +153,41 @@ std::vector<TensorBoxPtr> lower_slice(LowerCtx& c) {
   }
   std::vector<int> ax;
   std::vector<int64_t> st, lens;
+  std::vector<bool> seen(x->size.size(), false);
   for (size_t k = 0; k < starts.size(); ++k) {
     int a = c.axis(axes[k], x->size.size());
+    if (seen[a]) c.error("axes repeat axis ", axes[k]);
+    seen[a] = true;
     int64_t dim = x->size[a], step = steps[k];
     if (step == 0) c.error("slice step is 0");
     auto norm = [dim](int64_t v) {
       return v < 0 ? std::max<int64_t>(v, -dim - 1) + dim : std::min(v, dim);
     };
     int64_t s = norm(starts[k]), e = norm(ends[k]), len;
+    // ceil(span / |step|) without forming span + |step| or -step (steps may be +-2^63).
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      len = e > s ? (e - s + step - 1) / step : 0;
+      len = e > s ? (e - s - 1) / step + 1 : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      len = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+      len = s > e ? 1 - (s - e - 1) / step : 0;
     }
     ax.push_back(a);
     st.push_back(s);
     lens.push_back(len);
+    // A step past the dim reads one element at most: 1 keeps the view's strides small.
+    if (len <= 1) steps[k] = 1;
   }
   return {slice_view(x, ax, st, steps, lens)};
 }
 
 std::vector<TensorBoxPtr> lower_expand(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<int64_t> shape = c.const_ints(1);
+  std::vector<int64_t> shape = const_ints_1d(c, 1);
+  for (int64_t d : shape)
+    if (d < 0) c.error("negative dim ", d, " in shape");
   std::vector<int64_t> out = broadcast_shapes(c, {x->size, shape});
   return {expand_view(x, out)};
 }
@@ -210,11 +216,12 @@ std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {
   int axis = c.axis(c.node.attr_int("axis", 0), x->size.size());
   std::vector<int64_t> split;
   if (c.opset >= 13 && c.has(1)) {
-    split = c.const_ints(1);
+    split = const_ints_1d(c, 1);
   } else if (c.opset < 13) {
     split = c.node.attr_ints("split");
   }
   size_t n = c.node.outputs.size();
+  if (n == 0) c.error("no outputs");
   int64_t dim = x->size[axis];
   if (split.empty()) {
     int64_t chunk = (dim + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
@@ -226,6 +233,7 @@ std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {
   int64_t start = 0;
   for (int64_t len : split) {
     if (len < 0) c.error("negative split size");
+    if (len > dim - start) c.error("split sizes sum to more than the axis' ", dim);
     outs.push_back(slice_view(x, {axis}, {start}, {1}, {len}));
     start += len;
   }
@@ -235,13 +243,13 @@ std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {
 
 std::vector<TensorBoxPtr> lower_tile(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<int64_t> reps = c.const_ints(1);
+  std::vector<int64_t> reps = const_ints_1d(c, 1);
   if (reps.size() != x->size.size())
     c.error("repeats has ", reps.size(), " entries for rank ", x->size.size());
   std::vector<int64_t> size = x->size, old = x->size;
   for (size_t d = 0; d < size.size(); ++d) {
     if (reps[d] < 0) c.error("negative repeat");
-    size[d] *= reps[d];
+    size[d] = checked_mul(size[d], reps[d], "the tiled dim");
   }
   return {make_view(x, size, [old](const std::vector<Index>& i) {
     std::vector<Index> o(i.size());
@@ -257,19 +265,21 @@ std::vector<TensorBoxPtr> lower_depth_space(LowerCtx& c, bool to_space) {
   int64_t bs = c.node.attr_int("blocksize", 0);
   if (bs <= 0) c.error("blocksize must be positive");
   int64_t n = x->size[0], ch = x->size[1], h = x->size[2], w = x->size[3];
+  const int64_t bs2 = checked_mul(bs, bs, "blocksize^2");
   if (to_space) {
-    if (ch % (bs * bs) != 0) c.error("channels not divisible by blocksize^2");
+    if (ch % bs2 != 0) c.error("channels (", ch, ") not divisible by blocksize^2 (", bs2, ")");
     bool crd = c.node.attr_string("mode", "DCR") == "CRD";
-    int64_t oc = ch / (bs * bs);
+    int64_t oc = ch / bs2;
     TensorBoxPtr t =
         crd ? reshape_view(x, {n, oc, bs, bs, h, w}) : reshape_view(x, {n, bs, bs, oc, h, w});
     t = crd ? permute_view(t, {0, 1, 4, 2, 5, 3}) : permute_view(t, {0, 3, 4, 1, 5, 2});
-    return {reshape_view(t, {n, oc, h * bs, w * bs})};
+    return {reshape_view(t, {n, oc, checked_mul(h, bs, "height * blocksize"),
+                             checked_mul(w, bs, "width * blocksize")})};
   }
   if (h % bs != 0 || w % bs != 0) c.error("spatial dims not divisible by blocksize");
   TensorBoxPtr t = reshape_view(x, {n, ch, h / bs, bs, w / bs, bs});
   t = permute_view(t, {0, 3, 5, 1, 2, 4});
-  return {reshape_view(t, {n, ch * bs * bs, h / bs, w / bs})};
+  return {reshape_view(t, {n, checked_mul(ch, bs2, "channels * blocksize^2"), h / bs, w / bs})};
 }
 
 // Dropout at inference: the identity, with an all-true mask when asked for.
