@@ -59,8 +59,7 @@ class Analyzer {
     for (size_t i = 0; i < n; ++i) {
       const Instr& in = k.code[i];
       if (in.op == Op::Store) stored_[static_cast<size_t>(in.arg)] = true;
-      for (int id : {in.a, in.b, in.c, in.mask})
-        if (id >= 0) users_[id].push_back(static_cast<int>(i));
+      for_each_value_operand(in, [&](int id) { users_[id].push_back(static_cast<int>(i)); });
       if (in.index) {
         std::vector<int> ids;
         index_values(*in.index, &ids);
@@ -141,9 +140,9 @@ class Analyzer {
     const bool uni = L_.uniform[i];
     const ScalarType t = in.type;
     auto operand_type = [&](int id) { return k.code[id].type; };
-    if (t == ScalarType::F64) return "F64 values";
-    for (int id : {in.a, in.b, in.c})
-      if (id >= 0 && operand_type(id) == ScalarType::F64) return "F64 values";
+    bool f64 = t == ScalarType::F64;
+    for_each_value_operand(in, [&](int id) { f64 = f64 || operand_type(id) == ScalarType::F64; });
+    if (f64) return "F64 values";
     Range r;
     switch (in.op) {
       case Op::Const:
@@ -221,9 +220,11 @@ class Analyzer {
       // Vector I64 values are int32 lanes: the value and its I64 operands must fit.
       if (t == ScalarType::I64 && !fits_i32(r) && L_.wide[i] != Wide::Convert)
         return "a vector I64 value without a proven int32 range";
-      for (int id : {in.a, in.b, in.c})
-        if (id >= 0 && operand_type(id) == ScalarType::I64 && !fits_i32(range_of(id)))
-          return "a vector I64 operand without a proven int32 range";
+      bool wide = false;
+      for_each_value_operand(in, [&](int id) {
+        wide = wide || (operand_type(id) == ScalarType::I64 && !fits_i32(range_of(id)));
+      });
+      if (wide) return "a vector I64 operand without a proven int32 range";
     }
     if (in.op == Op::Load || in.op == Op::Store) return check_access(i);
     return "";
