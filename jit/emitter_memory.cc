@@ -317,6 +317,7 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
   } else {
     vmovaps(y1, Xbyak::Ymm(mask.getIdx()));
   }
+  if (acc.checked) check_lane_reads(acc.instr, a, b, y1);
   if (acc.vec_coeff == 0) {  // one element, read when some lane needs it
     Label none, done;
     if (avx512()) {
@@ -513,6 +514,7 @@ void KernelEmitter::scalar_load(int id) {
     je(zero, T_NEAR);
   }
   base_of(L_.access[id], rax);
+  if (L_.accesses[L_.access[id]].checked) check_scalar_read(id, L_.access[id]);
   switch (dt) {
     case DType::F32:
       mov(ecx, dword[rax]);

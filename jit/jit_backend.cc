@@ -97,32 +97,46 @@ class JitKernel : public PreparedKernel {
   void run_part(void* const* args, int64_t r0, int64_t r1, int64_t v0, int64_t v1) {
     if (r1 <= r0) return;
     const Kernel& k = L_.k;
-    int64_t vars[16] = {0};
+    int64_t vars[kMaxRowVars] = {0};
     int64_t rest = r0;
     for (size_t i = L_.outer_scalar.size(); i-- > 0;) {
       const int v = L_.outer_scalar[i];
       vars[i] = rest % k.ranges[v];
       rest /= k.ranges[v];
     }
-    std::vector<int64_t> ptrs(L_.accesses.size());
-    for (size_t a = 0; a < L_.accesses.size(); ++a) {
+    const size_t n = L_.accesses.size();
+    std::vector<int64_t> ptrs(n);
+    std::vector<uint64_t> bounds(2 * n);  // the first and the last element of each access's arg
+    for (size_t a = 0; a < n; ++a) {
       const Access& acc = L_.accesses[a];
       uint64_t e = static_cast<uint64_t>(acc.form.offset);
       for (size_t i = 0; i < L_.outer_scalar.size(); ++i)
         e += static_cast<uint64_t>(acc.form.coeff[L_.outer_scalar[i]]) *
              static_cast<uint64_t>(vars[i]);
-      ptrs[a] = static_cast<int64_t>(reinterpret_cast<uintptr_t>(args[acc.arg]) +
-                                     e * static_cast<uint64_t>(acc.esize));
+      const uint64_t base = reinterpret_cast<uintptr_t>(args[acc.arg]);
+      ptrs[a] = static_cast<int64_t>(base + e * static_cast<uint64_t>(acc.esize));
+      const int64_t elements = k.args[static_cast<size_t>(acc.arg)].elements;
+      bounds[2 * a] = elements > 0 ? base : UINT64_MAX;  // no element: every address is outside
+      bounds[2 * a + 1] = base + static_cast<uint64_t>(elements - 1) * acc.esize;
     }
     JitCall call;
     call.row_vars = vars;
     call.row_ptrs = ptrs.data();
+    call.bounds = bounds.data();
     call.rows = r1 - r0;
     call.vec_begin = v0;
     call.vec_end = v1;
     code_->fn()(&call);
     if (call.error_id != 0) {
       const Instr& in = k.code[static_cast<size_t>(call.error_id - 1)];
+      if (in.op == Op::Load) {  // a checked read (Access::checked), at this address
+        const int64_t esize = static_cast<int64_t>(dtype_size(k.args[in.arg].dtype));
+        fail("kernel '", k.name, "': Load of arg ", in.arg, " at element ",
+             static_cast<int64_t>(static_cast<uint64_t>(call.error_value) -
+                                  reinterpret_cast<uintptr_t>(args[in.arg])) /
+                 esize,
+             " is outside its ", k.args[in.arg].elements, " elements");
+      }
       fail(k.messages[in.arg], ": index ", call.error_value, " out of range [", -in.iimm, ", ",
            in.iimm, ")");
     }
@@ -237,7 +251,10 @@ class JitBackend : public KernelBackend {
         << ", " << layout.lanes << " lanes, " << code->size() << " bytes of code\n";
     for (size_t i = 0; i < layout.k.code.size(); ++i)
       out << "  %" << i << " " << op_name(layout.k.code[i].op) << " @"
-          << where_name(layout.where[i]) << (layout.uniform[i] ? " uniform" : "") << "\n";
+          << where_name(layout.where[i]) << (layout.uniform[i] ? " uniform" : "")
+          << (layout.access[i] >= 0 && layout.accesses[layout.access[i]].checked ? " bounds-checked"
+                                                                                 : "")
+          << "\n";
     out << kernel_to_string(layout.k);
     // Offsets from the start of the code, so listings of two runs compare line by line.
     const size_t n_code = code->instruction_bytes();

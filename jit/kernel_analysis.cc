@@ -7,12 +7,17 @@
 #include "compiler/plan/dtype.h"
 #include "compiler/plan/loop_dims.h"
 #include "jit/analysis_rules.h"
+#include "jit/mask_bounds.h"
 
 namespace ferrite {
 namespace jit {
 namespace {
 
 using namespace ranges;  // NOLINT: the interval arithmetic reads best unqualified
+
+// Bound on a masked Load's index where its mask may be false: element offsets of 8-byte
+// elements stay below 2^61 bytes, so an address computed from one never wraps around.
+constexpr int64_t kMaxMaskedIndex = int64_t{1} << 58;
 
 class Analyzer {
  public:
@@ -48,6 +53,7 @@ class Analyzer {
         break;
     }
     if (L_.vec_var >= 0 && k.ranges[L_.vec_var] > kI32Max) return "a vector dimension over 2^31";
+    if (L_.outer_scalar.size() > kMaxRowVars) return "more than 16 row loop dimensions";
     const size_t n = k.code.size();
     L_.where.assign(n, Where::Entry);
     L_.uniform.assign(n, true);
@@ -60,8 +66,7 @@ class Analyzer {
     for (size_t i = 0; i < n; ++i) {
       const Instr& in = k.code[i];
       if (in.op == Op::Store) stored_[static_cast<size_t>(in.arg)] = true;
-      for (int id : {in.a, in.b, in.c, in.mask})
-        if (id >= 0) users_[id].push_back(static_cast<int>(i));
+      for_each_value_operand(in, [&](int id) { users_[id].push_back(static_cast<int>(i)); });
       if (in.index) {
         std::vector<int> ids;
         index_values(*in.index, &ids);
@@ -142,9 +147,9 @@ class Analyzer {
     const bool uni = L_.uniform[i];
     const ScalarType t = in.type;
     auto operand_type = [&](int id) { return k.code[id].type; };
-    if (t == ScalarType::F64) return "F64 values";
-    for (int id : {in.a, in.b, in.c})
-      if (id >= 0 && operand_type(id) == ScalarType::F64) return "F64 values";
+    bool f64 = t == ScalarType::F64;
+    for_each_value_operand(in, [&](int id) { f64 = f64 || operand_type(id) == ScalarType::F64; });
+    if (f64) return "F64 values";
     Range r;
     switch (in.op) {
       case Op::Const:
@@ -222,9 +227,11 @@ class Analyzer {
       // Vector I64 values are int32 lanes: the value and its I64 operands must fit.
       if (t == ScalarType::I64 && !fits_i32(r) && L_.wide[i] != Wide::Convert)
         return "a vector I64 value without a proven int32 range";
-      for (int id : {in.a, in.b, in.c})
-        if (id >= 0 && operand_type(id) == ScalarType::I64 && !fits_i32(range_of(id)))
-          return "a vector I64 operand without a proven int32 range";
+      bool wide = false;
+      for_each_value_operand(in, [&](int id) {
+        wide = wide || (operand_type(id) == ScalarType::I64 && !fits_i32(range_of(id)));
+      });
+      if (wide) return "a vector I64 operand without a proven int32 range";
     }
     if (in.op == Op::Load || in.op == Op::Store) return check_access(i);
     return "";
@@ -290,24 +297,10 @@ class Analyzer {
     }
   }
 
-  Range form_range(const LinearForm& f) const {
-    Range r = known(f.offset, f.offset);
-    for (size_t v = 0; v < f.coeff.size(); ++v)
-      if (f.coeff[v] != 0) r = add(r, scale(known(0, L_.k.ranges[v] - 1), f.coeff[v]));
-    for (const LinearTerm& t : f.terms) r = add(r, scale(term_range(t), t.factor));
-    return r;
-  }
-
-  // The range of a term's value (before its factor).
-  Range term_range(const LinearTerm& t) const {
-    if (t.kind == IndexKind::Value) return range_of(t.id);
-    const Range a = form_range(t.operands[0]);
-    const Range b = form_range(t.operands[1]);
-    if (t.kind == IndexKind::Mul) return mul(a, b);
-    if (!b.known || b.lo != b.hi || b.lo <= 0) return Range();
-    if (t.kind == IndexKind::Mod) return known(0, b.lo - 1);
-    if (!a.known) return Range();
-    return known(floordiv64(a.lo, b.lo), floordiv64(a.hi, b.lo));
+  Range form_range(const LinearForm& f) const { return all_points().form(f); }
+  Range term_range(const LinearTerm& t) const { return all_points().term(t); }
+  FormBounds all_points() const {
+    return FormBounds(loop_ranges(L_.k), [this](int id) { return range_of(id); });
   }
 
   // A term computed per lane (a lane-varying Value, or a product / quotient / remainder of
@@ -385,15 +378,8 @@ class Analyzer {
       if (regs > kLaneIndexRegs) return "a per-lane index term nested too deep";
       a.vector_terms = true;
     }
-    const Range r = form_range(a.form);
-    if (!r.known || r.lo < 0 || r.hi >= k.args[in.arg].elements) {
-      // Masked loads may reach outside where the mask is off: read under the mask (uniform
-      // loads branch on it; vector ones use masked moves and gathers, which do not fault).
-      if (in.op != Op::Load || in.mask < 0 || a.vector_terms ||
-          (!L_.uniform[i] && (a.esize != 4 || L_.wide[i] != Wide::None)))
-        return "an index not provably inside arg " + std::to_string(in.arg);
-      a.masked_reads = !L_.uniform[i];
-    }
+    const std::string why = check_bounds(i, &a);
+    if (!why.empty()) return why;
     if (a.vector_terms) {
       // Lane byte offsets (vector terms and the vector variable) are int32.
       Range lanes = known(0, 0);
@@ -432,6 +418,29 @@ class Analyzer {
     }
     L_.access[i] = static_cast<int>(L_.accesses.size());
     L_.accesses.push_back(std::move(a));
+    return "";
+  }
+
+  // Every index inside its arg, or a masked Load whose index may leave it only where the
+  // mask is false: read under the mask (uniform loads branch on it; vector ones use masked
+  // moves and gathers, which do not fault). Where the mask is true the index must be inside
+  // too: proven from the mask (mask_bounds.h), else checked per point at run time.
+  std::string check_bounds(int i, Access* a) const {
+    const Kernel& k = L_.k;
+    const Instr& in = k.code[i];
+    const int64_t n = k.args[in.arg].elements;
+    const Range r = form_range(a->form);
+    if (r.known && r.lo >= 0 && r.hi < n) return "";
+    const std::string outside = "an index not provably inside arg " + std::to_string(in.arg);
+    if (in.op != Op::Load || in.mask < 0 || a->vector_terms ||
+        (!L_.uniform[i] && (a->esize != 4 || L_.wide[i] != Wide::None)))
+      return outside;
+    // The address is formed at every point the mask holds (with division by positive
+    // constants only), and a run-time check compares it with the arg's: it must not wrap.
+    if (!r.known || r.lo < -kMaxMaskedIndex || r.hi > kMaxMaskedIndex) return outside;
+    a->masked_reads = !L_.uniform[i];
+    const Range m = masked_index_range(k, L_.range, in.mask, a->form);
+    a->checked = !m.known || (m.lo <= m.hi && (m.lo < 0 || m.hi >= n));
     return "";
   }
 

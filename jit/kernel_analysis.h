@@ -71,6 +71,11 @@ struct Access {
   // A masked Load whose index is proven inside the arg only where its mask is true (the
   // contract: masked-off points do not touch memory): the reads themselves are masked.
   bool masked_reads = false;
+  // A masked Load whose index the analysis could not prove inside the arg where its mask
+  // holds (a corrupt or hand-made plan: the compiler's masks give proofs, mask_bounds.h):
+  // before the read, the addresses of the lanes it reads are checked against the arg's
+  // (JitCall::bounds), and one outside ends the kernel with an error (emitter_bounds.cc).
+  bool checked = false;
 };
 
 // How a lane-varying Load of int64 storage is kept (Layout::wide).
@@ -114,6 +119,9 @@ std::string analyze_kernel(const Kernel& validated, Isa isa, Layout* out);
 // / remainder of such forms.
 bool lane_varying(const Layout& L, const LinearTerm& t);
 bool lane_varying(const Layout& L, const LinearForm& f);
+
+// Loop dimensions of the row odometer at most (JitCall::row_vars has room for as many).
+constexpr size_t kMaxRowVars = 16;
 
 // Vector registers the per-lane evaluation of a lane-varying term may use at once.
 constexpr int kLaneIndexRegs = 5;

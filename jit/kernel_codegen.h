@@ -28,7 +28,12 @@ struct JitCall {
                                       // with vector/reduce variables 0 and terms left out
   int64_t rows = 0;
   int64_t vec_begin = 0, vec_end = 0;
-  int64_t error_id = 0;  // set on failure: the failing CheckIndex instruction + 1
+  // Per access: the addresses of the first and the last element of its arg (for the
+  // accesses the analysis checks at run time, Access::checked).
+  const uint64_t* bounds = nullptr;
+  // Set on failure: the failing CheckIndex instruction + 1 and the index it was given, or
+  // the Load + 1 of a checked access and the address it would have read.
+  int64_t error_id = 0;
   int64_t error_value = 0;
 };
 using JitFn = void (*)(JitCall*);

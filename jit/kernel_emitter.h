@@ -52,6 +52,7 @@ class KernelEmitter : public Xbyak::CodeGenerator {
     kVecEnd,
     kStepLin,
     kCopySrc,
+    kCheck,
     kExpr,
     kLeaves,      // pairwise sums: leaves pushed in this inner loop
     kRowsToLeaf,  // pairwise sums over short rows: rows until the next leaf
@@ -135,6 +136,14 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void float_i64_load(int access, const Reg64& base, const Xmm& d, bool tail);
   void masked_read(int access, const Reg64& base, const Xmm& d, const Xmm& mask, bool tail);
   void scalar_load(int id);
+
+  // ---- run-time bounds checks of unproven masked loads (emitter_bounds.cc)
+  // Fails the kernel with Load `id` unless the address in rax lies in access a's arg.
+  void check_scalar_read(int id, int access);
+  // The same for each lane a vector read reads (those in k2, or in avx2_lanes): lane l
+  // reads at b + (rbx + l) * stride. Clobbers rcx and rdx.
+  void check_lane_reads(int id, int access, const Reg64& b, const Xbyak::Ymm& avx2_lanes);
+  void check_address(int access, const Reg64& addr, const Xbyak::Label& outside);
   void scalar_store(int id);
   Xbyak::RegExp lane0(int access, const Reg64& base);
   void stage_in(const Reg64& from, int bytes_per_lane);

@@ -4,79 +4,21 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "compiler/plan/aliasing.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
 namespace {
 
-// True when `e` is affine and maps distinct points of `ranges` to distinct elements: with
-// the used dims sorted by |coefficient|, each coefficient exceeds the largest offset the
-// smaller ones can reach together (a mixed-radix numbering). A sufficient test; an index
-// it cannot prove one-to-one is refused.
-bool one_to_one(const IndexNode& e, const std::vector<int64_t>& ranges) {
-  const int n = static_cast<int>(ranges.size());
-  AffineIndex f;
-  if (!as_affine(e, n, &f)) return false;
-  std::vector<std::pair<int64_t, int64_t>> dims;  // (|coeff|, range)
-  for (int v = 0; v < n; ++v) {
-    if (ranges[v] == 0) return true;  // no points at all
-    if (ranges[v] == 1) continue;
-    if (f.coeff[v] == 0 || f.coeff[v] == INT64_MIN) return false;
-    dims.emplace_back(std::llabs(f.coeff[v]), ranges[v]);
-  }
-  std::sort(dims.begin(), dims.end());
-  int64_t reach = 0;  // the largest |offset| the dims so far can add up to
-  for (const auto& d : dims) {
-    if (d.first <= reach) return false;
-    int64_t span;
-    if (__builtin_mul_overflow(d.first, d.second - 1, &span) ||
-        __builtin_add_overflow(reach, span, &reach))
-      return false;
-  }
-  return true;
-}
-
-// The code positions and index trees of the loads of `args` (or stores, for `store`).
-struct Accesses {
-  std::vector<const IndexNode*> index;
-  int first = -1, last = -1;
-};
-
-Accesses accesses(const Kernel& k, const std::vector<int>& args, bool store) {
-  Accesses a;
-  for (size_t i = 0; i < k.code.size(); ++i) {
-    const Instr& in = k.code[i];
-    if (in.op != (store ? Op::Store : Op::Load)) continue;
-    if (std::find(args.begin(), args.end(), in.arg) == args.end()) continue;
-    a.index.push_back(in.index.get());
-    if (a.first < 0) a.first = static_cast<int>(i);
-    a.last = static_cast<int>(i);
-  }
-  return a;
-}
-
-// The rules on the kernel itself, given which args the two buffers are bound to.
+// The rules on the kernel itself (compiler/plan/aliasing.h, which validate_plan applies
+// too), given which args the two buffers are bound to.
 std::string kernel_refusal(const Kernel& k, const std::vector<int>& in_args,
                            const std::vector<int>& out_args) {
   if (k.num_reduce != 0) return "the kernel has reduction dims";
   for (int a : in_args)
     if (k.args[a].output) return str_cat("the input is bound to output arg ", a);
   if (out_args.size() != 1) return str_cat("the output is bound to ", out_args.size(), " args");
-  if (!k.args[out_args[0]].output) return "the output is bound to an input arg";
-  const Accesses loads = accesses(k, in_args, false);
-  const Accesses stores = accesses(k, out_args, true);
-  if (stores.index.empty()) return "the kernel does not store the output";
-  const IndexNode& st = *stores.index[0];
-  for (const IndexNode* s : stores.index)
-    if (!index_equal(*s, st)) return "the output is stored at different indices";
-  for (const IndexNode* l : loads.index)
-    if (!index_equal(*l, st))
-      return str_cat("the input is loaded at ", index_to_string(*l), ", the output stored at ",
-                     index_to_string(st));
-  if (loads.last > stores.first)
-    return str_cat("instr %", loads.last, " loads the input after the store %", stores.first);
-  if (!one_to_one(st, k.ranges)) return "the store index is not provably one-to-one";
-  return "";
+  return in_place_kernel_refusal(k, in_args, out_args[0]);
 }
 
 std::vector<int> args_bound_to(const Step& step, int32_t buffer) {

@@ -68,12 +68,14 @@ AlignedBytes aligned_alloc_bytes(size_t nbytes, Pages pages, bool zero) {
   }
 #endif
   if (!block) {
-    h.heap = std::malloc(rounded + kAlign);  // room to align the data
+    // Room to align the data. calloc, not malloc and memset: a large block it maps fresh
+    // is zero already, and stays untouched (unresident) until it is written; a run's
+    // output tensors are zeroed this way.
+    h.heap = zero ? std::calloc(1, rounded + kAlign) : std::malloc(rounded + kAlign);
     if (!h.heap) fail("out of memory allocating ", nbytes, " bytes");
     const uintptr_t data =
         (reinterpret_cast<uintptr_t>(h.heap) + kAlign + kAlign - 1) / kAlign * kAlign;
     block = reinterpret_cast<uint8_t*>(data - kAlign);
-    if (zero) std::memset(block + kAlign, 0, rounded - kAlign);
   }
   std::memcpy(block, &h, sizeof h);
   return AlignedBytes(block + kAlign);

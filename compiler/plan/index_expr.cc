@@ -86,17 +86,17 @@ namespace {
 bool affine_into(const IndexNode& e, int64_t scale, AffineIndex* out) {
   switch (e.kind) {
     case IndexKind::Const:
-      out->offset += scale * e.c;
+      out->offset = wrap_add(out->offset, wrap_mul(scale, e.c));
       return true;
     case IndexKind::Var:
       if (e.id < 0 || e.id >= static_cast<int>(out->coeff.size())) return false;
-      out->coeff[e.id] += scale;
+      out->coeff[e.id] = wrap_add(out->coeff[e.id], scale);
       return true;
     case IndexKind::Add:
       return affine_into(*e.a, scale, out) && affine_into(*e.b, scale, out);
     case IndexKind::Mul:
-      if (e.b->kind == IndexKind::Const) return affine_into(*e.a, scale * e.b->c, out);
-      if (e.a->kind == IndexKind::Const) return affine_into(*e.b, scale * e.a->c, out);
+      if (e.b->kind == IndexKind::Const) return affine_into(*e.a, wrap_mul(scale, e.b->c), out);
+      if (e.a->kind == IndexKind::Const) return affine_into(*e.b, wrap_mul(scale, e.a->c), out);
       return false;
     default:
       return false;

@@ -38,7 +38,9 @@ int64_t mod64(int64_t a, int64_t b);
 int64_t eval_index(const IndexNode& e, const int64_t* vars, const int64_t* values);
 
 // offset + sum(coeff[v] * var_v). Only for expressions of Const, Var, Add and Mul by a
-// constant; anything else (Value, FloorDiv, Mod) is not affine.
+// constant; anything else (Value, FloorDiv, Mod) is not affine. Computed with wrapping
+// arithmetic, as eval_index: the form gives eval_index's value at every point (the
+// constants of a plan from elsewhere may overflow).
 struct AffineIndex {
   int64_t offset = 0;
   std::vector<int64_t> coeff;  // one per loop variable

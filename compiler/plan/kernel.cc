@@ -105,6 +105,7 @@ class InstrChecker {
   }
 
   void check_operands() const {
+    check_unused_fields();
     int arity = op_arity(in_.op);
     if (arity >= 1) use(in_.a, "operand a");
     if (arity >= 2) use(in_.b, "operand b");
@@ -119,6 +120,20 @@ class InstrChecker {
       if (!in_.index) bad("missing index");
       check_index(*in_.index, 0);
     }
+  }
+
+  // Fields an op does not use must be unset: a backend may walk every field of every
+  // instruction (a dependence graph, a printer), so none may hold an unchecked id.
+  void check_unused_fields() const {
+    const int arity = op_arity(in_.op);
+    const int32_t ids[3] = {in_.a, in_.b, in_.c};
+    const char* names[3] = {"a", "b", "c"};
+    for (int i = arity; i < 3; ++i)
+      if (ids[i] != -1) bad("operand ", names[i], " is %", ids[i], ", but the op takes ", arity);
+    const bool memory = in_.op == Op::Load || in_.op == Op::Store;
+    if (!memory && in_.index) bad("only Load and Store take an index");
+    if (!memory && in_.op != Op::CheckIndex && in_.op != Op::LoopVar && in_.arg != -1)
+      bad("arg is ", in_.arg, ", but the op takes none");
   }
 
   void check_index(const IndexNode& e, int depth) const {

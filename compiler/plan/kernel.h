@@ -108,7 +108,9 @@ struct Kernel {
 //    increasing, starts above 0 and ends at post_begin; more than one loop needs reduction
 //    dims.
 //  - SSA: operands a, b, c (as many as op_arity), mask and the Value leaves of an index
-//    refer to earlier instructions. mask is only for Load and CheckIndex.
+//    refer to earlier instructions. mask is only for Load and CheckIndex. Fields an op does
+//    not use are unset: operands past its arity, mask, and arg (used by Load, Store,
+//    CheckIndex, LoopVar) are -1, index is null but for Load and Store.
 //  - Types: Add..FMod: a, b and result of one non-Bool type. Eq..Ge: equal operand types,
 //    Bool result. And/Or/Xor/Not: Bool operands and result. IsNaN/IsInf: float operand,
 //    Bool result. Other unary math: operand type == result type and op_accepts(op, type).

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "compiler/plan/aliasing.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
@@ -370,7 +371,10 @@ void validate_plan(const Plan& plan) {
   check_bindings(plan, plan.outputs, BufferKind::Output, "outputs");
   for (const Kernel& k : plan.kernels) validate_kernel(k);
   for (size_t e = 0; e < plan.externs.size(); ++e) check_extern(plan, e);
-  for (size_t s = 0; s < plan.steps.size(); ++s) check_step(plan, s);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    check_step(plan, s);
+    check_step_overlaps(plan, s);
+  }
   check_packed(plan, packed_only);
 }
 

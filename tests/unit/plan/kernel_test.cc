@@ -222,6 +222,41 @@ TEST(KernelTest, SsaRules) {
   EXPECT_KERNEL_ERROR(k, "instr %0 (Load): missing index");
 }
 
+// Issue 25, C2: an operand field an op does not use held an id nobody checked, and a
+// backend walking every field of every instruction wrote through it.
+TEST(KernelTest, UnusedFieldsAreUnset) {
+  Kernel k = pointwise();
+  k.code[0].b = 1000;  // Load takes no operand
+  EXPECT_KERNEL_ERROR(k, "instr %0 (Load): operand b is %1000, but the op takes 0");
+  k = pointwise();
+  k.code[1].a = 0;  // Const
+  EXPECT_KERNEL_ERROR(k, "instr %1 (Const): operand a is %0, but the op takes 0");
+  k = pointwise();
+  k.code[2].c = 2147483647;  // Mul takes a and b
+  EXPECT_KERNEL_ERROR(k, "instr %2 (Mul): operand c is %2147483647, but the op takes 2");
+  k = pointwise();
+  k.code[3].b = 0;  // Store takes a
+  EXPECT_KERNEL_ERROR(k, "instr %3 (Store): operand b is %0, but the op takes 1");
+  k = pointwise();
+  k.code[2].b = -2;  // a used operand out of range is still an SSA error
+  EXPECT_KERNEL_ERROR(k, "instr %2 (Mul): operand b is %-2, not defined before %2");
+  k = pointwise();
+  k.code[1].index = ix_var(0);
+  EXPECT_KERNEL_ERROR(k, "instr %1 (Const): only Load and Store take an index");
+  k = pointwise();
+  k.code[2].index = ix_value(1000);
+  EXPECT_KERNEL_ERROR(k, "instr %2 (Mul): only Load and Store take an index");
+  k = pointwise();
+  k.code[2].arg = 7;
+  EXPECT_KERNEL_ERROR(k, "instr %2 (Mul): arg is 7, but the op takes none");
+  k = gather();
+  k.code[2].mask = 1000;  // Ge takes no mask
+  EXPECT_KERNEL_ERROR(k, "instr %2 (Ge): only Load and CheckIndex take a mask");
+  k = gather();  // CheckIndex keeps its message id in arg; Consts their immediates
+  k.code[1].fimm = 5;
+  EXPECT_NO_THROW(validate_kernel(k));
+}
+
 TEST(KernelTest, ArithmeticAndLogicTypes) {
   Kernel k = pointwise();
   k.code[1].type = kI;  // f32 * i64
