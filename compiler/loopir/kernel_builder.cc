@@ -136,7 +136,10 @@ void KernelBuilder::store(Buffer* buf, Index index, V value) {
 
 V KernelBuilder::constant(ScalarType t, double value) {
   Instr in;
-  set_const(&in, t, make_const(t, value, static_cast<int64_t>(value)));
+  // The integer form saturates as a Cast does: static_cast of -inf (MaxPool's identity) or
+  // of any double outside int64 is undefined.
+  const int64_t as_int = eval_cast(ScalarType::F64, ScalarType::I64, scalar_f64(value)).i64;
+  set_const(&in, t, make_const(t, value, as_int));
   return emit(in);
 }
 
