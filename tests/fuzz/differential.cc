@@ -9,6 +9,7 @@
 #include "compiler/plan/error.h"
 #include "runtime/session.h"
 #include "tests/fuzz/fuzz_inputs.h"
+#include "tests/fuzz/plan_hazards.h"
 
 namespace ferrite::fuzz {
 namespace {
@@ -62,30 +63,15 @@ Outcome run_on(const std::string& backend, const Plan& plan, const std::vector<T
 }
 
 // What the plan runs, for telling disagreements apart (triage.py groups them by this line):
-// its extern ops and kernel count, and whether a step reads a buffer it also writes (an
-// extern given its output as an input, a kernel's input and output arg on one buffer).
+// its extern ops, and whether it has kernels.
 std::string plan_summary(const Plan& plan) {
   std::string ops;
-  bool aliased = false;
   for (const Step& s : plan.steps) {
-    if (s.kind == StepKind::Extern) {
-      const ExternCall& x = plan.externs[static_cast<size_t>(s.index)];
-      if (ops.find(x.op) == std::string::npos) ops += (ops.empty() ? "" : ",") + x.op;
-      for (const TensorRef& in : x.inputs) {
-        for (const TensorRef& out : x.outputs) aliased = aliased || in.buffer == out.buffer;
-      }
-    } else {
-      const Kernel& k = plan.kernels[static_cast<size_t>(s.index)];
-      for (size_t i = 0; i < s.buffers.size(); ++i) {
-        for (size_t j = 0; j < s.buffers.size(); ++j) {
-          aliased =
-              aliased || (s.buffers[i] == s.buffers[j] && !k.args[i].output && k.args[j].output);
-        }
-      }
-    }
+    if (s.kind != StepKind::Extern) continue;
+    const std::string& op = plan.externs[static_cast<size_t>(s.index)].op;
+    if (ops.find(op) == std::string::npos) ops += (ops.empty() ? "" : ",") + op;
   }
-  return str_cat("externs [", ops, "], ", plan.kernels.size() > 0 ? "kernels" : "no kernels",
-                 aliased ? ", a step reads a buffer it writes" : "");
+  return str_cat("externs [", ops, "], ", plan.kernels.empty() ? "no kernels" : "kernels");
 }
 
 [[noreturn]] void disagree(const std::string& backend, const Plan& plan, const std::string& what) {
@@ -94,12 +80,17 @@ std::string plan_summary(const Plan& plan) {
   std::abort();
 }
 
-bool diff_enabled() {
-  static const bool enabled = [] {
+// FERRITE_FUZZ_DIFF: 0 compares nothing; strict also reports order-dependent plans
+// (plan_hazards.h) that validate_plan accepted; anything else compares the rest.
+enum class DiffMode { Off, Defined, Strict };
+
+DiffMode diff_mode() {
+  static const DiffMode mode = [] {
     const char* v = std::getenv("FERRITE_FUZZ_DIFF");
-    return !(v && std::string(v) == "0");
+    const std::string s = v ? v : "";
+    return s == "0" ? DiffMode::Off : s == "strict" ? DiffMode::Strict : DiffMode::Defined;
   }();
-  return enabled;
+  return mode;
 }
 
 }  // namespace
@@ -117,10 +108,19 @@ std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Te
 
 void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs) {
   const std::vector<std::string>& backends = fuzz_backends();
+  DiffMode mode = diff_mode();
+  if (mode != DiffMode::Off) {
+    const std::string hazard = order_dependence(plan);
+    if (!hazard.empty() && mode == DiffMode::Strict) {
+      std::fprintf(stderr, "==fuzz== order-dependent plan accepted: %s\n", hazard.c_str());
+      std::abort();
+    }
+    if (!hazard.empty()) mode = DiffMode::Off;  // no result to compare with
+  }
   const Outcome ref = run_on(backends[0], plan, inputs);
   for (size_t b = 1; b < backends.size(); ++b) {
     const Outcome got = run_on(backends[b], plan, inputs);
-    if (!diff_enabled() || !ref.loaded || !got.loaded) continue;
+    if (mode == DiffMode::Off || !ref.loaded || !got.loaded) continue;
     if (ref.ran != got.ran) {
       disagree(backends[b], plan,
                ref.ran ? str_cat("it failed: ", got.error)

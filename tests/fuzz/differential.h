@@ -5,7 +5,10 @@
 // integers and bools exactly, floats within a tolerance relative to the output's scale
 // (vector math and summation order differ), NaN where the reference has NaN (any payload),
 // infinities equal. A disagreement is printed and aborts, so libFuzzer keeps the input.
-// FERRITE_FUZZ_DIFF=0 turns the comparison off (runs still happen, crashes still count).
+// A plan whose result depends on the order of evaluation (plan_hazards.h) has nothing to
+// compare: it is run, not compared. FERRITE_FUZZ_DIFF=0 turns the comparison off (runs
+// still happen, crashes still count); FERRITE_FUZZ_DIFF=strict also reports every
+// order-dependent plan that validate_plan accepted.
 #pragma once
 
 #include <string>

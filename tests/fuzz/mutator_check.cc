@@ -1,6 +1,7 @@
 // fuzz_mutator_check FILE|DIR... [--mutants N]: checks the structure-aware mutators on seed
 // files (tests/fuzz/ci.sh runs it on the seed corpora). Every plan must be walked by
-// plan_layout.h (else the walker no longer matches plan_io.cc's format: exit 1) and every
+// plan_layout.h (else the walker no longer matches plan_io.cc's format: exit 1) and, when
+// it validates, have a defined result (plan_hazards.h: compiled plans do), and every
 // ONNX model decoded and re-encoded to the same bytes by proto_tree.h; then N mutants of
 // each show how many still get past the reader (the plan's, or import_onnx) and validation.
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/plan_io.h"
 #include "tests/fuzz/onnx_mutator.h"
+#include "tests/fuzz/plan_hazards.h"
 #include "tests/fuzz/plan_layout.h"
 #include "tests/fuzz/plan_mutator.h"
 #include "tests/fuzz/proto_tree.h"
@@ -48,6 +50,16 @@ void check_plan(const std::string& path, const std::vector<uint8_t>& b, int muta
     std::printf("plan_layout cannot walk %s\n", path.c_str());
     ++t->broken;
     return;
+  }
+  try {
+    const std::string hazard = fuzz::order_dependence(deserialize_plan(b.data(), b.size()));
+    if (!hazard.empty()) {
+      std::printf("plan_hazards calls the compiled plan %s order-dependent: %s\n", path.c_str(),
+                  hazard.c_str());
+      ++t->broken;
+    }
+  } catch (const Error&) {
+    // A seed that does not validate (a reproducer): nothing to say about its order.
   }
   for (int i = 0; i < mutants; ++i) {
     std::vector<uint8_t> m = b;

@@ -6,6 +6,7 @@
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/plan_io.h"
+#include "tests/fuzz/plan_hazards.h"
 
 namespace ferrite::fuzz {
 namespace {
@@ -39,6 +40,8 @@ void check_compiled_plan(const Plan& plan) {
   } catch (const Error& e) {
     broken("the compiler made a plan that validate_plan rejects: ", e.what());
   }
+  const std::string hazard = order_dependence(plan);
+  if (!hazard.empty()) broken("the compiler made an order-dependent plan: ", hazard);
   check_round_trip(plan);
 }
 

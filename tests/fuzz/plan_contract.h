@@ -1,6 +1,7 @@
 // The compiler's side of the Plan contract, checked on every plan a fuzz target compiles:
 // validate_plan accepts it (the runtime would refuse a plan the compiler made otherwise),
-// and it survives serialization (plan_io.h) unchanged. A violation is printed and aborts.
+// its result does not depend on the order of evaluation (plan_hazards.h), and it survives
+// serialization (plan_io.h) unchanged. A violation is printed and aborts.
 #pragma once
 
 #include "compiler/plan/plan.h"

@@ -60,7 +60,13 @@ run_target() {  # run_target TARGET: one campaign of one target, its log in DIR/
     -max_len=65536 -dict="tests/fuzz/dict/$dict.dict" -artifact_prefix="$dir/findings/$t/" \
     -print_final_stats=1 "$dir/corpus/$t" $seeds tests/fuzz/regressions \
     >"$dir/logs/$t.log" 2>&1 || true
-  echo "$t: $(grep -E '^#[0-9]+: cov:' "$dir/logs/$t.log" | tail -1)"
+  # The CPU seconds of the campaign (its fork-mode workers included): on a busy machine
+  # exec/s says more about the other processes than about the target.
+  local cpu
+  cpu=$(times | tail -1 | awk '{ split($1, u, /[ms]/); split($2, s, /[ms]/);
+                                 printf "%d", u[1] * 60 + u[2] + s[1] * 60 + s[2] }')
+  echo "cpu_seconds: $cpu" >>"$dir/logs/$t.log"
+  echo "$t: $(grep -E '^#[0-9]+: cov:' "$dir/logs/$t.log" | tail -1) cpu: ${cpu}s"
 }
 export -f run_target
 echo "fuzzing ${targets[*]} for $minutes min each, $parallel at a time; logs in $dir/logs"
@@ -79,8 +85,10 @@ if not lines:
 m = re.match(r"#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s:? (\d+) "
              r"oom/timeout/crash: (\d+)/(\d+)/(\d+) time: (\d+)s", lines[-1])
 n, cov, ft, corp, eps, oom, to, crash, secs = m.groups()
-print(f"{target:13s} {int(n):>10,} execs  {eps:>6} exec/s  cov {cov:>6}  ft {ft:>7}  "
-      f"corpus {corp:>5}  oom/timeout/crash {oom}/{to}/{crash}  {secs} s")
+cpu = [int(l.split()[1]) for l in open(log, errors="replace") if l.startswith("cpu_seconds:")]
+per_cpu = f"{int(n) / cpu[-1]:7.0f}" if cpu and cpu[-1] else "      ?"
+print(f"{target:13s} {int(n):>10,} execs  {eps:>6} exec/s  {per_cpu} exec/CPU-s  cov {cov:>6}  "
+      f"ft {ft:>7}  corpus {corp:>5}  oom/timeout/crash {oom}/{to}/{crash}  {secs} s")
 EOF
 done
 echo

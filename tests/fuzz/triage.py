@@ -7,12 +7,13 @@ Each FINDINGS_DIR/<target>/ holds libFuzzer's artifacts (crash-*, timeout-*, oom
 leak-*). Each is run once more through its target to get the report, and reduced to a
 signature: the kind (the sanitizer's SUMMARY, a timeout, an out-of-memory, a backend
 disagreement or plan-contract line of the targets) and the first three frames in Ferrite's
-own sources (compiler/, runtime/, jit/, bindings/), or the first frames at all. Findings
+own sources (compiler/, runtime/, jit/, bindings/), or the first frames at all, and the op's
+lowering (lower_*) below them if there is one. Findings
 with one signature are one bug. An artifact that is a file of regressions/ (libFuzzer names
 artifacts by their SHA-1) is labelled REG; a signature that matches a line of
 known_findings.tsv is labelled with that finding's id; the others are NEW. A timeout whose
 rerun ends within the limit is labelled SLOW (the machine was busy: libFuzzer's limit is
-wall-clock time) with the rerun's CPU seconds.
+wall-clock time) with the rerun's CPU seconds; an artifact that no longer fails is GONE.
 Prints one line per signature: the count of artifacts that are not reproducers already, the
 label, kind, frames, the smallest example, and the reproducers of regressions/ it matched.
 """
@@ -41,11 +42,13 @@ def known_findings():
 
 
 def kind_of(report):
-    m = re.search(r"==fuzz== (backend disagreement|plan contract)[^\n]*", report)
+    m = re.search(r"==fuzz== [^\n]*", report)
     if m:
         # Disagreements all stop in differential.cc: the message tells them apart, less
-        # the numbers.
-        return re.sub(r"-?\d[\d.e+-]*", "N", m.group(0))[:160]
+        # the numbers, with kernels named by the ops they came from.
+        text = re.sub(r"kernel '([^']*)'", lambda k: "kernel of " + "+".join(
+            sorted(set(re.findall(r"k\d+_([A-Za-z]+)__", k.group(1))))), m.group(0))
+        return re.sub(r"-?\d[\d.e+-]*", "N", text)[:200]
     m = re.search(r"SUMMARY: (\w+): ([\w-]+(?: [\w-]+)?)(?: (\S+))?", report)
     if m:
         where = f" at {os.path.basename(m.group(3))}" if m.group(3) else ""
@@ -74,7 +77,11 @@ def frames_of(report):
             own.append(where)
         elif "libFuzzer" not in path and "compiler-rt" not in path:
             other.append(where)
-    return own[:3] if own else other[:3]
+    frames = own[:3] if own else other[:3]
+    # The op's lowering, when the fault is deeper (an overflow in the index simplifier is
+    # one bug per op that feeds it absurd sizes).
+    lowering = next((f for f in own[3:] if re.match(r"(ferrite::)?lower_\w+ ", f)), None)
+    return frames + ([f"via {lowering}"] if lowering else [])
 
 
 def reproduce(binary, artifact, timeout):
@@ -124,7 +131,7 @@ def main():
                 report, cpu = reproduce(binary, artifact, opts.timeout)
                 kind = kind_of(report)
                 reg = regressions.get(name.split("-", 1)[1], "")
-                if kind == "no report (fixed?)" and name.startswith("timeout"):
+                if kind == "no report (fixed?)" and name.startswith(("timeout", "slow-unit")):
                     kind = "SLOW: no timeout on rerun"
                 sig = (target, kind, " < ".join(frames_of(report)))
                 groups.setdefault(sig, []).append((artifact, reg, cpu))
@@ -134,6 +141,8 @@ def main():
         label = next((fid for fid, pattern, _ in rules if pattern.search(text)), "NEW")
         if kind.startswith("SLOW"):
             label = "SLOW"
+        elif kind.startswith("no report"):
+            label = "GONE"  # no longer a finding with this build
         fresh = [a for a, reg, _ in found if not reg]
         regs = sorted({reg for _, reg, _ in found if reg})
         if label == "SLOW":
