@@ -48,8 +48,10 @@ for t in onnx_import onnx_compile onnx_run plan_read plan_run npy; do
       -artifact_prefix="$work/findings/$t/" "$work/corpus/$t" >>"$log" 2>&1; then
     echo "fuzz_$t: ok ($(($(date +%s) - t0)) s; $(grep -E '^#[0-9]+' "$log" | tail -1 | cut -c1-80))"
   else
-    echo "fuzz_$t: FAILED ($(($(date +%s) - t0)) s); the end of $log:"
-    grep -E 'ERROR|SUMMARY|==fuzz==|#[0-9]+ 0x| in |artifact' "$log" | head -20
+    echo "fuzz_$t: FAILED ($(($(date +%s) - t0)) s), in $log:"
+    grep -E '^Running: ' "$log" | tail -1
+    grep -E '==fuzz==|ERROR: |SUMMARY: |^artifact_prefix|Test unit written' "$log" | head -6
+    grep -E '#[0-9]+ 0x[0-9a-f]+ in (ferrite|LLVMFuzzer)' "$log" | head -6 | cut -c1-200
     failed+=("$t")
   fi
 done
