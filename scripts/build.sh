@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/build.sh native|wasm|wasm-mt|asan|tsan|aarch64 [TARGET...] — configures and builds into build/<kind>:
+# scripts/build.sh native|wasm|wasm-mt|asan|tsan|aarch64|fuzz [TARGET...] — configures and builds into build/<kind>:
 #   native  Release, GCC
 #   wasm    Release, Emscripten (emcmake); tests run under node
 #   asan    AddressSanitizer + UndefinedBehaviorSanitizer at -O1 -g1 (with asserts): compiles
@@ -8,6 +8,8 @@
 #   wasm-mt the JavaScript package's threaded module (pthreads) into build/wasm/js
 #   aarch64 Release, cross-built with g++-aarch64-linux-gnu (scripts/aarch64.cmake): the
 #           portable path only; tests run under qemu-aarch64
+#   fuzz    the libFuzzer targets (tests/fuzz) with clang 14, ASan and UBSan at -O1 -g1, the
+#           same sources as the product build (which stays on GCC); by default only them
 # With TARGETs only those are built (e.g. `ferrite`), otherwise everything.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +28,13 @@ case "$kind" in
       "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1"
       -DFERRITE_TSAN=ON)
     ;;
+  fuzz)
+    configure=(cmake -S . -B build/fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo
+      -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
+      "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1 -g1"
+      -DFERRITE_FUZZ=ON -DFERRITE_TESTS=OFF)
+    [ $# -gt 0 ] || set -- fuzz_targets
+    ;;
   aarch64)
     configure=(cmake -S . -B build/aarch64 -DCMAKE_BUILD_TYPE=Release
       "-DCMAKE_TOOLCHAIN_FILE=$PWD/scripts/aarch64.cmake")
@@ -43,7 +52,7 @@ case "$kind" in
     configure=(emcmake cmake -S . -B build/wasm -DCMAKE_BUILD_TYPE=Release)
     ;;
   *)
-    echo "usage: scripts/build.sh native|wasm|wasm-mt|asan|tsan|aarch64 [TARGET...]" >&2
+    echo "usage: scripts/build.sh native|wasm|wasm-mt|asan|tsan|aarch64|fuzz [TARGET...]" >&2
     exit 2
     ;;
 esac

@@ -8,6 +8,8 @@
 #   asan    every ctest entry too (the conformance runs take seconds even under ASan)
 #   aarch64 the portable path cross-built for ARM: unit and conformance tests under qemu
 #   tsan    the C API's threads test (one session from 8 threads) under ThreadSanitizer
+#   fuzz    the libFuzzer targets (clang, build/fuzz): every reproducer of tests/fuzz/regressions
+#           and 20 s of fuzzing per target from a sample of the seeds (tests/fuzz/ci.sh)
 # Every step runs even if an earlier one failed; the last line says what failed, and the
 # exit status is non-zero if anything did.
 set -euo pipefail
@@ -106,6 +108,14 @@ if [[ " ${failed[*]-} " == *" build tsan "* ]]; then
   summaries+=("tsan: not tested (build failed)")
 else
   step "test tsan" run_ctest tsan -R '^c_api_threads$'
+fi
+# Fuzzing: the targets of tests/fuzz built with clang (ccache), each run on every reproducer
+# and fuzzed for a fixed 20 s; any crash, hang, sanitizer report or backend disagreement fails.
+step "build fuzz" bash scripts/build.sh fuzz
+if [[ " ${failed[*]-} " == *" build fuzz "* ]]; then
+  summaries+=("fuzz: not run (build failed)")
+else
+  step "fuzz" bash tests/fuzz/ci.sh 20
 fi
 
 echo

@@ -1,0 +1,135 @@
+#include "tests/fuzz/differential.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "bindings/cli/tensor_values.h"
+#include "compiler/plan/error.h"
+#include "runtime/session.h"
+#include "tests/fuzz/fuzz_inputs.h"
+#include "tests/fuzz/plan_hazards.h"
+
+namespace ferrite::fuzz {
+namespace {
+
+// Per-element tolerance relative to the element, plus an absolute one relative to the
+// output's largest finite magnitude (a result that cancels to ~0 keeps the rounding error
+// of terms at that scale). Half types get their own epsilon's worth.
+std::string compare_one(const Tensor& ref, const Tensor& got) {
+  if (ref.dtype() == got.dtype() && dtype_size(ref.dtype()) == 0) return "";  // strings
+  double rtol = 1e-3;
+  if (ref.dtype() == DType::F16) rtol = 4e-3;
+  if (ref.dtype() == DType::BF16) rtol = 3e-2;
+  double scale = 0;
+  if (dtype_is_float(ref.dtype()) && ref.dtype() == got.dtype() && ref.shape() == got.shape()) {
+    for (int64_t i = 0; i < ref.elements(); ++i) {
+      const double v = std::fabs(element_as_double(ref, i));
+      if (std::isfinite(v) && v > scale) scale = v;
+    }
+  }
+  return compare_tensors(got, ref, rtol, 1e-5 + 1e-4 * scale);
+}
+
+struct Outcome {
+  bool loaded = false, ran = false;
+  std::string error;
+  std::vector<Tensor> outputs;
+};
+
+Outcome run_on(const std::string& backend, const Plan& plan, const std::vector<Tensor>& inputs) {
+  Outcome o;
+  SessionOptions options;
+  options.backend = backend;
+  options.threads = 1;
+  std::optional<Session> session;
+  try {
+    session.emplace(plan, options);
+  } catch (const Error& e) {
+    o.error = e.what();
+    return o;
+  }
+  o.loaded = true;
+  std::vector<const Tensor*> feeds;
+  for (const Tensor& t : inputs) feeds.push_back(&t);
+  try {
+    o.outputs = session->run(feeds);
+    o.ran = true;
+  } catch (const Error& e) {
+    o.error = e.what();
+  }
+  return o;
+}
+
+// What the plan runs, for telling disagreements apart (triage.py groups them by this line):
+// its extern ops, and whether it has kernels.
+std::string plan_summary(const Plan& plan) {
+  std::string ops;
+  for (const Step& s : plan.steps) {
+    if (s.kind != StepKind::Extern) continue;
+    const std::string& op = plan.externs[static_cast<size_t>(s.index)].op;
+    if (ops.find(op) == std::string::npos) ops += (ops.empty() ? "" : ",") + op;
+  }
+  return str_cat("externs [", ops, "], ", plan.kernels.empty() ? "no kernels" : "kernels");
+}
+
+[[noreturn]] void disagree(const std::string& backend, const Plan& plan, const std::string& what) {
+  std::fprintf(stderr, "==fuzz== backend disagreement (%s): %s vs reference: %s\n",
+               plan_summary(plan).c_str(), backend.c_str(), what.c_str());
+  std::abort();
+}
+
+// FERRITE_FUZZ_DIFF: 0 compares nothing; strict also reports order-dependent plans
+// (plan_hazards.h) that validate_plan accepted; anything else compares the rest.
+enum class DiffMode { Off, Defined, Strict };
+
+DiffMode diff_mode() {
+  static const DiffMode mode = [] {
+    const char* v = std::getenv("FERRITE_FUZZ_DIFF");
+    const std::string s = v ? v : "";
+    return s == "0" ? DiffMode::Off : s == "strict" ? DiffMode::Strict : DiffMode::Defined;
+  }();
+  return mode;
+}
+
+}  // namespace
+
+std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Tensor>& got) {
+  if (ref.size() != got.size()) {
+    return str_cat(got.size(), " outputs, the reference ", ref.size());
+  }
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const std::string d = compare_one(ref[i], got[i]);
+    if (!d.empty()) return str_cat("output ", i, ": ", d);
+  }
+  return "";
+}
+
+void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs) {
+  const std::vector<std::string>& backends = fuzz_backends();
+  DiffMode mode = diff_mode();
+  if (mode != DiffMode::Off) {
+    const std::string hazard = order_dependence(plan);
+    if (!hazard.empty() && mode == DiffMode::Strict) {
+      std::fprintf(stderr, "==fuzz== order-dependent plan accepted: %s\n", hazard.c_str());
+      std::abort();
+    }
+    if (!hazard.empty()) mode = DiffMode::Off;  // no result to compare with
+  }
+  const Outcome ref = run_on(backends[0], plan, inputs);
+  for (size_t b = 1; b < backends.size(); ++b) {
+    const Outcome got = run_on(backends[b], plan, inputs);
+    if (mode == DiffMode::Off || !ref.loaded || !got.loaded) continue;
+    if (ref.ran != got.ran) {
+      disagree(backends[b], plan,
+               ref.ran ? str_cat("it failed: ", got.error)
+                       : str_cat("it ran, the reference failed: ", ref.error));
+    }
+    if (!ref.ran) continue;
+    const std::string d = compare_outputs(ref.outputs, got.outputs);
+    if (!d.empty()) disagree(backends[b], plan, d);
+  }
+}
+
+}  // namespace ferrite::fuzz

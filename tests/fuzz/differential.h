@@ -1,0 +1,28 @@
+// The run targets' oracle: one plan and one input on every backend, the reference one (the
+// scalar interpreter) first, then the others compared with it. A backend may refuse a plan
+// at load (a kernel it cannot compile) with a ferrite::Error; once two backends loaded it,
+// both must run it, or both fail, and their outputs must agree: same dtypes and shapes,
+// integers and bools exactly, floats within a tolerance relative to the output's scale
+// (vector math and summation order differ), NaN where the reference has NaN (any payload),
+// infinities equal. A disagreement is printed and aborts, so libFuzzer keeps the input.
+// A plan whose result depends on the order of evaluation (plan_hazards.h) has nothing to
+// compare: it is run, not compared. FERRITE_FUZZ_DIFF=0 turns the comparison off (runs
+// still happen, crashes still count); FERRITE_FUZZ_DIFF=strict also reports every
+// order-dependent plan that validate_plan accepted.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "compiler/plan/plan.h"
+#include "runtime/tensor.h"
+
+namespace ferrite::fuzz {
+
+// "" when `got` agrees with `ref`, else the first difference.
+std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Tensor>& got);
+
+// Loads and runs `plan` with `inputs` on every backend of the build and compares them.
+void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs);
+
+}  // namespace ferrite::fuzz
