@@ -31,7 +31,8 @@ BudgetMode mode_from_environment() {
 int ThreadBudget::threads(int asked, int64_t now_ns) {
   if (asked <= 1) return 1;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (mode_ != BudgetMode::Adaptive) return mode_ == BudgetMode::AllThreads ? asked : 1;
+  const BudgetMode mode = mode_.load();
+  if (mode != BudgetMode::Adaptive) return mode == BudgetMode::AllThreads ? asked : 1;
   if (!one_thread_) return asked;
   if (now_ns < probe_at_) return 1;
   // Look again: one busy window sends the steps back to one thread.

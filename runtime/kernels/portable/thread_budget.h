@@ -5,9 +5,11 @@
 // window of such steps tells: when its threads got much less than the cores they asked for
 // in two windows in a row, steps run on one thread; after a while (50 ms, doubling up to
 // 1.6 s while the machine stays busy) a window runs on all threads again to look.
-// FERRITE_THREAD_BUDGET=all (never fall back) or =one (always) in the environment fixes it.
+// FERRITE_THREAD_BUDGET=all (never fall back; the worker pool of thread_pool.h does not
+// either) or =one (always) in the environment fixes it.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 
@@ -56,12 +58,13 @@ class ThreadBudget {
   void record(int threads, int64_t wall_ns, int64_t cpu_ns, int64_t now_ns);
   BudgetStats stats();
   void set_mode(BudgetMode mode);
+  BudgetMode mode() const { return mode_.load(std::memory_order_relaxed); }
 
  private:
   void clear_window() { wall_ = capacity_ = cpu_ = 0; }
 
   std::mutex mutex_;
-  BudgetMode mode_;
+  std::atomic<BudgetMode> mode_;
   bool one_thread_ = false;
   int busy_in_row_ = 0;
   int64_t probe_at_ = 0, parallel_since_ = 0, backoff_ = kFirstProbeNs;

@@ -9,7 +9,18 @@
 // no part left) and goes back to waiting. Before a new job's fields are written, claim_ is
 // closed with the new generation and no part left, so that a late worker of the last job can
 // no longer claim anything and only the holder of a claimed part reads the job.
+//
+// On a busy machine the scheduler may put a worker on the caller's core: it then runs only
+// when the caller does not, so it sleeps instead of polling there; and after jobs in a row
+// that no worker took a part of, jobs run on the caller alone (no wake-up calls) until a
+// probe, after a while that doubles as long as the workers stay absent.
 #include "runtime/kernels/portable/thread_pool.h"
+
+#include "runtime/kernels/portable/thread_budget.h"
+
+#ifdef __linux__
+#include <sched.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -26,9 +37,17 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // An idle worker polls this long for the next job, then sleeps: long enough to bridge the
-// gaps between the parallel loops of one run, short enough not to take a core from other
-// work for long (a sleeping worker costs the next job a wake-up, tens of microseconds).
-constexpr auto kWorkerPoll = std::chrono::microseconds(100);
+// gaps between the parallel loops of one run (a sleeping worker costs the next job a
+// wake-up: a system call for the caller, tens of microseconds until the worker runs), short
+// enough not to hold a core long after the last one. Only time actually spent polling
+// counts, not time spent descheduled.
+constexpr auto kWorkerPoll = std::chrono::milliseconds(2);
+constexpr auto kPollCheck = std::chrono::microseconds(20);  // 16 polls take about 2 us
+// Jobs in a row without help after which jobs run on the caller alone, and the first and
+// last wait before a probe.
+constexpr int kUnhelpedJobs = 4;
+constexpr auto kFirstProbe = std::chrono::milliseconds(1);
+constexpr auto kLastProbe = std::chrono::milliseconds(128);
 // The caller polls this long for the parts other threads hold, then yields its core between
 // polls: the holder may be waiting for one.
 constexpr auto kCallerPoll = std::chrono::microseconds(50);
@@ -51,6 +70,14 @@ inline void relax() {
 #endif
 }
 
+int current_cpu() {
+#ifdef __linux__
+  return sched_getcpu();
+#else
+  return -1;
+#endif
+}
+
 class Pool {
  public:
   ~Pool() {
@@ -62,10 +89,14 @@ class Pool {
     for (std::thread& t : workers_) t.join();
   }
 
-  // False when another thread's job is running (the caller then runs its parts itself).
+  // False when another thread's job is running or the workers have been absent lately (the
+  // caller then runs its parts itself).
   bool try_run(int threads, int64_t parts, PartFn f, const void* context) {
     std::unique_lock<std::mutex> one_job(job_mutex_, std::try_to_lock);
     if (!one_job.owns_lock()) return false;
+    if (unhelped_ >= kUnhelpedJobs && Clock::now() < probe_at_ &&
+        process_budget().mode() != BudgetMode::AllThreads)
+      return false;
     const int helpers = static_cast<int>(std::min<int64_t>(threads, parts)) - 1;
     const uint64_t last = generation(ticket_.load()), next = last + 1;
     while (static_cast<int>(workers_.size()) < helpers) {
@@ -79,13 +110,15 @@ class Pool {
     error_part_ = parts;
     error_ = nullptr;
     claim_.store(next << 32);
+    caller_cpu_.store(current_cpu(), std::memory_order_relaxed);
     ticket_.store(next << 32 | static_cast<uint64_t>(helpers));
     if (sleepers_.load() > 0) {
       { std::lock_guard<std::mutex> lock(mutex_); }
       wake_.notify_all();
     }
-    work(next);
+    const int64_t mine = work(next);
     wait_done(parts);
+    note_help(mine < parts);
     if (error_) std::rethrow_exception(error_);
     return true;
   }
@@ -93,9 +126,21 @@ class Pool {
   void rest() { rest_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
+  // After a job: whether a worker took a part of it.
+  void note_help(bool helped) {
+    if (helped) {
+      unhelped_ = 0;
+      backoff_ = kFirstProbe;
+      return;
+    }
+    if (++unhelped_ < kUnhelpedJobs) return;
+    probe_at_ = Clock::now() + backoff_;
+    backoff_ = std::min<Clock::duration>(2 * backoff_, kLastProbe);
+  }
+
   // Claims and runs parts of job `gen` until none is left (the caller and each seated
-  // worker).
-  void work(uint64_t gen) {
+  // worker); returns how many it ran.
+  int64_t work(uint64_t gen) {
     in_part = true;
     int64_t finished = 0;
     for (;;) {
@@ -107,6 +152,7 @@ class Pool {
     }
     in_part = false;
     if (finished > 0) done_.fetch_add(finished);
+    return finished;
   }
 
   void run_one(int64_t part) {
@@ -145,19 +191,32 @@ class Pool {
 
   // Waits for a job after generation `seen`: polls, then sleeps. False when the pool stops.
   bool idle(uint64_t seen) {
-    const uint64_t rest = rest_.load(std::memory_order_relaxed);
-    const Clock::time_point start = Clock::now();
-    for (int i = 0;; ++i) {
-      if (generation(ticket_.load()) != seen) return true;
-      if (rest_.load(std::memory_order_relaxed) != rest) break;
-      if ((i & 15) == 15 && Clock::now() - start > kWorkerPoll) break;
-      relax();
-    }
+    if (poll(seen)) return true;
     std::unique_lock<std::mutex> lock(mutex_);
     ++sleepers_;
     wake_.wait(lock, [&] { return stop_ || generation(ticket_.load()) != seen; });
     --sleepers_;
     return !stop_;
+  }
+
+  // Polls for a job after generation `seen`: true when one came, false when it is time to
+  // sleep (polled long enough, rest() called, or polling on the caller's core).
+  bool poll(uint64_t seen) {
+    const uint64_t rest = rest_.load(std::memory_order_relaxed);
+    Clock::time_point last = Clock::now();
+    Clock::duration polled{0};
+    for (int i = 1;; ++i) {
+      if (generation(ticket_.load()) != seen) return true;
+      if (rest_.load(std::memory_order_relaxed) != rest) return false;
+      if ((i & 15) == 0) {
+        const Clock::time_point now = Clock::now();
+        polled += std::min<Clock::duration>(now - last, kPollCheck);
+        last = now;
+        if (polled > kWorkerPoll) return false;
+        if (current_cpu() == caller_cpu_.load(std::memory_order_relaxed)) return false;
+      }
+      relax();
+    }
   }
 
   void loop(uint64_t seen) {
@@ -179,6 +238,10 @@ class Pool {
   int64_t error_part_ = 0;
   std::exception_ptr error_;
   std::atomic<uint64_t> rest_{0};
+  std::atomic<int> caller_cpu_{-1};  // where the last job was published from
+  int unhelped_ = 0;                 // jobs in a row that no worker took a part of
+  Clock::time_point probe_at_;
+  Clock::duration backoff_ = kFirstProbe;
   std::mutex mutex_;  // sleeping workers
   std::condition_variable wake_;
   std::atomic<int> sleepers_{0};
@@ -206,12 +269,16 @@ void run_serially(int64_t begin, int64_t end, PartFn f, const void* context) {
 }  // namespace
 
 int pool_max_threads() {
-  const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
+  // Read once: hardware_concurrency reads a file in /sys (microseconds) at every call.
+  static const int threads = [] {
+    const unsigned cores = std::max(std::thread::hardware_concurrency(), 1u);
 #ifdef __EMSCRIPTEN__
-  return static_cast<int>(std::min(cores, 8u));
+    return static_cast<int>(std::min(cores, 8u));
 #else
-  return static_cast<int>(cores);
+    return static_cast<int>(cores);
 #endif
+  }();
+  return threads;
 }
 
 void run_parts(int threads, int64_t parts, PartFn f, const void* context) {
