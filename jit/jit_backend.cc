@@ -1,7 +1,5 @@
 #include "jit/jit_backend.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -19,6 +17,7 @@
 #include "runtime/kernels/dnnl/dnnl_externs.h"
 #include "runtime/kernels/portable/matmul_f32.h"
 #include "runtime/kernels/portable/portable_backend.h"
+#include "runtime/kernels/portable/thread_pool.h"
 
 namespace ferrite {
 namespace jit {
@@ -71,10 +70,9 @@ class JitKernel : public PreparedKernel {
  private:
   void run_parts(void* const* args) {
     if (parts_ == 1) return run_part(args, 0, rows_, 0, L_.mode == Mode::LanesInner ? 0 : vec_);
-    std::vector<JitCall> calls(static_cast<size_t>(parts_));
-    std::vector<std::string> errors(static_cast<size_t>(parts_));
-#pragma omp parallel for num_threads(parts_) schedule(static)
-    for (int p = 0; p < parts_; ++p) {
+    // Parts are claimed one at a time by whichever threads get a core (thread_pool.h); an
+    // index error of the lowest failing part reaches the caller.
+    ferrite::run_parts(threads_, parts_, [&](int64_t p) {
       int64_t r0 = 0, r1 = rows_, v0 = 0, v1 = L_.mode == Mode::LanesInner ? 0 : vec_;
       if (split_vec_) {
         const int64_t chunks = (vec_ + L_.lanes - 1) / L_.lanes;
@@ -84,14 +82,8 @@ class JitKernel : public PreparedKernel {
         r0 = rows_ * p / parts_;
         r1 = rows_ * (p + 1) / parts_;
       }
-      try {
-        run_part(args, r0, r1, v0, v1);
-      } catch (const Error& e) {
-        errors[static_cast<size_t>(p)] = e.what();
-      }
-    }
-    for (const std::string& e : errors)
-      if (!e.empty()) throw Error(e);
+      run_part(args, r0, r1, v0, v1);
+    });
   }
 
   void run_part(void* const* args, int64_t r0, int64_t r1, int64_t v0, int64_t v1) {

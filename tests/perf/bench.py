@@ -25,6 +25,8 @@ import subprocess
 import sys
 import time
 
+from load import Load, parse as parse_load
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 HERE = os.path.join(ROOT, "tests", "perf")
 PERF_BUILD = os.path.join(ROOT, "build", "perf")  # node_modules, models, results
@@ -47,6 +49,11 @@ ENGINES = {
     "torch-t1": ("torch", 1),
     "torch-t2": ("torch", 2),
 }
+# --ferrite-base PATH: these engines run another build's CLI, for A/B in one run.
+BASE_ENGINES = {"ferrite-base": ("ferrite-native", 1), "ferrite-base-t2": ("ferrite-native", 2)}
+NATIVE_BINARY = {}  # engine -> CLI path, for the engines that do not run FERRITE_NATIVE
+NICE = 0  # --nice: the runners' (and the --load process's) niceness
+
 # Models of tests/models/export_models.py, plus the repository's example MLP.
 EXPORT_MODELS = ["mlp", "resnet18", "mobilenet_v2", "bert2_op13", "bert2_op17", "gcn", "graphsage"]
 EXAMPLE_MODEL = "example_mlp"  # examples/models/mlp.onnx with a seeded input
@@ -193,7 +200,7 @@ def command_for(engine, model, iters, warmup, outputs_dir, bench_json, export_sc
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     if kind.startswith("ferrite"):
-        cmd = [FERRITE_NATIVE] if kind == "ferrite-native" else \
+        cmd = [NATIVE_BINARY.get(engine, FERRITE_NATIVE)] if kind == "ferrite-native" else \
             [NODE, "--no-experimental-fetch", FERRITE_WASM]
         # Native runs the default backend (the JIT on x86, with oneDNN externs); wasm has
         # only the portable one.
@@ -258,7 +265,8 @@ def measure(engine, model, iters, warmup, outputs_dir, log_prefix, timeout_s, ex
     try:
         done = subprocess.run([SPAWN, str(int(math.ceil(timeout_s))), out_path, err_path] + cmd,
                               capture_output=True, text=True, env=env, cwd=ROOT,
-                              timeout=timeout_s + 60)
+                              timeout=timeout_s + 60,
+                              preexec_fn=(lambda: os.nice(NICE)) if NICE else None)
         process = json.loads(done.stdout.strip().splitlines()[-1])
     except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as e:
         return {"error": f"spawn failed: {e}"}
@@ -378,7 +386,8 @@ def table(results, models, engines):
 
 # Ferrite engine -> the peer it is measured against (issue 6's criteria): same thread count.
 PEERS = {"ferrite-native": "ort-node-t1", "ferrite-native-t2": "ort-node-t2",
-         "ferrite-wasm": "ort-web-t1"}
+         "ferrite-wasm": "ort-web-t1", "ferrite-base": "ort-node-t1",
+         "ferrite-base-t2": "ort-node-t2"}
 
 
 # The check round's runs (after its warm-up) that size the timed rounds, and the most warm-up
@@ -488,77 +497,9 @@ def machine_info():
 
 
 # ---- main ---------------------------------------------------------------------------------
-def main():
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--models", default=",".join(ALL_MODELS),
-                   help=f"comma-separated (default: all of {','.join(ALL_MODELS)}; any "
-                   "other name is exported by --export-script or read from --models-dir)")
-    p.add_argument("--engines", default=",".join(ENGINES),
-                   help=f"comma-separated (default: all of {','.join(ENGINES)})")
-    p.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
-    p.add_argument("--iters", type=int, default=100,
-                   help="most timed runs per process (default 100)")
-    p.add_argument("--min-iters", type=int, default=3,
-                   help="fewest timed runs per process (default 3)")
-    p.add_argument("--target-ms", type=float, default=500,
-                   help="timed runs per process fill about this many ms (default 500)")
-    p.add_argument("--warmup", type=int, default=2,
-                   help="fewest warm-up runs per process after the first run (default 2)")
-    p.add_argument("--warmup-ms", type=float, default=1000,
-                   help="warm-up runs fill about this many ms (default 1000)")
-    p.add_argument("--timeout", type=float, default=600, help="seconds per process")
-    p.add_argument("--out", default=os.path.join(PERF_BUILD, "results"))
-    p.add_argument("--models-dir", default=os.path.join(PERF_BUILD, "models"))
-    p.add_argument("--export-script",
-                   default=os.path.join(ROOT, "tests", "models", "export_models.py"))
-    p.add_argument("--reexport", action="store_true",
-                   help="export the models again even if --models-dir has them")
-    p.add_argument("--no-build", action="store_true", help="do not (re)build ferrite")
-    a = p.parse_args()
-    model_names = [n for n in a.models.split(",") if n]
-    engines = [e for e in a.engines.split(",") if e]
-    unknown = [e for e in engines if e not in ENGINES]
-    if unknown:
-        p.error(f"unknown engine(s) {','.join(unknown)}; known: {','.join(ENGINES)}")
-    if a.rounds < 1 or a.min_iters < 1 or a.iters < a.min_iters or a.warmup < 0 or \
-            a.warmup_ms < 0:
-        p.error("need --rounds >= 1, 1 <= --min-iters <= --iters, --warmup >= 0, --warmup-ms >= 0")
-    a.export_script = os.path.abspath(a.export_script)
-    out_dir = os.path.abspath(a.out)
+def run_rounds(a, models, engines, engine_error, results, loads, out_dir):
+    """Round 0 (check and sizing), then the timed rounds; fills `results` and `loads`."""
     logs = os.path.join(out_dir, "logs")
-    os.makedirs(logs, exist_ok=True)
-
-    build_spawn()
-    engine_error = {}
-    if not a.no_build:
-        for kind, engine_kind in (("native", "ferrite-native"), ("wasm", "ferrite-wasm")):
-            users = [e for e in engines if ENGINES[e][0] == engine_kind]
-            if users:
-                err = build(kind, out_dir)
-                if err:
-                    for e in users:
-                        engine_error[e] = err
-    for engine, (kind, _) in ENGINES.items():
-        package = {"ort-node": "onnxruntime-node", "ort-web": "onnxruntime-web"}.get(kind)
-        if engine in engines and package and not npm_version(package):
-            engine_error[engine] = f"{package} is not installed in {PERF_BUILD} (run run.sh)"
-    for engine in engines:
-        path = {"ferrite-native": FERRITE_NATIVE, "ferrite-wasm": FERRITE_WASM}.get(ENGINES[engine][0])
-        if path and engine not in engine_error and not os.path.exists(path):
-            engine_error[engine] = f"{path} is not built"
-
-    models = prepare_models(model_names, os.path.abspath(a.models_dir), a.export_script,
-                            out_dir, a.reexport)
-    info = machine_info()
-    log(f"machine: {info['cpu']}, {info['cpus']} cpus; git {info['git']}")
-    if (os.cpu_count() or 1) <= 2 or os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
-        log(f"WARNING: {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}: other work "
-            "shares these cores, so timings are noisy (see the spread% column); 2-thread "
-            "engines cannot scale when the other core is busy.")
-
-    results = {m.name: {e: {"runs": []} for e in engines} for m in models}
-    loads = []
-
     # Round 0: check every engine on every model and size the timed rounds.
     plan = {}  # (model, engine) -> (iters, warmup)
     for m in models:
@@ -634,6 +575,108 @@ def main():
         log(f"round {rnd}/{a.rounds} done ({time.time() - started:.0f}s, "
             f"load average {os.getloadavg()[0]:.1f})")
     loads.append(os.getloadavg()[0])
+    return plan
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--models", default=",".join(ALL_MODELS),
+                   help=f"comma-separated (default: all of {','.join(ALL_MODELS)}; any "
+                   "other name is exported by --export-script or read from --models-dir)")
+    p.add_argument("--engines", default=",".join(ENGINES),
+                   help=f"comma-separated (default: all of {','.join(ENGINES)})")
+    p.add_argument("--rounds", type=int, default=5, help="timed rounds (default 5)")
+    p.add_argument("--iters", type=int, default=100,
+                   help="most timed runs per process (default 100)")
+    p.add_argument("--min-iters", type=int, default=3,
+                   help="fewest timed runs per process (default 3)")
+    p.add_argument("--target-ms", type=float, default=500,
+                   help="timed runs per process fill about this many ms (default 500)")
+    p.add_argument("--warmup", type=int, default=2,
+                   help="fewest warm-up runs per process after the first run (default 2)")
+    p.add_argument("--warmup-ms", type=float, default=1000,
+                   help="warm-up runs fill about this many ms (default 1000)")
+    p.add_argument("--timeout", type=float, default=600, help="seconds per process")
+    p.add_argument("--out", default=os.path.join(PERF_BUILD, "results"))
+    p.add_argument("--models-dir", default=os.path.join(PERF_BUILD, "models"))
+    p.add_argument("--export-script",
+                   default=os.path.join(ROOT, "tests", "models", "export_models.py"))
+    p.add_argument("--reexport", action="store_true",
+                   help="export the models again even if --models-dir has them")
+    p.add_argument("--no-build", action="store_true", help="do not (re)build ferrite")
+    p.add_argument("--load", default="none",
+                   help="a process competing for the cores during the whole run: omp2 (two "
+                   "OpenMP threads in parallel loops), ompN, spin1 (a busy loop), none (default)")
+    p.add_argument("--nice", type=int, default=0,
+                   help="run every engine (and the --load process) at this niceness; below 0 "
+                   "(root only) they take the cores from the machine's other work, to measure "
+                   "as on a quiet machine on a shared one")
+    p.add_argument("--ferrite-base", metavar="PATH",
+                   help="another build's ferrite CLI: adds the engines ferrite-base and "
+                   "ferrite-base-t2 (A/B against it in the same run)")
+    a = p.parse_args()
+    try:
+        parse_load(a.load)
+    except ValueError as e:
+        p.error(str(e))
+    global NICE
+    NICE = a.nice
+    if a.ferrite_base:
+        for e, spec in BASE_ENGINES.items():
+            ENGINES[e] = spec
+            NATIVE_BINARY[e] = os.path.abspath(a.ferrite_base)
+    model_names = [n for n in a.models.split(",") if n]
+    engines = [e for e in a.engines.split(",") if e]
+    unknown = [e for e in engines if e not in ENGINES]
+    if unknown:
+        p.error(f"unknown engine(s) {','.join(unknown)}; known: {','.join(ENGINES)}")
+    if a.rounds < 1 or a.min_iters < 1 or a.iters < a.min_iters or a.warmup < 0 or \
+            a.warmup_ms < 0:
+        p.error("need --rounds >= 1, 1 <= --min-iters <= --iters, --warmup >= 0, --warmup-ms >= 0")
+    a.export_script = os.path.abspath(a.export_script)
+    out_dir = os.path.abspath(a.out)
+    os.makedirs(os.path.join(out_dir, "logs"), exist_ok=True)
+
+    build_spawn()
+    engine_error = {}
+    if not a.no_build:
+        for kind, engine_kind in (("native", "ferrite-native"), ("wasm", "ferrite-wasm")):
+            users = [e for e in engines if ENGINES[e][0] == engine_kind]
+            if users:
+                err = build(kind, out_dir)
+                if err:
+                    for e in users:
+                        engine_error[e] = err
+    for engine, (kind, _) in ENGINES.items():
+        package = {"ort-node": "onnxruntime-node", "ort-web": "onnxruntime-web"}.get(kind)
+        if engine in engines and package and not npm_version(package):
+            engine_error[engine] = f"{package} is not installed in {PERF_BUILD} (run run.sh)"
+    for engine in engines:
+        path = NATIVE_BINARY.get(engine) or {"ferrite-native": FERRITE_NATIVE,
+                                             "ferrite-wasm": FERRITE_WASM}.get(ENGINES[engine][0])
+        if path and engine not in engine_error and not os.path.exists(path):
+            engine_error[engine] = f"{path} is not built"
+
+    models = prepare_models(model_names, os.path.abspath(a.models_dir), a.export_script,
+                            out_dir, a.reexport)
+    info = machine_info()
+    log(f"machine: {info['cpu']}, {info['cpus']} cpus; git {info['git']}")
+    if (os.cpu_count() or 1) <= 2 or os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
+        log(f"WARNING: {os.cpu_count()} cpus, load average {os.getloadavg()[0]:.1f}: other work "
+            "shares these cores, so timings are noisy (see the spread% column); 2-thread "
+            "engines cannot scale when the other core is busy.")
+
+    results = {m.name: {e: {"runs": []} for e in engines} for m in models}
+    loads = []
+
+    load = Load(a.load) if a.load != "none" else None
+    try:
+        if load:
+            load.start(a.nice)
+            log(f"load: {' '.join(load.args)} with {load.threads} OpenMP thread(s) until the end")
+        run_rounds(a, models, engines, engine_error, results, loads, out_dir)
+    finally:
+        load_info = load.stop() if load else None
 
     for m in models:
         for e in engines:
@@ -644,7 +687,7 @@ def main():
                 cell["error"] = errs[-1]["error"] if errs else "no result"
 
     title = (f"Ferrite vs peers: {info['cpu']} ({info['cpus']} cpus), git {info['git']}, "
-             f"{a.rounds} rounds")
+             f"{a.rounds} rounds, load {a.load}" + (f", nice {a.nice}" if a.nice else ""))
     text = table(results, models, engines)
     peers = peer_ratios(results, models, engines)
     if peers:
@@ -654,7 +697,8 @@ def main():
                      rounds=a.rounds, iters_max=a.iters, iters_min=a.min_iters,
                      target_ms=a.target_ms, warmup_min=a.warmup,
                      warmup_ms=a.warmup_ms, baseline=BASELINE,
-                     load_average_per_round=loads, command=sys.argv),
+                     load_average_per_round=loads, load=load_info,
+                     ferrite_base=a.ferrite_base, nice=a.nice, command=sys.argv),
         "engines": {e: {"kind": ENGINES[e][0], "threads": ENGINES[e][1]} for e in engines},
         "results": results,
         "peer_ratios": peers,
@@ -667,6 +711,9 @@ def main():
         f.write(text + "\n")
     print(title)
     print(f"load average per round: {' '.join(f'{x:.1f}' for x in loads)}")
+    if load_info:
+        print(f"load {load_info['kind']}: {load_info['cpu_per_wall']} CPU s per s over "
+              f"{load_info['wall_s']} s")
     print(text)
     print(f"wrote {out_dir}/results.json, results.svg, table.txt")
     return 0

@@ -23,6 +23,9 @@ class DnnlExtern : public PreparedExtern {
  public:
   // The oneDNN implementation of the op's primitive, e.g. "brg:avx512_core" (tests, reports).
   std::string implementation() const override = 0;
+  // How many of its primitives have a copy made for one thread, for runs on a busy machine
+  // (made on the first such run; dnnl_one_thread.h).
+  virtual size_t one_thread_steps() const { return 0; }
 };
 
 // `call` prepared on oneDNN (a DnnlExtern), or nullptr when oneDNN does not take it: an op

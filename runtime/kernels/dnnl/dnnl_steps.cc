@@ -6,6 +6,9 @@
 #include <cstring>
 
 #include "compiler/plan/error.h"
+#include "runtime/kernels/dnnl/dnnl_one_thread.h"
+#include "runtime/kernels/portable/thread_budget.h"
+#include "runtime/kernels/portable/thread_pool.h"
 
 namespace ferrite {
 namespace onednn {
@@ -217,7 +220,7 @@ void DnnlSteps::add_copy(const View& v, size_t index, const dnnl::memory& to) {
 }
 
 void DnnlSteps::add(const dnnl::primitive& p, const dnnl::memory::desc& scratchpad, Args args) {
-  steps_.push_back(Step{p, scratchpad, std::move(args)});
+  steps_.push_back(Step{p, scratchpad, std::move(args), dnnl::primitive(), Args()});
 }
 
 void DnnlSteps::add_reorder(const dnnl::memory& from, const dnnl::memory& to) {
@@ -253,12 +256,45 @@ void DnnlSteps::finish() {
     s.args[DNNL_ARG_SCRATCHPAD] = m;
     scratch_.push_back(Scratch{m, bytes});
   }
-  scratch_bytes_ = bytes + aligned(scratchpad);
+  scratchpad_at_ = bytes;
+  scratchpad_room_ = aligned(scratchpad);
+  scratch_bytes_ = bytes + scratchpad_room_;
 }
 
 void DnnlSteps::bind_scratch(void* arena) {
-  for (Scratch& s : scratch_) s.memory.set_data_handle(static_cast<uint8_t*>(arena) + s.offset);
+  arena_ = static_cast<uint8_t*>(arena);
+  for (Scratch& s : scratch_) s.memory.set_data_handle(arena_ + s.offset);
   bound_ = true;
+}
+
+size_t DnnlSteps::one_thread_steps() const {
+  size_t n = 0;
+  for (const Step& s : steps_) n += s.one ? 1 : 0;
+  return n;
+}
+
+void DnnlSteps::make_one_thread() {
+  one_made_ = true;
+  ThreadScope scope(1);
+  for (Step& s : steps_) {
+    dnnl::memory::desc pad;
+    dnnl::primitive one;
+    try {
+      one = remake_primitive(s.primitive, &pad);
+    } catch (const dnnl::error&) {
+      continue;  // this step keeps its threads
+    }
+    if (!one || pad.get_size() > scratchpad_room_) continue;
+    s.one_args = s.args;
+    s.one_args.erase(DNNL_ARG_SCRATCHPAD);
+    if (pad.get_size() > 0) {
+      dnnl::memory m(pad, cpu_engine(), DNNL_MEMORY_NONE);
+      if (arena_) m.set_data_handle(arena_ + scratchpad_at_);
+      s.one_args[DNNL_ARG_SCRATCHPAD] = m;
+      scratch_.push_back(Scratch{m, scratchpad_at_});
+    }
+    s.one = one;
+  }
 }
 
 void DnnlSteps::run(const ExternBuffer* inputs, const ExternBuffer* outputs) {
@@ -270,8 +306,19 @@ void DnnlSteps::run(const ExternBuffer* inputs, const ExternBuffer* outputs) {
     const ExternBuffer& buf = b.output ? outputs[b.index] : inputs[b.index];
     b.memory.set_data_handle(static_cast<float*>(buf.data) + b.offset);
   }
-  ThreadScope scope(threads_);
-  for (Step& s : steps_) s.primitive.execute(stream_, s.args);
+  // Idle pool workers would take the cores oneDNN's OpenMP threads are about to use.
+  pool_rest();
+  const bool one = threads_ > 1 && budget_threads(threads_) == 1;
+  if (one && !one_made_) make_one_thread();
+  ThreadScope scope(one ? 1 : threads_);
+  ParallelStepClock clock(one ? 1 : threads_);
+  for (Step& s : steps_) {
+    if (one && s.one) {
+      s.one.execute(stream_, s.one_args);
+    } else {
+      s.primitive.execute(stream_, s.args);
+    }
+  }
   stream_.wait();
 }
 

@@ -126,6 +126,8 @@ class DnnlSteps {
   // The constants input() copied, as owned memory in their primitive's layout.
   std::vector<PackedConstant> packed_inputs() const;
   size_t packed_adopted() const { return adopted_; }
+  // The steps whose primitive has a copy made for one thread.
+  size_t one_thread_steps() const;
 
   // Lays out the scratch arena; after the last add.
   void finish();
@@ -133,6 +135,8 @@ class DnnlSteps {
   // Points the scratch memory into `arena` (scratch_bytes() bytes, 64-byte aligned).
   void bind_scratch(void* arena);
   // Without a bound arena (no Session: tests, benchmarks) the first run allocates one.
+  // While the machine is too busy for its threads (budget_threads), a run uses copies of
+  // the primitives made for one thread (dnnl_one_thread.h), the first such run makes them.
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs);
 
  private:
@@ -149,7 +153,11 @@ class DnnlSteps {
     dnnl::primitive primitive;
     dnnl::memory::desc scratchpad;
     Args args;
+    dnnl::primitive one;  // made for one thread, when made and possible
+    Args one_args;
   };
+  // Makes each step's primitive for one thread, where oneDNN can and its scratchpad fits.
+  void make_one_thread();
   struct Scratch {
     dnnl::memory memory;
     size_t offset;  // bytes into the arena
@@ -169,7 +177,10 @@ class DnnlSteps {
   size_t adopted_ = 0;
   std::vector<Scratch> scratch_;
   size_t scratch_bytes_ = 0;
+  size_t scratchpad_at_ = 0, scratchpad_room_ = 0;  // the steps' shared scratchpad
+  uint8_t* arena_ = nullptr;
   bool bound_ = false;
+  bool one_made_ = false;
   AlignedBytes own_arena_;
   dnnl::stream stream_{cpu_engine()};
 };
@@ -186,6 +197,7 @@ class SteppedExtern : public DnnlExtern {
   std::vector<size_t> constants_copied() const override { return steps_.constants_copied(); }
   std::vector<PackedConstant> packed_inputs() const override { return steps_.packed_inputs(); }
   size_t packed_inputs_adopted() const override { return steps_.packed_adopted(); }
+  size_t one_thread_steps() const override { return steps_.one_thread_steps(); }
 
   DnnlSteps& steps() { return steps_; }
   void set_implementation(std::string impl) { impl_ = std::move(impl); }

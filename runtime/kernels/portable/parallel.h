@@ -1,5 +1,5 @@
-// Threads of the portable externs: OpenMP where the build has it (native), the worker pool
-// of thread_pool.h in the wasm build with pthreads, none in the plain wasm build.
+// Threads of the portable externs: the worker pool of thread_pool.h (native, and the wasm
+// build with pthreads), none in the plain wasm build.
 // Work is split into parts fixed by the caller, each computed by exactly one thread, so a
 // result never depends on the thread count.
 #pragma once
@@ -11,17 +11,11 @@
 
 namespace ferrite {
 
-// Runs f(part) for every part in [0, parts), on up to `threads` threads. f must not throw
-// (an exception cannot leave an OpenMP region): check and allocate before.
+// Runs f(part) for every part in [0, parts), on up to `threads` threads (run_parts: an
+// exception from a part reaches the caller after every part ran).
 template <class F>
 void parallel_parts(int threads, int64_t parts, const F& f) {
-#ifdef _OPENMP
-  if (threads > 1 && parts > 1) {
-#pragma omp parallel for num_threads(threads) schedule(static)
-    for (int64_t p = 0; p < parts; ++p) f(p);
-    return;
-  }
-#elif defined(__EMSCRIPTEN_PTHREADS__)
+#if !defined(__EMSCRIPTEN__) || defined(__EMSCRIPTEN_PTHREADS__)
   if (threads > 1 && parts > 1) {
     run_parts(threads, parts, f);
     return;

@@ -374,6 +374,39 @@ TEST(DnnlConv, ThreadCountsAgreeBitwise) {
   for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], two[i]) << i;
 }
 
+TEST(DnnlConv, OneThreadCopiesGiveTheSameBits) {
+  // On a busy machine the primitives run as copies made for one thread (dnnl_one_thread.h):
+  // Winograd with the residual as sum, direct kernels with channels-first operands reordered
+  // around them, depthwise, and a transposed convolution; every step gets its copy, and the
+  // results are the bits of the primitives made for two threads.
+  std::mt19937 rng(31);
+  const Geometry wino = conv2d(1, 64, 48, 1, {28, 28}, 3, 1, 1);
+  ConvCase residual = make_conv(wino, Storage::ChannelsLast, Storage::ChannelsLast, rng);
+  residual.add_binary(PostOpKind::Add, stored(wino.y_dims(), Storage::ChannelsLast, rng));
+  residual.call.post_ops.push_back({PostOpKind::Relu});
+  ConvCase first = make_conv(conv2d(2, 32, 32, 1, {16, 16}, 3, 1, 1), Storage::ChannelsFirst,
+                             Storage::ChannelsFirst, rng);
+  first.call.post_ops.push_back({PostOpKind::Relu});
+  const ConvCase depthwise = make_conv(conv2d(1, 96, 96, 96, {28, 28}, 3, 2, 1),
+                                       Storage::ChannelsLast, Storage::ChannelsLast, rng);
+  Geometry tg = conv2d(1, 32, 16, 1, {14, 14}, 3, 2, 1);
+  tg.transpose = true;
+  const ConvCase transposed = make_conv(tg, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
+  const ConvCase* cases[] = {&residual, &first, &depthwise, &transposed};
+  for (const ConvCase* c : cases) {
+    for (bool prepacked : {false, true}) {
+      const std::vector<size_t> constants = prepacked ? c->constants() : std::vector<size_t>{};
+      size_t copies = 0;
+      const std::vector<float> one =
+          run_dnnl_one_thread(c->call, c->ins, c->out, constants, 2, &copies);
+      EXPECT_GE(copies, c == &first || c == &transposed ? 3u : 1u) << c->g.text();
+      const std::vector<float> two = run_dnnl(c->call, c->ins, c->out, constants, 2);
+      ASSERT_EQ(one.size(), two.size());
+      for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], two[i]) << c->g.text() << " " << i;
+    }
+  }
+}
+
 TEST(DnnlConv, NegativeTransposePadsGetTheBorderWithPostOps) {
   // ONNX's output_padding (a negative pad_end) and an output_shape past the full output (a
   // negative pad_begin): oneDNN computes the part its full output covers, the border gets

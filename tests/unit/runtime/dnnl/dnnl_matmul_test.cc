@@ -260,6 +260,32 @@ TEST(DnnlMatMul, ThreadCountsAgreeBitwise) {
   for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], two[i]) << i;
 }
 
+TEST(DnnlMatMul, OneThreadCopiesGiveTheSameBits) {
+  // On a busy machine the primitives run as copies made for one thread (dnnl_one_thread.h),
+  // with the same bits: B prepacked or not, and operands copied into dense scratch around
+  // the matmul (reorders).
+  std::mt19937 rng(10);
+  MatMulCase plain = plain_matmul({2}, 96, 300, 160, rng);
+  plain.add_binary(PostOpKind::Add, broadcast_operand({2, 96, 160}, 2, rng));
+  plain.call.post_ops.push_back({PostOpKind::GeluTanh});
+  const size_t r = 3;
+  MatMulCase copied = make_matmul({2}, 90, 400, 110, {}, {}, identity_order(r), identity_order(r),
+                                  identity_order(r), 1, rng);
+  copied.ins[0] = make_operand({2, 90, 400}, identity_order(r), {false, true, false}, 1, rng);
+  copied.call.inputs[0] = copied.ins[0].ref;
+  for (const MatMulCase* c : {&plain, &copied}) {
+    for (const std::vector<size_t>& constants : {std::vector<size_t>{}, std::vector<size_t>{1}}) {
+      size_t copies = 0;
+      const std::vector<float> one =
+          run_dnnl_one_thread(c->call, c->ins, c->out, constants, 2, &copies);
+      EXPECT_GE(copies, c == &copied ? 2u : 1u);
+      const std::vector<float> two = run_dnnl(c->call, c->ins, c->out, constants, 2);
+      ASSERT_EQ(one.size(), two.size());
+      for (size_t i = 0; i < one.size(); ++i) ASSERT_EQ(one[i], two[i]) << i;
+    }
+  }
+}
+
 TEST(DnnlMatMul, OneEltwiseAlgorithmWithTwoParameterSetsIsRefused) {
   // oneDNN 2.6 would evaluate the second with the first one's parameters.
   std::mt19937 rng(12);

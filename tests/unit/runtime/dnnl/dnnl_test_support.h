@@ -16,6 +16,7 @@
 #include "compiler/plan/plan.h"
 #include "runtime/backend.h"
 #include "runtime/kernels/dnnl/dnnl_externs.h"
+#include "runtime/kernels/portable/thread_budget.h"
 #include "runtime/kernels/reference/reference_backend.h"
 
 namespace ferrite {
@@ -160,6 +161,37 @@ inline std::vector<float> run_dnnl(const ExternCall& call, const std::vector<Ope
     }
   // Elements of the output's buffer outside the view keep their NaN.
   return first;
+}
+
+// run_dnnl on `threads` threads while the process's thread budget is one thread
+// (thread_budget.h), as on a busy machine: the runs take copies of the primitives made for
+// one thread; *copies receives how many steps have one.
+inline std::vector<float> run_dnnl_one_thread(const ExternCall& call,
+                                              const std::vector<Operand>& ins, Operand out,
+                                              const std::vector<size_t>& constant_inputs,
+                                              int threads, size_t* copies) {
+  const std::vector<ExternBuffer> in = buffers(ins);
+  std::vector<ExternBuffer> constants(ins.size());
+  for (size_t i : constant_inputs) constants[i] = in[i];
+  std::unique_ptr<PreparedExtern> p = prepare_dnnl_extern(call, constants, threads);
+  auto* d = dynamic_cast<DnnlExtern*>(p.get());
+  if (!d) {
+    ADD_FAILURE() << "oneDNN refused the call";
+    return {};
+  }
+  EXPECT_EQ(d->one_thread_steps(), 0u);  // made on the first run that needs them
+  process_budget().set_mode(BudgetMode::OneThread);
+  const ExternBuffer o = out.buffer();
+  std::vector<float> result;
+  for (int run = 0; run < 2; ++run) {
+    std::fill(out.data.begin(), out.data.end(), NAN);
+    p->run(in.data(), &o);
+    if (run == 0) result = gather(out);
+  }
+  process_budget().set_mode(BudgetMode::Adaptive);
+  EXPECT_EQ(gather(out), result);
+  *copies = d->one_thread_steps();
+  return result;
 }
 
 // |got - want| <= tol * max(1, |want|) everywhere; the largest such ratio seen goes to
