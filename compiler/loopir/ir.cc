@@ -124,7 +124,7 @@ TensorBoxPtr make_view(const TensorBoxPtr& base, std::vector<int64_t> size, Rein
     t->reindex = std::make_shared<const Reindex>(
         [base_re, checked](const std::vector<Index>& i) { return (*base_re)(checked(i)); });
   } else {
-    t->reindex = std::make_shared<const Reindex>(std::move(checked));
+    t->reindex = std::make_shared<const Reindex>(checked);
   }
   if (base->strided) {
     std::vector<Index> vars;
