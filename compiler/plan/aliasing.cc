@@ -37,6 +37,41 @@ bool one_to_one(const IndexNode& e, const std::vector<int64_t>& ranges) {
   return true;
 }
 
+// Whether `e` (no Value leaves) gives two points of the first `nvars` of `ranges` one
+// element: a used dim whose coefficient is 0 proves it at once; otherwise, for an index the
+// mixed-radix test cannot prove one-to-one, its values at every point are compared when
+// there are at most kMaxEnumerated points. Above that, an unproven index is let through:
+// backends stay in bounds either way, only the result would depend on their order.
+constexpr int64_t kMaxEnumerated = int64_t{1} << 20;
+
+bool stores_collide(const IndexNode& e, const std::vector<int64_t>& ranges, int nvars) {
+  const std::vector<int64_t> dom(ranges.begin(), ranges.begin() + nvars);
+  if (one_to_one(e, dom)) return false;
+  int64_t points = 1;
+  for (int64_t r : dom) {
+    if (r == 0) return false;
+    if (__builtin_mul_overflow(points, r, &points)) return false;
+  }
+  AffineIndex f;
+  if (as_affine(e, nvars, &f)) {
+    for (int v = 0; v < nvars; ++v)
+      if (dom[v] > 1 && f.coeff[v] == 0) return true;
+  } else {
+    for (int v = 0; v < nvars; ++v)
+      if (dom[v] > 1 && !index_uses_var(e, v)) return true;
+  }
+  if (points > kMaxEnumerated) return false;
+  std::vector<int64_t> seen;
+  seen.reserve(static_cast<size_t>(points));
+  std::vector<int64_t> vars(ranges.size(), 0);
+  for (int64_t n = 0; n < points; ++n) {
+    seen.push_back(eval_index(e, vars.data(), nullptr));
+    for (int v = nvars - 1; v >= 0 && ++vars[v] == dom[v]; --v) vars[v] = 0;
+  }
+  std::sort(seen.begin(), seen.end());
+  return std::adjacent_find(seen.begin(), seen.end()) != seen.end();
+}
+
 // The code positions and index trees of the loads (or stores) of `args`.
 struct Accesses {
   std::vector<const IndexNode*> index;
@@ -179,6 +214,20 @@ void check_step_overlaps(const Plan& p, size_t s) {
   const Step& st = p.steps[s];
   if (st.kind == StepKind::Kernel) return check_kernel_step(p, s, st);
   check_extern_step(p, s, st);
+}
+
+void check_store_collisions(const Kernel& k) {
+  for (size_t i = 0; i < k.code.size(); ++i) {
+    const Instr& x = k.code[i];
+    if (x.op != Op::Store || !x.index || index_uses_value(*x.index)) continue;
+    const int nvars =
+        static_cast<int>(i) < k.post_begin ? static_cast<int>(k.ranges.size()) : k.num_outer();
+    if (stores_collide(*x.index, k.ranges, nvars)) {
+      fail("kernel '", k.name, "': instr %", i, " (Store): index ", index_to_string(*x.index),
+           " writes one element of arg ", x.arg,
+           " from several iteration points (the result would depend on their order)");
+    }
+  }
 }
 
 }  // namespace ferrite

@@ -29,4 +29,12 @@ std::string in_place_kernel_refusal(const Kernel& k, const std::vector<int>& in_
 // Throws ferrite::Error "plan: step S ...".
 void check_step_overlaps(const Plan& p, size_t s);
 
+// Checks that no Store of `k` (indexed without loaded values) writes one element from two
+// points of its loops (all of them in the body, the outer ones in post): such a kernel's
+// result depends on the order a backend visits its points. Proven by the mixed-radix test,
+// else refuted by a coefficient of 0 or an unused loop variable, else by evaluating the
+// index at every point when there are at most 2^20; larger unproven ones pass. Indirect
+// stores (scatters) are the ops' own business. Throws "kernel '<name>': ...".
+void check_store_collisions(const Kernel& k);
+
 }  // namespace ferrite

@@ -369,7 +369,10 @@ void validate_plan(const Plan& plan) {
     check_buffer(plan, packed_only, static_cast<int32_t>(i));
   check_bindings(plan, plan.inputs, BufferKind::Input, "inputs");
   check_bindings(plan, plan.outputs, BufferKind::Output, "outputs");
-  for (const Kernel& k : plan.kernels) validate_kernel(k);
+  for (const Kernel& k : plan.kernels) {
+    validate_kernel(k);
+    check_store_collisions(k);
+  }
   for (size_t e = 0; e < plan.externs.size(); ++e) check_extern(plan, e);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     check_step(plan, s);

@@ -177,5 +177,52 @@ TEST(AliasingTest, ManyArgsOfOneBuffer) {
   EXPECT_EQ(error_of(p), "<no error>");
 }
 
+// A kernel over `ranges` storing the constant 1 to an output of 64 elements at `index`.
+Kernel store_kernel(std::vector<int64_t> ranges, Index index) {
+  Kernel k;
+  k.name = "store";
+  k.ranges = std::move(ranges);
+  k.args.push_back({DType::F32, 64, true});
+  Instr one = instr(Op::Const, kF);
+  one.fimm = 1;
+  k.code.push_back(one);
+  k.code.push_back(mem(Op::Store, kF, 0, std::move(index), 0));
+  k.post_begin = static_cast<int>(k.code.size());
+  return k;
+}
+
+std::string store_error(std::vector<int64_t> ranges, Index index) {
+  try {
+    check_store_collisions(store_kernel(std::move(ranges), std::move(index)));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
+Index affine(int64_t c0, int64_t c1) {
+  return ix_binary(IndexKind::Add, ix_binary(IndexKind::Mul, ix_const(c0), ix_var(0)),
+                   ix_binary(IndexKind::Mul, ix_const(c1), ix_var(1)));
+}
+
+TEST(AliasingTest, StoresFromSeveralPointsToOneElement) {
+  // Row-major, transposed and strided stores: one element a point.
+  EXPECT_EQ(store_error({4, 8}, affine(8, 1)), "<no error>");
+  EXPECT_EQ(store_error({4, 8}, affine(1, 4)), "<no error>");
+  EXPECT_EQ(store_error({3, 2}, affine(2, 3)), "<no error>");  // {0,2,4} + {0,3}: distinct
+  // A loop variable the index ignores, a coefficient of 0, overlapping rows.
+  const std::string msg = "writes one element of arg 0 from several iteration points";
+  EXPECT_NE(store_error({4, 8}, ix_var(1)).find(msg), std::string::npos);
+  EXPECT_NE(store_error({4, 8}, affine(0, 1)).find(msg), std::string::npos);
+  EXPECT_NE(store_error({4, 8}, affine(4, 1)).find(msg), std::string::npos);  // 4+0 == 0+4
+  // The fuzzer's reproducer: (i0 * i1) + i1 (kernel_store_collision.fplan).
+  Index prod =
+      ix_binary(IndexKind::Add, ix_binary(IndexKind::Mul, ix_var(0), ix_var(1)), ix_var(1));
+  EXPECT_NE(store_error({4, 8}, prod).find(msg), std::string::npos);
+  // Ranges of 1 and 0 make no second point.
+  EXPECT_EQ(store_error({1, 8}, affine(0, 1)), "<no error>");
+  EXPECT_EQ(store_error({0, 8}, affine(0, 0)), "<no error>");
+}
+
 }  // namespace
 }  // namespace ferrite
