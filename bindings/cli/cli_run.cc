@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <set>
 #include <unordered_map>
 
 #include "bindings/cli/cli.h"
@@ -95,9 +96,13 @@ void write_outputs(const std::string& dir, const Engine& engine,
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail("cannot create output directory '", dir, "': ", ec.message());
+  std::set<std::string> used;  // "a/b" and "a_b" map to one name: the second gets its index
   for (size_t i = 0; i < outputs.size() && i < engine.outputs().size(); ++i) {
-    const std::string path =
-        (std::filesystem::path(dir) / file_name_for(engine.outputs()[i].name)).string();
+    std::string file = file_name_for(engine.outputs()[i].name);
+    for (int k = 0; !used.insert(file).second; ++k) {
+      file = str_cat(file.substr(0, file.size() - 4), '_', i, k ? str_cat('_', k) : "", ".npy");
+    }
+    const std::string path = (std::filesystem::path(dir) / file).string();
     write_npy(path, outputs[i]);
     std::printf("wrote %s\n", path.c_str());
   }

@@ -58,6 +58,14 @@ c = numpy_helper.from_array(np.array([-0.5, 0.0, 0.5], dtype=np.float32), "c")
 save([helper.make_node("Add", ["x" + pv, "c"], ["s"], name="add"),
       helper.make_node("Relu", ["s"], ["y" + pe], name="relu")],
      "x" + pv, "y" + pe, d + "/evil_io.onnx", [c])
+# Two outputs whose names give one file name ("a/b" and "a_b" -> a_b.npy): y and -y.
+f32 = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [2, 3])
+g = helper.make_graph([helper.make_node("Identity", ["x"], ["a/b"]),
+                       helper.make_node("Neg", ["x"], ["a_b"])], "g", [f32("x")],
+                      [f32("a/b"), f32("a_b")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+open(d + "/same_file_name.onnx", "wb").write(m.SerializeToString())
 PY
 # No control character but newlines, and valid UTF-8 (in $tmp/err and $tmp/out).
 expect_printable() {
@@ -147,6 +155,20 @@ sys.exit(0 if a.dtype == e.dtype and np.allclose(a, e, rtol=1e-6, atol=0) else 1
     echo "ok   valid run ($backend)"
   fi
 done
+
+# Output names that map to one file name: each output keeps its own file.
+out=$tmp/out_same
+if ! ferrite run "$tmp/same_file_name.onnx" --input "x=$tmp/x.npy" --output-dir "$out" \
+  >"$tmp/out" 2>"$tmp/err"; then
+  fail "outputs of one file name: $(cat "$tmp/err")"
+elif ! $python -c "import numpy as np, sys; x = np.load(sys.argv[1]); \
+a = np.load(sys.argv[2]); b = np.load(sys.argv[3]); \
+sys.exit(0 if np.array_equal(a, x) and np.array_equal(b, -x) else 1)" \
+  "$tmp/x.npy" "$out/a_b.npy" "$out/a_b_1.npy"; then
+  fail "outputs of one file name: $(ls "$out") $(cat "$tmp/out")"
+else
+  echo "ok   outputs of one file name: $(ls "$out" | tr '\n' ' ')"
+fi
 
 # The example model with generated inputs and a short benchmark.
 if ! ferrite run "$mlp" --bench 3 >"$tmp/out" 2>"$tmp/err"; then
