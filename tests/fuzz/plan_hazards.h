@@ -1,8 +1,10 @@
 // Plans whose result depends on the order a backend visits the iteration space: no backend
-// is wrong on them, the plan is. The differential oracle (differential.h) does not compare
-// their values; whether validate_plan should refuse them is a finding of its own (the
-// reproducers regressions/extern_reads_own_output.fplan and the V* lines of
-// known_findings.tsv). Two kinds, both outside the Kernel contract (compiler/plan/kernel.h):
+// is wrong on them, the plan is. validate_plan now refuses both kinds (compiler/plan/
+// aliasing.h: check_step_overlaps, and check_store_collisions up to 2^20 points); this
+// independent check, by enumeration, stays as the fuzz oracle's second opinion: the
+// differential oracle (differential.h) does not compare the values of a plan it flags, and
+// fuzz_mutator_check asserts that no compiled seed plan is flagged. Two kinds, both outside
+// the Kernel contract (compiler/plan/kernel.h):
 //  - memory read and written by one step other than in place: a kernel input arg and output
 //    arg on overlapping bytes, unless the kernel has no reduction dims and every Load of the
 //    input uses, before any Store of the output, the one index of every such Store, and that
@@ -10,7 +12,6 @@
 //    outputs of a step overlapping;
 //  - a kernel Store that writes one element from two iteration points (found by evaluating
 //    its index at every point; indices through loaded values are taken as one-to-one).
-// Compiled plans have neither: fuzz_mutator_check checks that on every seed plan.
 #pragma once
 
 #include <string>
