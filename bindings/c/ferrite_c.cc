@@ -8,6 +8,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -116,10 +117,14 @@ constexpr size_t kMaxInputRank = 1024;
 
 // The caller's input as a Tensor (a copy: the runtime wants 64-byte aligned, owned data).
 ferrite::Tensor input_tensor(const char* name, const FerriteTensor& in) {
+  // A C caller may store any int in the enum field; reading it as FerriteDType would be
+  // undefined past the enum's range (UBSan's enum check), so its bytes are read as an int.
+  std::underlying_type_t<FerriteDType> code;
+  static_assert(sizeof code == sizeof in.dtype, "FerriteDType's storage");
+  std::memcpy(&code, &in.dtype, sizeof code);
   DType dtype;
-  if (!known_dtype(in.dtype, &dtype)) {
-    bad_argument("input '", name, "': unknown or unsupported dtype code ",
-                 static_cast<int>(in.dtype));
+  if (!known_dtype(static_cast<int>(code), &dtype)) {
+    bad_argument("input '", name, "': unknown or unsupported dtype code ", static_cast<int>(code));
   }
   if (in.rank > 0 && !in.shape) bad_argument("input '", name, "': shape is NULL");
   if (in.rank > kMaxInputRank) {
