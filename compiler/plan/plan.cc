@@ -110,6 +110,25 @@ void check_kernel_step(const Plan& p, size_t s, const Step& st) {
   }
 }
 
+// Whether a view's positions reach distinct elements: with the dims of more than one
+// position sorted by |stride|, each stride exceeds the offset the smaller ones reach together
+// (a mixed-radix numbering, as every layout the compiler makes). Offsets are bounded by
+// check_ref first, so the sums cannot overflow.
+bool strides_one_to_one(const TensorRef& r) {
+  std::vector<std::pair<int64_t, int64_t>> dims;  // (|stride|, extent)
+  for (size_t d = 0; d < r.shape.size(); ++d) {
+    if (r.shape[d] > 1)
+      dims.emplace_back(r.strides[d] < 0 ? -r.strides[d] : r.strides[d], r.shape[d]);
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t reach = 0;
+  for (const auto& d : dims) {
+    if (d.first <= reach) return false;
+    reach += d.first * (d.second - 1);
+  }
+  return true;
+}
+
 void check_ref(const Plan& p, const std::string& where, const TensorRef& r, bool output) {
   if (!valid_buffer(p, r.buffer))
     fail("plan: ", where, " refers to buffer ", r.buffer, " of ", p.buffers.size());
@@ -136,6 +155,10 @@ void check_ref(const Plan& p, const std::string& where, const TensorRef& r, bool
   if (lo < 0 || hi >= n)
     fail("plan: ", where, " reaches elements [", lo, ", ", hi, "] outside ",
          buffer_label(p, r.buffer), " of ", n, " elements");
+  if (output && !strides_one_to_one(r)) {
+    fail("plan: ", where, " writes one element from several positions (its strides overlap;",
+         " the result would depend on the order an extern writes them)");
+  }
 }
 
 }  // namespace
