@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <unordered_map>
 
 #include "jit/analysis_rules.h"
 
@@ -68,20 +69,14 @@ __int128 ceil_div(__int128 a, __int128 b) {
 class Prover {
  public:
   Prover(const Kernel& k, const std::vector<Range>& values)
-      : k_(k),
-        values_(values),
-        vars_(loop_ranges(k)),
-        full_(vars_),
-        memo_(k.code.size()),
-        done_(k.code.size(), false),
-        narrowed_(k.code.size()) {}
+      : k_(k), values_(values), vars_(loop_ranges(k)), full_(vars_), memo_(), narrowed_() {}
 
   Range run(int mask, const LinearForm& index) {
     if (!conjuncts(mask, 0)) return known(1, 0);  // the mask is never true
     // Each bounded value, with every fact on it intersected: a bound of its variable, or of
     // an affine function of several.
     for (int id : bounded_) {
-      const Range& r = narrowed_[id];
+      const Range r = narrowed(id);
       if (r.lo > r.hi) return known(1, 0);
       const Affine& g = affine(id, 0);
       if (!g.ok) continue;
@@ -115,8 +110,13 @@ class Prover {
 
  private:
   Range value(int id) const {
-    const Range& n = narrowed_[id];
+    const Range n = narrowed(id);
     return n.known ? n : values_[id];
+  }
+
+  Range narrowed(int id) const {
+    auto it = narrowed_.find(id);
+    return it == narrowed_.end() ? Range() : it->second;
   }
 
   // Collects the facts of the conjunction `id`; false when it is the constant false.
@@ -167,7 +167,7 @@ class Prover {
       lo = std::max(lo, cur.lo);
       hi = std::min(hi, cur.hi);
     }
-    if (!narrowed_[id].known) bounded_.push_back(id);
+    if (!narrowed(id).known) bounded_.push_back(id);
     narrowed_[id] = known(lo, hi);
   }
 
@@ -190,13 +190,12 @@ class Prover {
   // The affine form of I64 value `id`, when it is one whose exact value fits int64 at every
   // point (then the wrapping arithmetic the backends use computes exactly that value).
   const Affine& affine(int id, int depth) {
-    if (done_[id]) return memo_[id];
+    auto it = memo_.find(id);
+    if (it != memo_.end()) return it->second;
     Affine f;
     if (depth <= kMaxDepth) f = build(k_.code[id], depth);
     if (f.ok && !fits(f)) f = Affine();
-    done_[id] = true;
-    memo_[id] = std::move(f);
-    return memo_[id];
+    return memo_[id] = std::move(f);  // unordered_map: references stay valid as it grows
   }
 
   bool fits(const Affine& f) const {
@@ -283,10 +282,11 @@ class Prover {
   const std::vector<Range>& values_;
   std::vector<Range> vars_;        // narrowed by the mask
   const std::vector<Range> full_;  // over every point
-  std::vector<Affine> memo_;
-  std::vector<bool> done_;
-  std::vector<Range> narrowed_;  // per value: its bound where the mask holds, if narrower
-  std::vector<int> bounded_;     // the values narrowed_ holds a bound for
+  // Per value, only for those the mask reaches: a Prover runs once per masked load, and a
+  // kernel may hold thousands of them among tens of thousands of values (a wide Concat).
+  std::unordered_map<int, Affine> memo_;
+  std::unordered_map<int, Range> narrowed_;      // a value's bound where the mask holds
+  std::vector<int> bounded_;                     // the values narrowed_ holds a bound for
   std::vector<std::pair<Affine, Range>> multi_;  // facts on functions of several variables
 };
 
