@@ -1,8 +1,11 @@
 #include "runtime/kernels/portable/thread_budget.h"
 
+#include <fcntl.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -88,17 +91,50 @@ int budget_threads(int threads) {
   return threads <= 1 ? 1 : process_budget().threads(threads, now_ns(CLOCK_MONOTONIC));
 }
 
+namespace {
+
+// The calling thread's time spent runnable but waiting for a core (the second field of
+// /proc/thread-self/schedstat, in ns), or -1 where the kernel does not say. The file stays
+// open per thread: a pread costs about a microsecond, an open ten.
+int64_t run_delay_ns() {
+  thread_local int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[96];
+  const ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+  if (n <= 0) return -1;
+  buf[n] = 0;
+  unsigned long long on_cpu = 0, waited = 0;
+  if (std::sscanf(buf, "%llu %llu", &on_cpu, &waited) != 2) return -1;
+  return static_cast<int64_t>(waited);
+}
+
+}  // namespace
+
+// What tells a busy machine: the calling thread's wait for a core during the step. Under
+// the scheduler's fair share every thread of the team waits about as much as the caller, so
+// the team ran threads x (wall - wait). (The process's CPU time said the same only where
+// every thread of a step computes or spins all along: a oneDNN primitive that runs on one
+// thread, or Ferrite's pool workers polling beside it, made a quiet machine look busy or a
+// busy one quiet.) Where schedstat is missing, the process's CPU time is the measure.
 ParallelStepClock::ParallelStepClock(int threads) : threads_(threads) {
   if (threads_ <= 1) return;
   wall_ns_ = now_ns(CLOCK_MONOTONIC);
-  cpu_ns_ = now_ns(CLOCK_PROCESS_CPUTIME_ID);
+  delay_ns_ = run_delay_ns();
+  cpu_ns_ = delay_ns_ < 0 ? now_ns(CLOCK_PROCESS_CPUTIME_ID) : 0;
 }
 
 ParallelStepClock::~ParallelStepClock() {
   if (threads_ <= 1) return;
-  const int64_t cpu = now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns_;
   const int64_t now = now_ns(CLOCK_MONOTONIC);
-  process_budget().record(threads_, now - wall_ns_, cpu, now);
+  const int64_t wall = now - wall_ns_;
+  int64_t ran;
+  const int64_t delay = delay_ns_ < 0 ? -1 : run_delay_ns();
+  if (delay >= 0) {
+    ran = threads_ * std::max<int64_t>(0, wall - (delay - delay_ns_));
+  } else {
+    ran = now_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu_ns_;
+  }
+  process_budget().record(threads_, wall, ran, now);
 }
 
 }  // namespace ferrite

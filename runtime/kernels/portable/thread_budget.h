@@ -1,12 +1,12 @@
 // How many threads a parallel step whose work is split statically between its threads
 // should use now. Such a step (a oneDNN primitive: its split is fixed when it is created)
 // ends when its last thread has done its share, so on a machine busy with other work it
-// waits, each time, for whichever thread is not running. The process's CPU time over a
-// window of such steps tells: when its threads got much less than the cores they asked for
-// in two windows in a row, steps run on one thread; after a while (50 ms, doubling up to
-// 1.6 s while the machine stays busy) a window runs on all threads again to look.
-// FERRITE_THREAD_BUDGET=all (never fall back; the worker pool of thread_pool.h does not
-// either) or =one (always) in the environment fixes it.
+// waits, each time, for whichever thread is not running. The calling thread's wait for a
+// core (its schedstat run delay) over a window of such steps tells: when its threads got
+// much less than the cores they asked for in two windows in a row, steps run on one thread; after a
+// while (50 ms, doubling up to 1.6 s while the machine stays busy) a window runs on all threads
+// again to look. FERRITE_THREAD_BUDGET=all (never fall back; the worker pool of thread_pool.h does
+// not either) or =one (always) in the environment fixes it.
 #pragma once
 
 #include <atomic>
@@ -29,7 +29,7 @@ class ParallelStepClock {
 
  private:
   int threads_;
-  int64_t wall_ns_ = 0, cpu_ns_ = 0;
+  int64_t wall_ns_ = 0, cpu_ns_ = 0, delay_ns_ = -1;
 };
 
 // What a budget decided so far (reports, tests).
