@@ -126,6 +126,16 @@ FERRITE_API FerriteStatus ferrite_options_set_backend(FerriteOptions* options, c
 FERRITE_API FerriteStatus ferrite_options_set_isa(FerriteOptions* options, const char* isa);
 /* Profiling (default off): time every step of every run, for ferrite_session_report. */
 FERRITE_API FerriteStatus ferrite_options_set_profiling(FerriteOptions* options, int enabled);
+/* Resource limits (README, "Resource limits"). memory_limit: the most bytes a session may
+ * hold (memory plan, constants, packed weights, inputs and outputs), checked by the compiler
+ * and at session creation before anything is allocated; 0 (default): FERRITE_MEMORY_LIMIT or
+ * 3/4 of the machine's memory. max_unrolled_nodes: the most nodes Loop, Scan and the
+ * recurrent ops may unroll into; 0 (default): FERRITE_MAX_UNROLLED_NODES or 200,000. A
+ * session past either fails with FERRITE_MODEL_ERROR saying which. Negative values are
+ * FERRITE_INVALID_ARGUMENT. */
+FERRITE_API FerriteStatus ferrite_options_set_memory_limit(FerriteOptions* options, int64_t bytes);
+FERRITE_API FerriteStatus ferrite_options_set_max_unrolled_nodes(FerriteOptions* options,
+                                                                 int64_t nodes);
 
 /* Sessions from a file or from bytes (copied; the caller may free them after the call):
  * an ONNX model or a compiled plan, told apart by content. options may be NULL

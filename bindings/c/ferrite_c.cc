@@ -253,6 +253,28 @@ FerriteStatus ferrite_options_set_profiling(FerriteOptions* options, int enabled
   return FERRITE_OK;
 }
 
+FerriteStatus ferrite_options_set_memory_limit(FerriteOptions* options, int64_t bytes) {
+  if (!options) return failure(FERRITE_INVALID_ARGUMENT, "options is NULL");
+  if (bytes < 0) {
+    return failure(FERRITE_INVALID_ARGUMENT,
+                   ferrite::str_cat("memory limit must be >= 0 (0: the default), got ", bytes));
+  }
+  options->engine.session.memory_limit = bytes;
+  options->engine.compile.memory_limit = bytes;
+  return FERRITE_OK;
+}
+
+FerriteStatus ferrite_options_set_max_unrolled_nodes(FerriteOptions* options, int64_t nodes) {
+  if (!options) return failure(FERRITE_INVALID_ARGUMENT, "options is NULL");
+  if (nodes < 0) {
+    return failure(
+        FERRITE_INVALID_ARGUMENT,
+        ferrite::str_cat("max unrolled nodes must be >= 0 (0: the default), got ", nodes));
+  }
+  options->engine.compile.max_unrolled_nodes = nodes;
+  return FERRITE_OK;
+}
+
 FerriteStatus ferrite_session_create(const char* path, const FerriteOptions* options,
                                      FerriteSession** out) {
   if (!path || !out) return failure(FERRITE_INVALID_ARGUMENT, "path or out is NULL");

@@ -333,6 +333,40 @@ TEST(CApi, LoadErrorsAndOptions) {
   EXPECT_EQ(ferrite_session_input_count(nullptr), 0u);
 }
 
+TEST(CApi, ResourceLimits) {
+  FerriteOptions* options = nullptr;
+  ASSERT_EQ(ferrite_options_create(&options), FERRITE_OK);
+  ASSERT_EQ(ferrite_options_set_backend(options, "reference"), FERRITE_OK);  // mlp_oracle's
+  EXPECT_EQ(ferrite_options_set_memory_limit(options, -1), FERRITE_INVALID_ARGUMENT);
+  EXPECT_EQ(ferrite_options_set_max_unrolled_nodes(options, -1), FERRITE_INVALID_ARGUMENT);
+  EXPECT_EQ(ferrite_options_set_memory_limit(nullptr, 1), FERRITE_INVALID_ARGUMENT);
+  // The example MLP's weights alone are past 1 KiB: its compilation (at the first run, for
+  // the input's shape) is refused before anything is allocated, on every run.
+  ASSERT_EQ(ferrite_options_set_memory_limit(options, 1024), FERRITE_OK);
+  FerriteSession* s = nullptr;
+  ASSERT_EQ(ferrite_session_create(kMlp.c_str(), options, &s), FERRITE_OK) << ferrite_last_error();
+  const std::vector<float> x = mlp_input();
+  const std::vector<int64_t> shape = {1, 64};
+  const FerriteTensor in = f32_view(shape, x);
+  const char* in_name = "x";
+  std::vector<float> y(10, -1.0f);
+  FerriteOutput out = output_into(&y);
+  for (int run = 0; run < 2; ++run) {
+    EXPECT_NE(ferrite_session_run(s, 1, &in_name, &in, 1, nullptr, &out), FERRITE_OK);
+    EXPECT_NE(std::string(ferrite_last_error()).find("more than the memory limit of 1024 bytes"),
+              std::string::npos)
+        << ferrite_last_error();
+  }
+  ferrite_session_destroy(s);
+  // 0: the default limit again.
+  ASSERT_EQ(ferrite_options_set_memory_limit(options, 0), FERRITE_OK);
+  ASSERT_EQ(ferrite_options_set_max_unrolled_nodes(options, 0), FERRITE_OK);
+  ASSERT_EQ(ferrite_session_create(kMlp.c_str(), options, &s), FERRITE_OK) << ferrite_last_error();
+  EXPECT_EQ(run_mlp(s), mlp_oracle());
+  ferrite_session_destroy(s);
+  ferrite_options_destroy(options);
+}
+
 #ifndef __EMSCRIPTEN__  // no threads in the wasm build
 TEST(CApi, TheLastErrorIsPerThread) {
   FerriteOptions* options = nullptr;
