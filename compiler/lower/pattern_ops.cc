@@ -60,7 +60,8 @@ std::vector<TensorBoxPtr> lower_eyelike(LowerCtx& c) {
 std::vector<TensorBoxPtr> lower_onehot(LowerCtx& c) {
   const TensorBoxPtr &ind = c.input(0), &values = c.input(2);
   auto depth_data = c.const_data(1);
-  if (depth_data->elements() != 1) c.error("depth must be a scalar");
+  if (depth_data->elements() != 1 || depth_data->shape.size() > 1)
+    c.error("depth must be a scalar or a 1-element 1-D tensor");
   const int64_t depth = dtype_is_float(depth_data->dtype)
                             ? checked_int(depth_data->float_at(0), "depth")
                             : depth_data->int_at(0);

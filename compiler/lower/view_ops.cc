@@ -49,6 +49,7 @@ std::vector<TensorBoxPtr> lower_flatten(LowerCtx& c) {
   int64_t r = static_cast<int64_t>(x->size.size());
   int64_t a = c.node.attr_int("axis", 1);
   if (a < -r || a > r) c.error("axis ", a, " out of range for rank ", r);
+  if (a < 0 && c.opset < 11) c.error("negative axis ", a, " (allowed from opset 11)");
   if (a < 0) a += r;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < r; ++d) (d < a ? outer : inner) *= x->size[d];
@@ -224,6 +225,9 @@ std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {
   if (n == 0) c.error("no outputs");
   int64_t dim = x->size[axis];
   if (split.empty()) {
+    // Before opset 18 the parts are equal; from 18 (num_outputs) the last may be smaller.
+    if (c.opset < 18 && dim % static_cast<int64_t>(n) != 0)
+      c.error("axis of ", dim, " does not split into ", n, " equal parts (opset ", c.opset, ")");
     int64_t chunk = (dim + static_cast<int64_t>(n) - 1) / static_cast<int64_t>(n);
     for (size_t i = 0; i < n; ++i)
       split.push_back(std::min(chunk, dim - chunk * static_cast<int64_t>(i)));
