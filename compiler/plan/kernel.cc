@@ -89,6 +89,7 @@ class InstrChecker {
   void use(int id, const char* what) const {
     if (id < 0 || id >= at_) bad(what, " is %", id, ", not defined before %", at_);
     const Instr& def = k_.code[id];
+    if (def.op == Op::Store) bad(what, " is %", id, ", a Store, which has no value");
     if (!in_post()) {
       if (def.op == Op::Const || id >= k_.loop_begin(loop_)) {
         if (def.op == Op::Reduce) bad(what, " uses Reduce result %", id, " of its own loop");

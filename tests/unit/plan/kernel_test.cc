@@ -220,6 +220,15 @@ TEST(KernelTest, SsaRules) {
   k = gather();
   k.code[0].index = nullptr;
   EXPECT_KERNEL_ERROR(k, "instr %0 (Load): missing index");
+  // A Store defines no value (no backend keeps one for it): the fuzzer's plan whose Div read
+  // a Store made the portable backend index its block slots at -1.
+  k = pointwise();
+  Instr neg;
+  neg.op = Op::Neg;
+  neg.a = 3;
+  k.code.push_back(neg);
+  k.post_begin = static_cast<int>(k.code.size());
+  EXPECT_KERNEL_ERROR(k, "instr %4 (Neg): operand a is %3, a Store, which has no value");
 }
 
 // Issue 25, C2: an operand field an op does not use held an id nobody checked, and a
