@@ -139,6 +139,11 @@ class InstrChecker {
 
   void check_index(const IndexNode& e, int depth) const {
     if (depth > kMaxIndexDepth) bad("index deeper than ", kMaxIndexDepth);
+    // A leaf has no operands: walks of the tree (index_values, index_uses_var) descend
+    // into any child they find, and only the operator nodes' children are checked below.
+    const bool leaf =
+        e.kind == IndexKind::Const || e.kind == IndexKind::Var || e.kind == IndexKind::Value;
+    if (leaf && (e.a || e.b)) bad("index leaf (", index_to_string(e), ") with operands");
     switch (e.kind) {
       case IndexKind::Const:
         return;

@@ -229,6 +229,13 @@ TEST(KernelTest, SsaRules) {
   k.code.push_back(neg);
   k.post_begin = static_cast<int>(k.code.size());
   EXPECT_KERNEL_ERROR(k, "instr %4 (Neg): operand a is %3, a Store, which has no value");
+  // A leaf with operands: index_values walked into the stray child, whose Value id no one
+  // checked (the JIT's analysis indexed its users with it; found by fuzz_plan_run).
+  k = gather();
+  auto leaf = std::make_shared<IndexNode>(*ix_const(12));
+  leaf->a = ix_value(1000);
+  k.code[4].index = leaf;
+  EXPECT_KERNEL_ERROR(k, "index leaf (12) with operands");
 }
 
 // Issue 25, C2: an operand field an op does not use held an id nobody checked, and a
