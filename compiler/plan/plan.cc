@@ -385,6 +385,21 @@ size_t strip_packed_constants(Plan* plan) {
   return dropped;
 }
 
+// A Store runs at every outer point (stores have no mask): a direct one writes a distinct
+// element from each (check_store_collisions), and a scatter walks an input of at least that
+// many elements, so a kernel of more outer points than its largest arg has elements is no
+// lowering's. The product of all ranges, which validate_kernel bounds, does not bound the
+// work: an empty reduction dim makes it 0 while every outer point still runs.
+static void check_outer_points(const Kernel& k) {
+  int64_t outer = 1, largest = 1;
+  for (int d = 0; d < k.num_outer(); ++d)
+    outer *= k.ranges[d];  // validate_kernel checked every prefix
+  for (const KernelArg& a : k.args) largest = std::max(largest, a.elements);
+  if (outer > largest)
+    fail("kernel '", k.name, "': ", outer, " outer points, more than its largest arg's ", largest,
+         " elements");
+}
+
 void validate_plan(const Plan& plan) {
   if (plan.pool_bytes < 0) fail("plan: negative pool size ", plan.pool_bytes);
   const std::vector<bool> packed_only = packed_only_constants(plan);
@@ -394,6 +409,7 @@ void validate_plan(const Plan& plan) {
   check_bindings(plan, plan.outputs, BufferKind::Output, "outputs");
   for (const Kernel& k : plan.kernels) {
     validate_kernel(k);
+    check_outer_points(k);
     check_store_collisions(k);
   }
   for (size_t e = 0; e < plan.externs.size(); ++e) check_extern(plan, e);
