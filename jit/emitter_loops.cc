@@ -96,7 +96,7 @@ void KernelEmitter::layout_frame() {
   auto round64 = [](int x) { return (x + 63) & ~63; };
   int off = 0;
   misc_off_ = off;
-  off = round64(off + (kMiscCount + kExprSlots) * 8);
+  off = round64(off + (kExpr + kExprSlots) * 8);
   buf_off_ = off;
   off += 256;
   var_off_ = off;

@@ -53,10 +53,9 @@ class KernelEmitter : public Xbyak::CodeGenerator {
     kStepLin,
     kCopySrc,
     kCheck,
-    kExpr,
     kLeaves,      // pairwise sums: leaves pushed in this inner loop
     kRowsToLeaf,  // pairwise sums over short rows: rows until the next leaf
-    kMiscCount
+    kExpr,        // the last: eval_form's kExprSlots scratch slots start here
   };
   static constexpr int kExprSlots = 16;
 

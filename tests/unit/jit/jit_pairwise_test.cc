@@ -2,7 +2,8 @@
 // CPU runs, 1 and 2 threads: LanesOuter with the reference's leaves and tree gives its bits;
 // LanesInner over long rows (a leaf per block of a row) and over short rows (a leaf per
 // group of rows) stays within a few ulps of it; several Sums and a Max in one inner loop,
-// and a Sum in the second inner loop of a fused kernel, each keep their own accumulator.
+// and a Sum in the second inner loop of a fused kernel, each keep their own accumulator;
+// an index with a floor-div or modulo term keeps the leaf counters intact.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -136,6 +137,25 @@ TEST(JitPairwise, SeveralReducesAndInnerLoops) {
   expect_matches(b.build(),
                  testing::tensors(uniform(rows * n, 4), testing::zeros(DType::F32, rows * 4)),
                  jit::Mode::LanesInner, 16);
+}
+
+TEST(JitPairwise, ShortRowsReadThroughAModuloIndex) {
+  // Every step reads x[(i0 % 5) * 6 + i1] over 1080 rows of 6 (a leaf per 512 rows). The
+  // index's modulo is evaluated in stack slots that once overlapped the leaf counters, so
+  // the sum read levels never written (a fuzz_onnx_run finding: NegativeLogLikelihoodLoss
+  // over a reshaped log-probability tensor).
+  for (int64_t rows : {int64_t{513}, int64_t{1080}}) {
+    SCOPED_TRACE(rows);
+    const int64_t w = 6;
+    KernelBuilder b({rows, w}, 2);
+    const int x = b.arg(DType::F32, 5 * w), y = b.arg(DType::F32, 1, true);
+    const Index at = testing::Add(testing::Mul(testing::Mod(V(0), C(5)), C(w)), V(1));
+    const int s = b.reduce(ReduceKind::Sum, b.load(x, at));
+    b.post();
+    b.store(y, C(0), s);
+    expect_matches(b.build(), testing::tensors(uniform(5 * w, 5), testing::zeros(DType::F32, 1)),
+                   jit::Mode::LanesInner, 8);
+  }
 }
 
 }  // namespace
