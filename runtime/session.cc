@@ -50,7 +50,7 @@ struct Session::Impl {
   std::vector<std::vector<size_t>> packed_of_extern;   // per extern: its plan.packed entries
 
   void load();
-  // Per plan constant: how many times steps (and the plan's outputs) reference it.
+  // Per plan constant: how many kernel steps, guards, externs and plan outputs reference it.
   std::vector<int> constant_references() const;
   // After extern e is prepared: its copied constants (PreparedExtern::constants_copied) lose
   // a reference each, and those left with none are freed, so that prepacked weights are
@@ -200,12 +200,14 @@ std::vector<int> Session::Impl::constant_references() const {
   };
   for (const Step& step : plan.steps) {
     for (const Guard& g : step.guards) mark(g.buffer);
-    if (step.kind == StepKind::Kernel) {
+    if (step.kind == StepKind::Kernel)
       for (int32_t id : step.buffers) mark(id);
-    } else {
-      for (const TensorRef& r : plan.externs[step.index].inputs) mark(r.buffer);
-      for (const TensorRef& r : plan.externs[step.index].outputs) mark(r.buffer);
-    }
+  }
+  // Every extern is prepared and releases what it copied, whether or not a step runs it
+  // (counting steps let an unstepped extern free a weight that a stepped one still reads).
+  for (const ExternCall& call : plan.externs) {
+    for (const TensorRef& r : call.inputs) mark(r.buffer);
+    for (const TensorRef& r : call.outputs) mark(r.buffer);
   }
   for (int32_t id : plan.outputs) mark(id);
   return refs;
