@@ -82,7 +82,12 @@ class Interpreter {
       empty |= k_.ranges[d] == 0;
       vars_[d] = 0;
     }
-    if (!empty) {
+    // Body Consts hold for later loops and the post phase (kernel.h) even when the loop
+    // has no points to run.
+    if (empty) {
+      for (int i = begin; i < end; ++i)
+        if (k_.code[i].op == Op::Const) exec(i);
+    } else {
       int64_t rindex = 0;
       do {
         for (int i = begin; i < end; ++i) {
