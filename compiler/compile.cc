@@ -1,18 +1,108 @@
-// compiler::compile: graph passes → lowering → kernels/externs → memory plan.
+// compiler::compile: graph passes (passes/passes.cc), then the compile stages below, top to
+// bottom as passes.cc runs the passes: each stage runs timed, then (with a dump dir) writes
+// its listing. Add a stage to the table, in its own file.
 #include "compiler/compile.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "compiler/dump.h"
 #include "compiler/lower/graph_lowering.h"
 #include "compiler/lower/lowering.h"
+#include "compiler/memory/live_ranges.h"
 #include "compiler/memory/memory_dump.h"
 #include "compiler/passes/passes.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/resource_limits.h"
 #include "compiler/plan/stage_times.h"
 #include "compiler/schedule/emit_plan.h"
+#include "compiler/schedule/loop_normalize.h"
 #include "compiler/schedule/scheduler.h"
 
 namespace ferrite {
+namespace {
+
+// What the stages hand on: each reads what the ones before it made.
+struct CompileState {
+  const Graph& graph;
+  const std::vector<TensorType>& input_types;
+  const std::vector<std::shared_ptr<const TensorData>>& input_values;
+  const CompileOptions& options;
+  LoweredProgram prog;                 // lower
+  std::optional<Scheduler> scheduler;  // fuse (it points into prog)
+  Plan plan;                           // emit_plan; normalize_loops and plan_memory edit it
+  TempMemory memory;                   // plan_memory
+};
+
+std::string kernels_to_string(const Plan& plan) {
+  std::string out;
+  for (const Kernel& k : plan.kernels) out += kernel_to_string(k) + "\n";
+  return out;
+}
+
+void lower(CompileState& s) {
+  GraphLowering lowering(s.graph, s.input_types, s.input_values);
+  lowering.max_unrolled_nodes = max_unrolled_nodes_or_default(s.options.max_unrolled_nodes);
+  s.prog = lowering.run();
+}
+
+void fuse(CompileState& s) {
+  SchedulerOptions sched;
+  sched.fuse = s.options.fuse;
+  s.scheduler.emplace(s.prog, sched);
+  s.scheduler->fuse();
+}
+
+void emit(CompileState& s) {
+  s.plan = emit_plan(s.prog, s.scheduler->order());
+}
+
+void normalize(CompileState& s) {
+  for (Kernel& k : s.plan.kernels) k = normalize_loops(k);
+}
+
+void plan_memory(CompileState& s) {
+  s.memory = assign_pool_offsets(&s.plan);
+}
+
+// The listings a stage writes after it runs: {file extension, text}.
+using Listings = std::vector<std::pair<const char*, std::string>>;
+
+struct Stage {
+  const char* name;  // the StageTimer row; the dump files are <number>_<name>.<ext>
+  void (*run)(CompileState&);
+  Listings (*dump)(const CompileState&);
+};
+
+// Numbered after the graph passes (00_imported, 01_... up to 29): 30, 40, ... leave room
+// for stages between these; the JIT's per-kernel listings come last (80_jit_*).
+const Stage kStages[] = {
+    {"lower", lower,
+     [](const CompileState& s) -> Listings {
+       return {{"txt", lowered_program_to_string(s.prog)}};
+     }},
+    {"fuse", fuse,
+     [](const CompileState& s) -> Listings {
+       return {{"txt", s.scheduler->report()}};
+     }},
+    {"emit_plan", emit,
+     [](const CompileState& s) -> Listings {
+       return {{"txt", plan_to_string(s.plan)}};
+     }},
+    {"normalize_loops", normalize,
+     [](const CompileState& s) -> Listings {
+       return {{"txt", kernels_to_string(s.plan)}};
+     }},
+    {"plan_memory", plan_memory,
+     [](const CompileState& s) -> Listings {
+       return {{"txt", memory_to_text(s.plan, s.memory)}, {"svg", memory_to_svg(s.plan, s.memory)}};
+     }},
+};
+
+}  // namespace
 
 void prepare_graph(Graph& g, const CompileOptions& options) {
   run_graph_passes(g, options.dump_dir, options.fuse, options.channels_last);
@@ -30,48 +120,29 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
     }
   }
   StageTimer timer("compile");
-  LoweredProgram prog;
-  {
-    StageTimer t("lower");
-    GraphLowering lowering(g, input_types, input_values);
-    lowering.max_unrolled_nodes = max_unrolled_nodes_or_default(options.max_unrolled_nodes);
-    prog = lowering.run();
-  }
+  CompileState s{g, input_types, input_values, options, {}, std::nullopt, {}, {}};
   const bool dump = !options.dump_dir.empty();  // listings only when they are written
-  if (dump) dump_text(options.dump_dir, "10_loopir.txt", lowered_program_to_string(prog));
-  SchedulerOptions sched;
-  sched.fuse = options.fuse;
-  Scheduler scheduler = [&] {
-    StageTimer t("schedule");
-    return Scheduler(prog, sched);
-  }();
-  {
-    StageTimer t("fuse");
-    scheduler.fuse();
-  }
-  if (dump) dump_text(options.dump_dir, "15_fusion.txt", scheduler.report());
-  Plan plan;
-  {
-    StageTimer t("emit_plan");
-    plan = emit_plan(prog, scheduler.order());
+  int number = 30;
+  for (const Stage& stage : kStages) {
+    {
+      StageTimer t(stage.name);
+      stage.run(s);
+    }
+    if (dump) {
+      for (const auto& [ext, text] : stage.dump(s))
+        dump_text(options.dump_dir, str_cat(number, "_", stage.name, ".", ext), text);
+    }
+    number += 10;
   }
   {
     StageTimer t("validate_plan");
-    validate_plan(plan);
+    validate_plan(s.plan);
   }
   // Before any session allocates it: a model whose shapes declare an intermediate of
   // hundreds of GB fails here, naming the sizes.
-  check_plan_memory(plan, memory_limit_or_default(options.memory_limit));
-  if (dump) {
-    std::string kernels;
-    for (const Kernel& k : plan.kernels) kernels += kernel_to_string(k) + "\n";
-    dump_text(options.dump_dir, "20_kernels.txt", kernels);
-    dump_text(options.dump_dir, "30_plan.txt", plan_to_string(plan));
-    const TempMemory memory = plan_temp_memory(plan);  // as emit_plan's assign_pool_offsets
-    dump_text(options.dump_dir, "40_memory.txt", memory_to_text(plan, memory));
-    dump_text(options.dump_dir, "41_memory.svg", memory_to_svg(plan, memory));
-  }
-  return plan;
+  check_plan_memory(s.plan, memory_limit_or_default(options.memory_limit));
+  if (dump) dump_text(options.dump_dir, "79_plan.txt", plan_to_string(s.plan));
+  return std::move(s.plan);
 }
 
 }  // namespace ferrite

@@ -231,7 +231,7 @@ class JitBackend : public KernelBackend {
     if (dump_dir_.empty()) return;
     std::lock_guard<std::mutex> lock(dump_mu_);
     const int n = dumped_++;
-    std::ofstream out(dump_dir_ + "/50_jit_" + std::to_string(n) + "_" + safe_name(k.name) +
+    std::ofstream out(dump_dir_ + "/80_jit_" + std::to_string(n) + "_" + safe_name(k.name) +
                       ".txt");
     out << "kernel " << k.name << " (isa " << isa_name(isa_) << ")\n";
     if (!why.empty()) {
@@ -253,7 +253,7 @@ class JitBackend : public KernelBackend {
     out << "code:\n" << disassemble_x86(code->code(), n_code);
     if (n_code < code->size())
       out << "constants:\n" << data_listing(code->code() + n_code, code->size() - n_code, n_code);
-    std::ofstream bin(dump_dir_ + "/50_jit_" + std::to_string(n) + ".bin", std::ios::binary);
+    std::ofstream bin(dump_dir_ + "/80_jit_" + std::to_string(n) + ".bin", std::ios::binary);
     bin.write(reinterpret_cast<const char*>(code->code()),
               static_cast<std::streamsize>(code->size()));
   }

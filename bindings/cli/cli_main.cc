@@ -49,7 +49,7 @@ commands:
                              this CPU has; the environment variable FERRITE_ISA does the same)
     --threads N              threads a kernel may use (default 1)
     --dump DIR               write the compiler's intermediate forms (and the JIT's
-                             kernels, 50_jit_*.txt) to DIR; FERRITE_DUMP does the same
+                             kernels, 80_jit_*.txt) to DIR; FERRITE_DUMP does the same
     --no-fusion              skip the scheduler's fusion (one kernel per realized buffer)
     --profile                time every step (kernel or extern call) of the timed runs
                              (with --bench; else of the one run) and list them, slowest
@@ -80,8 +80,9 @@ commands:
                              (P: the pool of temporary buffers; L: the most bytes live at
                              one step, each in-place pair counted once)
     --input NAME=FILE.npy    as for run: inputs not given are generated
-    --dump DIR               as for run (FERRITE_DUMP too); includes 40_memory.txt and
-                             41_memory.svg, the memory plan as a table and a timeline
+    --dump DIR               as for run (FERRITE_DUMP too); includes 70_plan_memory.txt
+                             and 70_plan_memory.svg, the memory plan as a table and a
+                             timeline
     --no-fusion, --memory-limit SIZE, --max-unrolled-nodes N
                              as for run
   conformance DIR [options]  run each ONNX backend test case in DIR (a directory with

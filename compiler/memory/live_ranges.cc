@@ -123,11 +123,11 @@ TempMemory plan_temp_memory(const Plan& plan, bool in_place) {
   return m;
 }
 
-PoolPlan assign_pool_offsets(Plan* plan) {
+TempMemory assign_pool_offsets(Plan* plan) {
   TempMemory m = plan_temp_memory(*plan);
   for (size_t t = 0; t < m.temps.size(); ++t) plan->buffers[m.temps[t]].offset = m.pool.offsets[t];
   plan->pool_bytes = m.pool.pool_bytes;
-  return m.pool;
+  return m;
 }
 
 }  // namespace ferrite

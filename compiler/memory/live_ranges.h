@@ -44,8 +44,8 @@ struct TempMemory {
 TempMemory plan_temp_memory(const Plan& plan, bool in_place = true);
 
 // Gives every Temp buffer of `plan` a pool offset (plan_temp_memory with in-place reuse)
-// and sets plan->pool_bytes. Returns the pool plan (offsets per Temp buffer, in buffer
-// order).
-PoolPlan assign_pool_offsets(Plan* plan);
+// and sets plan->pool_bytes. Returns that memory plan (offsets per Temp buffer, in buffer
+// order; live ranges and in-place pairs, for the dump).
+TempMemory assign_pool_offsets(Plan* plan);
 
 }  // namespace ferrite

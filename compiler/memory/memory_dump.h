@@ -1,6 +1,6 @@
-// The memory plan as FERRITE_DUMP writes it: 40_memory.txt (every Temp buffer with its
+// The memory plan as FERRITE_DUMP writes it: 70_plan_memory.txt (every Temp buffer with its
 // bytes, live range, offset and in-place partner, then the live bytes per step) and
-// 41_memory.svg (a timeline: x = step, y = pool offset, one rectangle per buffer with a
+// 70_plan_memory.svg (a timeline: x = step, y = pool offset, one rectangle per buffer with a
 // tooltip, the live-bytes curve, and the lower-bound and pool lines).
 #pragma once
 

@@ -3,10 +3,7 @@
 #include <map>
 #include <set>
 
-#include "compiler/memory/live_ranges.h"
 #include "compiler/plan/error.h"
-#include "compiler/plan/stage_times.h"
-#include "compiler/schedule/loop_normalize.h"
 
 namespace ferrite {
 namespace {
@@ -49,8 +46,7 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
       step.kind = StepKind::Kernel;
       step.index = static_cast<int>(plan.kernels.size());
       for (Buffer* b : node->kernel.args) step.buffers.push_back(id_of(b));
-      StageTimer timer("emit_plan/normalize_loops");
-      plan.kernels.push_back(normalize_loops(node->kernel.kernel));
+      plan.kernels.push_back(node->kernel.kernel);
     } else {
       const ExternNode& e = prog.externs[node->extern_index];
       ExternCall call;
@@ -83,8 +79,6 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
     }
     plan.steps.push_back(std::move(step));
   }
-  StageTimer timer("emit_plan/memory");
-  assign_pool_offsets(&plan);
   return plan;
 }
 

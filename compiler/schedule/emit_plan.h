@@ -1,7 +1,7 @@
 // Plan emission: the scheduled nodes, in order, become the Plan's steps (a kernel call per
-// kernel node, an extern call per extern node); every buffer they touch becomes a plan
-// buffer, and every temporary one gets its pool offset from its live range
-// (compiler/memory).
+// kernel node, its kernel as fused; an extern call per extern node); every buffer they touch
+// becomes a plan buffer. The later compile stages (compile.cc) normalize the kernels' loops
+// and give the Temp buffers their pool offsets.
 #pragma once
 
 #include <vector>

@@ -77,31 +77,31 @@ expect_error "unknown op" "FancyOp" inspect "$fixtures/unknown_op.onnx"
 expect_error "no model" "exactly one MODEL" inspect
 expect_error "unknown option" "--bogus" inspect "$mlp" --bogus
 
-# The example MLP, with a dump: the counts and the pool agree with 30_plan.txt, and the
+# The example MLP, with a dump: the counts and the pool agree with 79_plan.txt, and the
 # memory dumps exist (the SVG is well-formed XML with one tooltip per temp buffer).
 if ! ferrite inspect "$mlp" --dump "$tmp/dump" >"$tmp/out" 2>"$tmp/err"; then
   fail "inspect mlp: $(cat "$tmp/err")"
 elif check_summary "inspect mlp" "$tmp/out"; then
-  plan=$tmp/dump/30_plan.txt
+  plan=$tmp/dump/79_plan.txt
   want_kernels=$(grep -cE '^  [0-9]+: kernel ' "$plan")
   want_externs=$(grep -cE '^  [0-9]+: extern ' "$plan")
   want_pool=$(head -1 "$plan" | awk '{print $3}')
   temps=$(grep -cE "^  b[0-9]+ '.*' temp " "$plan")
   if ! tail -2 "$tmp/out" | head -1 | grep -qx "kernels: $want_kernels externs: $want_externs"; then
-    fail "inspect mlp: counts differ from 30_plan.txt ($want_kernels kernels, $want_externs externs)"
+    fail "inspect mlp: counts differ from 79_plan.txt ($want_kernels kernels, $want_externs externs)"
   elif ! tail -1 "$tmp/out" | grep -q "^memory: planned $want_pool bytes"; then
-    fail "inspect mlp: pool differs from 30_plan.txt ($want_pool)"
+    fail "inspect mlp: pool differs from 79_plan.txt ($want_pool)"
   elif ! grep -q "^input 'x': float32\[" "$tmp/out"; then
     fail "inspect mlp: no input line: $(cat "$tmp/out")"
-  elif [ "$(grep -cE "^b[0-9]+ '" "$tmp/dump/40_memory.txt")" -ne "$temps" ]; then
-    fail "inspect mlp: 40_memory.txt does not list the $temps temps"
+  elif [ "$(grep -cE "^b[0-9]+ '" "$tmp/dump/70_plan_memory.txt")" -ne "$temps" ]; then
+    fail "inspect mlp: 70_plan_memory.txt does not list the $temps temps"
   elif ! "$python" -c "import sys, xml.etree.ElementTree as ET
 root = ET.parse(sys.argv[1]).getroot()
 titles = [t for t in root.iter('{http://www.w3.org/2000/svg}title')]
-sys.exit(0 if len(titles) >= int(sys.argv[2]) else 1)" "$tmp/dump/41_memory.svg" "$temps"; then
-    fail "inspect mlp: 41_memory.svg is not an SVG with a tooltip per temp"
+sys.exit(0 if len(titles) >= int(sys.argv[2]) else 1)" "$tmp/dump/70_plan_memory.svg" "$temps"; then
+    fail "inspect mlp: 70_plan_memory.svg is not an SVG with a tooltip per temp"
   else
-    echo "ok   inspect mlp: agrees with the plan dump; 40_memory.txt and 41_memory.svg written"
+    echo "ok   inspect mlp: agrees with the plan dump; 70_plan_memory.txt and 70_plan_memory.svg written"
   fi
 fi
 

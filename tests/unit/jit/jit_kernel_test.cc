@@ -579,9 +579,9 @@ TEST(JitKernel, LargeKernelsSplitAcrossThreads) {
 }
 
 TEST(JitKernel, DumpListsTheMachineCode) {
-  // With a dump dir each compiled kernel writes 50_jit_<n>_<name>.txt (plan, kernel, then
+  // With a dump dir each compiled kernel writes 80_jit_<n>_<name>.txt (plan, kernel, then
   // "code:" and the listing of its machine code, "constants:" and its constant pool) and
-  // 50_jit_<n>.bin (the code itself).
+  // 80_jit_<n>.bin (the code itself).
   namespace fs = std::filesystem;
   if (isas().empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
   for (const std::string& isa : isas()) {
@@ -595,15 +595,15 @@ TEST(JitKernel, DumpListsTheMachineCode) {
     const int x0 = b.load(x, V(0));
     b.store(y, V(0), b.binary(Op::Mul, b.binary(Op::Add, x0, x0), b.unary(Op::Abs, x0)));
     jit::make_jit_backend(BackendOptions{isa, 1, dir.string()})->prepare(b.build());
-    std::ifstream txt(dir / "50_jit_0_test.txt");
-    ASSERT_TRUE(txt) << "no 50_jit_0_test.txt in " << dir;
+    std::ifstream txt(dir / "80_jit_0_test.txt");
+    ASSERT_TRUE(txt) << "no 80_jit_0_test.txt in " << dir;
     std::stringstream ss;
     ss << txt.rdbuf();
     const std::string text = ss.str();
     const size_t code = text.find("\ncode:\n");
     ASSERT_NE(code, std::string::npos) << text;
     const std::string listing = text.substr(code + 7);
-    const uintmax_t bytes = fs::file_size(dir / "50_jit_0.bin");
+    const uintmax_t bytes = fs::file_size(dir / "80_jit_0.bin");
     EXPECT_NE(text.find(", " + std::to_string(bytes) + " bytes of code\n"), std::string::npos)
         << text;
     if (jit::disassembler_available()) {

@@ -79,7 +79,7 @@ TEST(LiveRangesTest, AssignPoolOffsetsOnAPlan) {
   EXPECT_EQ(plain.peak_step, 1);
   // With it (what assign_pool_offsets does): a -> b at step 1 and b -> c at step 2 are
   // in-place pairs, so the chain lives in one 448-byte slot.
-  PoolPlan pool = assign_pool_offsets(&p);
+  PoolPlan pool = assign_pool_offsets(&p).pool;
   EXPECT_NO_THROW(validate_plan(p));
   EXPECT_EQ(pool.lower_bound, 448);
   EXPECT_EQ(p.pool_bytes, 448);
