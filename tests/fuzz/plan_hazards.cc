@@ -11,7 +11,7 @@ namespace {
 constexpr int64_t kMaxPoints = int64_t{1} << 22;
 // Points enumerated for one plan in all: a compiled Concat of 8,000 inputs has hundreds of
 // stores of up to 2^22 points each, which took minutes under ASan.
-constexpr int64_t kMaxPlanPoints = int64_t{1} << 23;
+constexpr int64_t kMaxPlanPoints = int64_t{1} << 21;
 
 // Bytes of a buffer: temps share the pool (space -1), every other buffer is its own space.
 struct Region {
