@@ -122,6 +122,9 @@ void portable_scatter_elements(const ExternCall& call, const ExternBuffer* input
   }
   auto red = call.ints.find("reduction");
   if (red == call.ints.end()) return apply_all<ReduceKind::Sum, false>(w);
+  // Compared as int64 first: the enum's narrower type would wrap 2^62 to Sum.
+  if (red->second < 0 || red->second > static_cast<int64_t>(ReduceKind::ArgMin))
+    fail(op, ": invalid reduction ", red->second);
   switch (static_cast<ReduceKind>(red->second)) {
     case ReduceKind::Sum:
       return apply_all<ReduceKind::Sum, true>(w);

@@ -259,6 +259,9 @@ TEST(ScatterElements, RejectsBadOperands) {
   EXPECT_NE(msg(ind, upd, {}).find("axis missing"), std::string::npos);
   EXPECT_NE(msg(ind, upd, {{"axis", 0}, {"reduction", 9}}).find("invalid reduction"),
             std::string::npos);
+  // Past the enum's byte: the portable path once wrapped 2^62 to Sum and ran.
+  EXPECT_NE(msg(ind, upd, {{"axis", 0}, {"reduction", int64_t{1} << 62}}).find("invalid reduction"),
+            std::string::npos);
   EXPECT_NE(msg(big_ind, big, {{"axis", 1}}).find("exceed data"), std::string::npos);
   // A view reaching past its buffer.
   Operand short_ind = ind;
