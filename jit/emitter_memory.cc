@@ -133,72 +133,35 @@ void KernelEmitter::stage_out(const Reg64& at, int bytes_per_lane) {
   jnz(copy);
 }
 
-void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail) {
-  const Instr& in = k_.code[id];
-  const int a = L_.access[id];
-  const Access& acc = L_.accesses[a];
-  const DType dt = k_.args[in.arg].dtype;
-  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
-  if (mask && mask->getIdx() == d.getIdx()) {
-    // The mask dies here and d took its register: keep it where the load leaves it alone
-    // (the load itself uses at most s0, s1, math_[3], temps_[1], temps_[2] and d).
-    vmovaps(s2, *mask);
-    mask = &s2;
-  }
-  if (acc.vector_terms) {
-    vector_gather(a, d, tail);
-    if (mask) vandps(d, d, *mask);
-    return;
-  }
-  const Reg64 b = base_reg(a);
-  if (dt == DType::I64) {
-    if (L_.wide[id] == Wide::Float) {
-      float_i64_load(a, b, d, tail);
-    } else {
-      narrow_i64_load(a, b, d, tail);
+// d = the one element at b in every lane, widened to 32 bits (Bool: nonzero -> all ones).
+void KernelEmitter::broadcast_load(DType dt, const Reg64& b, const Xmm& d) {
+  if (dt == DType::F32 || dt == DType::I32) {
+    vbroadcastss(d, dword[b]);
+  } else if (dt == DType::Bool || dt == DType::U8 || dt == DType::I8) {
+    if (dt == DType::I8) {
+      movsx(ecx, byte[b]);
+    } else if (dt == DType::U8) {
+      movzx(ecx, byte[b]);
+    } else {  // Bool: nonzero -> all ones
+      cmp(byte[b], 0);
+      setne(cl);
+      movzx(ecx, cl);
+      neg(ecx);
     }
-    if (mask) vandps(d, d, *mask);
-    return;
+    vmovd(Xbyak::Xmm(d.getIdx()), ecx);
+    vpbroadcastd(d, Xbyak::Xmm(d.getIdx()));
+  } else {  // F16
+    movzx(ecx, word[b]);
+    vmovd(Xbyak::Xmm(d.getIdx()), ecx);
+    vcvtph2ps(Xbyak::Xmm(d.getIdx()), Xbyak::Xmm(d.getIdx()));
+    vbroadcastss(d, Xbyak::Xmm(d.getIdx()));
   }
-  if (acc.masked_reads) return masked_read(a, b, d, *mask, tail);
-  if (acc.vec_coeff == 0) {
-    // One element for every lane (the load varies only through its mask).
-    if (dt == DType::F32 || dt == DType::I32) {
-      vbroadcastss(d, dword[b]);
-    } else if (dt == DType::Bool || dt == DType::U8 || dt == DType::I8) {
-      if (dt == DType::I8) {
-        movsx(ecx, byte[b]);
-      } else if (dt == DType::U8) {
-        movzx(ecx, byte[b]);
-      } else {  // Bool: nonzero -> all ones
-        cmp(byte[b], 0);
-        setne(cl);
-        movzx(ecx, cl);
-        neg(ecx);
-      }
-      vmovd(Xbyak::Xmm(d.getIdx()), ecx);
-      vpbroadcastd(d, Xbyak::Xmm(d.getIdx()));
-    } else {  // F16
-      movzx(ecx, word[b]);
-      vmovd(Xbyak::Xmm(d.getIdx()), ecx);
-      vcvtph2ps(Xbyak::Xmm(d.getIdx()), Xbyak::Xmm(d.getIdx()));
-      vbroadcastss(d, Xbyak::Xmm(d.getIdx()));
-    }
-    if (mask) vandps(d, d, *mask);
-    return;
-  }
-  if (acc.vec_coeff != 1) {
-    // Strided 32-bit elements: a gather with lane offsets lane * stride bytes.
-    const int64_t stride = acc.vec_coeff * acc.esize;
-    imul(rdx, rbx, static_cast<int>(stride));
-    add(rdx, b);
-    vmovups(s0, lane_ints(stride));
-    active_lanes(tail, s1);
-    gather32(dt, d, s0, s1);
-    if (mask) vandps(d, d, *mask);
-    return;
-  }
-  const RegExp at = lane0(a, b);
+}
+
+// d = the lanes' consecutive elements from `at`, widened to 32 bits; a tail leaves the
+// lanes past it zero and reads nothing there.
+void KernelEmitter::contiguous_load(DType dt, const RegExp& at, const Xmm& d, bool tail) {
+  const Xmm s0 = vec(math_[0]);
   switch (dt) {
     case DType::F32:
     case DType::I32:
@@ -257,6 +220,54 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
     default:
       fail("jit: vector load of ", dtype_name(dt));
   }
+}
+
+void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail) {
+  const Instr& in = k_.code[id];
+  const int a = L_.access[id];
+  const Access& acc = L_.accesses[a];
+  const DType dt = k_.args[in.arg].dtype;
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
+  if (mask && mask->getIdx() == d.getIdx()) {
+    // The mask dies here and d took its register: keep it where the load leaves it alone
+    // (the load itself uses at most s0, s1, math_[3], temps_[1], temps_[2] and d).
+    vmovaps(s2, *mask);
+    mask = &s2;
+  }
+  if (acc.vector_terms) {
+    vector_gather(a, d, tail);
+    if (mask) vandps(d, d, *mask);
+    return;
+  }
+  const Reg64 b = base_reg(a);
+  if (dt == DType::I64) {
+    if (L_.wide[id] == Wide::Float) {
+      float_i64_load(a, b, d, tail);
+    } else {
+      narrow_i64_load(a, b, d, tail);
+    }
+    if (mask) vandps(d, d, *mask);
+    return;
+  }
+  if (acc.masked_reads) return masked_read(a, b, d, *mask, tail);
+  if (acc.vec_coeff == 0) {
+    // One element for every lane (the load varies only through its mask).
+    broadcast_load(dt, b, d);
+    if (mask) vandps(d, d, *mask);
+    return;
+  }
+  if (acc.vec_coeff != 1) {
+    // Strided 32-bit elements: a gather with lane offsets lane * stride bytes.
+    const int64_t stride = acc.vec_coeff * acc.esize;
+    imul(rdx, rbx, static_cast<int>(stride));
+    add(rdx, b);
+    vmovups(s0, lane_ints(stride));
+    active_lanes(tail, s1);
+    gather32(dt, d, s0, s1);
+    if (mask) vandps(d, d, *mask);
+    return;
+  }
+  contiguous_load(dt, lane0(a, b), d, tail);
   if (mask) vandps(d, d, *mask);
 }
 
@@ -364,45 +375,95 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
   gather32(dt, d, s0, s1);
 }
 
+// v's 32-bit lanes to b + lane * stride bytes (vec_coeff 0 is refused by the analysis).
+void KernelEmitter::strided_store(DType dt, const Reg64& b, int64_t stride, const Xmm& v,
+                                  bool tail) {
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]);
+  imul(rdx, rbx, static_cast<int>(stride));
+  add(rdx, b);
+  if (avx512()) {
+    vmovups(s0, lane_ints(stride));
+    active_lanes(tail, s1);
+    if (dt == DType::F32) {
+      vscatterdps(ptr[rdx + s0] | k2, v);
+    } else {
+      vpscatterdd(ptr[rdx + s0] | k2, v);
+    }
+    return;
+  }
+  vmovups(ptr[rsp + buf_off_], v);
+  Label done;
+  if (tail) {
+    mov(rcx, r12);
+    sub(rcx, rbx);
+  }
+  for (int l = 0; l < lanes_; ++l) {
+    if (tail) {
+      cmp(rcx, l);
+      jle(done, T_NEAR);
+    }
+    mov(eax, dword[rsp + buf_off_ + 4 * l]);
+    mov(dword[rdx + static_cast<int>(l * stride)], eax);
+  }
+  L(done);
+}
+
+// The int64 elements of value `value` (in v) to the consecutive elements at `at`.
+void KernelEmitter::i64_store(int value, const RegExp& at, const Xmm& v, bool tail) {
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
+  if (L_.wide[value] == Wide::Convert) return convert_i64_store(at, v, tail);
+  // int32 lanes, sign-extended; a uniform value is broadcast at full width.
+  const bool wide = L_.uniform[value];
+  const int half = vbytes_;  // bytes of one half: lanes/2 int64 values
+  if (avx512()) {
+    if (wide) {
+      vpbroadcastq(s0, home64(value));
+      vmovaps(s1, s0);
+    } else {
+      vpmovsxdq(s0, Xbyak::Ymm(v.getIdx()));
+      vextracti32x8(Xbyak::Ymm(s1.getIdx()), Xbyak::Zmm(v.getIdx()), 1);
+      vpmovsxdq(s1, Xbyak::Ymm(s1.getIdx()));
+    }
+    if (tail) {
+      kshiftrw(k3, k1, 8);
+      vmovdqu64(ptr[at] | k1, s0);
+      vmovdqu64(ptr[at + half] | k3, s1);
+    } else {
+      vmovdqu64(ptr[at], s0);
+      vmovdqu64(ptr[at + half], s1);
+    }
+    return;
+  }
+  if (wide) {
+    vpbroadcastq(s0, home64(value));
+    vmovaps(s1, s0);
+  } else {
+    vpmovsxdq(s0, Xbyak::Xmm(v.getIdx()));
+    vextracti128(Xbyak::Xmm(s1.getIdx()), Xbyak::Ymm(v.getIdx()), 1);
+    vpmovsxdq(s1, Xbyak::Xmm(s1.getIdx()));
+  }
+  if (!tail) {
+    vmovdqu(ptr[at], s0);
+    vmovdqu(ptr[at + half], s1);
+    return;
+  }
+  lea(rdx, ptr[at]);
+  vpmovsxdq(s2, Xbyak::Xmm(tail_vreg_));
+  vpmaskmovq(ptr[rdx], s2, s0);
+  vextracti128(Xbyak::Xmm(s2.getIdx()), Xbyak::Ymm(tail_vreg_), 1);
+  vpmovsxdq(s2, Xbyak::Xmm(s2.getIdx()));
+  vpmaskmovq(ptr[rdx + half], s2, s1);
+  return;
+}
+
 void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool tail) {
   const Instr& in = k_.code[id];
   const int a = L_.access[id];
   const Access& acc = L_.accesses[a];
   const DType dt = k_.args[in.arg].dtype;
-  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
+  const Xmm s0 = vec(math_[0]);
   const Reg64 b = base_reg(a);
-  if (acc.vec_coeff != 1) {
-    // Strided 32-bit elements (vec_coeff 0 is refused by the analysis).
-    const int64_t stride = acc.vec_coeff * acc.esize;
-    imul(rdx, rbx, static_cast<int>(stride));
-    add(rdx, b);
-    if (avx512()) {
-      vmovups(s0, lane_ints(stride));
-      active_lanes(tail, s1);
-      if (dt == DType::F32) {
-        vscatterdps(ptr[rdx + s0] | k2, v);
-      } else {
-        vpscatterdd(ptr[rdx + s0] | k2, v);
-      }
-      return;
-    }
-    vmovups(ptr[rsp + buf_off_], v);
-    Label done;
-    if (tail) {
-      mov(rcx, r12);
-      sub(rcx, rbx);
-    }
-    for (int l = 0; l < lanes_; ++l) {
-      if (tail) {
-        cmp(rcx, l);
-        jle(done, T_NEAR);
-      }
-      mov(eax, dword[rsp + buf_off_ + 4 * l]);
-      mov(dword[rdx + static_cast<int>(l * stride)], eax);
-    }
-    L(done);
-    return;
-  }
+  if (acc.vec_coeff != 1) return strided_store(dt, b, acc.vec_coeff * acc.esize, v, tail);
   const RegExp at = lane0(a, b);
   switch (dt) {
     case DType::F32:
@@ -454,51 +515,8 @@ void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool
         stage_out(rdx, 1);
       }
       return;
-    case DType::I64: {
-      if (L_.wide[in.a] == Wide::Convert) return convert_i64_store(at, v, tail);
-      // int32 lanes, sign-extended; a uniform value is broadcast at full width.
-      const bool wide = L_.uniform[in.a];
-      const int half = vbytes_;  // bytes of one half: lanes/2 int64 values
-      if (avx512()) {
-        if (wide) {
-          vpbroadcastq(s0, home64(in.a));
-          vmovaps(s1, s0);
-        } else {
-          vpmovsxdq(s0, Xbyak::Ymm(v.getIdx()));
-          vextracti32x8(Xbyak::Ymm(s1.getIdx()), Xbyak::Zmm(v.getIdx()), 1);
-          vpmovsxdq(s1, Xbyak::Ymm(s1.getIdx()));
-        }
-        if (tail) {
-          kshiftrw(k3, k1, 8);
-          vmovdqu64(ptr[at] | k1, s0);
-          vmovdqu64(ptr[at + half] | k3, s1);
-        } else {
-          vmovdqu64(ptr[at], s0);
-          vmovdqu64(ptr[at + half], s1);
-        }
-        return;
-      }
-      if (wide) {
-        vpbroadcastq(s0, home64(in.a));
-        vmovaps(s1, s0);
-      } else {
-        vpmovsxdq(s0, Xbyak::Xmm(v.getIdx()));
-        vextracti128(Xbyak::Xmm(s1.getIdx()), Xbyak::Ymm(v.getIdx()), 1);
-        vpmovsxdq(s1, Xbyak::Xmm(s1.getIdx()));
-      }
-      if (!tail) {
-        vmovdqu(ptr[at], s0);
-        vmovdqu(ptr[at + half], s1);
-        return;
-      }
-      lea(rdx, ptr[at]);
-      vpmovsxdq(s2, Xbyak::Xmm(tail_vreg_));
-      vpmaskmovq(ptr[rdx], s2, s0);
-      vextracti128(Xbyak::Xmm(s2.getIdx()), Xbyak::Ymm(tail_vreg_), 1);
-      vpmovsxdq(s2, Xbyak::Xmm(s2.getIdx()));
-      vpmaskmovq(ptr[rdx + half], s2, s1);
-      return;
-    }
+    case DType::I64:
+      return i64_store(in.a, at, v, tail);
     default:
       fail("jit: vector store of ", dtype_name(dt));
   }

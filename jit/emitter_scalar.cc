@@ -47,49 +47,88 @@ void KernelEmitter::check_index(int id) {
   L(done);
 }
 
+// home32(id) = -1 when the flags' condition holds, else 0 (a Bool value).
+void KernelEmitter::bool_from_flags(int id, void (CodeGenerator::*setcc)(const Operand&)) {
+  (this->*setcc)(cl);
+  movzx(ecx, cl);
+  neg(ecx);
+  mov(home32(id), ecx);
+}
+
+void KernelEmitter::uniform_i64_cast(int id) {
+  const Instr& in = k_.code[id];
+  const ScalarType from = k_.code[in.a].type;
+  const Xbyak::Xmm t(temps_[0]);
+  if (in.type == ScalarType::F32) {  // from I64
+    mov(rax, home64(in.a));
+    vcvtsi2ss(t, t, rax);
+    vmovss(home32(id), t);
+  } else if (in.type == ScalarType::Bool) {  // from I64
+    cmp(home64(in.a), 0);
+    bool_from_flags(id, &CodeGenerator::setne);
+  } else if (from == ScalarType::Bool) {
+    mov(eax, home32(in.a));
+    and_(eax, 1);
+    mov(home64(id), rax);
+  } else if (from == ScalarType::F32) {
+    // Truncate; NaN -> 0, saturating at both ends (cvttss2si gives INT64_MIN outside).
+    Label nan, done;
+    vmovss(t, home32(in.a));
+    vcvttss2si(rax, t);
+    vucomiss(t, t);
+    jp(nan);
+    vucomiss(t, consts_.f32(9223372036854775808.0f));  // 2^63
+    jb(done);
+    mov(rax, std::numeric_limits<int64_t>::max());
+    jmp(done);
+    L(nan);
+    xor_(eax, eax);
+    L(done);
+    mov(home64(id), rax);
+  } else {
+    mov(rax, home64(in.a));
+    mov(home64(id), rax);
+  }
+}
+
+// rax = rax op home64(in.b) for Div, Mod and FMod, as the reference: x / 0 = 0, x % 0 = 0;
+// x / -1 = -x (wrapping), x % -1 = 0.
+void KernelEmitter::uniform_i64_divide(const Instr& in) {
+  Label zero, minus_one, done;
+  mov(rcx, home64(in.b));
+  test(rcx, rcx);
+  jz(zero, T_NEAR);
+  cmp(rcx, -1);
+  je(minus_one, T_NEAR);
+  cqo();
+  idiv(rcx);
+  if (in.op != Op::Div) {
+    if (in.op == Op::Mod) {  // the result takes the divisor's sign
+      Label keep;
+      test(rdx, rdx);
+      jz(keep);
+      mov(rax, rdx);
+      xor_(rax, rcx);
+      jns(keep);
+      add(rdx, rcx);
+      L(keep);
+    }
+    mov(rax, rdx);
+  }
+  jmp(done, T_NEAR);
+  L(minus_one);
+  if (in.op == Op::Div) {
+    neg(rax);
+    jmp(done, T_NEAR);
+  }
+  L(zero);
+  xor_(eax, eax);
+  L(done);
+}
+
 void KernelEmitter::uniform_i64(int id) {
   const Instr& in = k_.code[id];
-  const ScalarType from = in.a >= 0 ? k_.code[in.a].type : in.type;
-  const Xbyak::Xmm t(temps_[0]);
-  auto bool_from_flags = [&](void (CodeGenerator::*setcc)(const Operand&)) {
-    (this->*setcc)(cl);
-    movzx(ecx, cl);
-    neg(ecx);
-    mov(home32(id), ecx);
-  };
-  if (in.op == Op::Cast) {
-    if (in.type == ScalarType::F32) {  // from I64
-      mov(rax, home64(in.a));
-      vcvtsi2ss(t, t, rax);
-      vmovss(home32(id), t);
-    } else if (in.type == ScalarType::Bool) {  // from I64
-      cmp(home64(in.a), 0);
-      bool_from_flags(&CodeGenerator::setne);
-    } else if (from == ScalarType::Bool) {
-      mov(eax, home32(in.a));
-      and_(eax, 1);
-      mov(home64(id), rax);
-    } else if (from == ScalarType::F32) {
-      // Truncate; NaN -> 0, saturating at both ends (cvttss2si gives INT64_MIN outside).
-      Label nan, done;
-      vmovss(t, home32(in.a));
-      vcvttss2si(rax, t);
-      vucomiss(t, t);
-      jp(nan);
-      vucomiss(t, consts_.f32(9223372036854775808.0f));  // 2^63
-      jb(done);
-      mov(rax, std::numeric_limits<int64_t>::max());
-      jmp(done);
-      L(nan);
-      xor_(eax, eax);
-      L(done);
-      mov(home64(id), rax);
-    } else {
-      mov(rax, home64(in.a));
-      mov(home64(id), rax);
-    }
-    return;
-  }
+  if (in.op == Op::Cast) return uniform_i64_cast(id);
   if (in.op == Op::Where) {
     mov(rax, home64(in.c));
     cmp(home32(in.a), 0);
@@ -102,15 +141,15 @@ void KernelEmitter::uniform_i64(int id) {
     cmp(rax, home64(in.b));
     switch (in.op) {
       case Op::Eq:
-        return bool_from_flags(&CodeGenerator::sete);
+        return bool_from_flags(id, &CodeGenerator::sete);
       case Op::Lt:
-        return bool_from_flags(&CodeGenerator::setl);
+        return bool_from_flags(id, &CodeGenerator::setl);
       case Op::Le:
-        return bool_from_flags(&CodeGenerator::setle);
+        return bool_from_flags(id, &CodeGenerator::setle);
       case Op::Gt:
-        return bool_from_flags(&CodeGenerator::setg);
+        return bool_from_flags(id, &CodeGenerator::setg);
       default:
-        return bool_from_flags(&CodeGenerator::setge);
+        return bool_from_flags(id, &CodeGenerator::setge);
     }
   }
   mov(rax, home64(in.a));
@@ -155,40 +194,9 @@ void KernelEmitter::uniform_i64(int id) {
       break;
     case Op::Div:
     case Op::Mod:
-    case Op::FMod: {
-      // The reference: x / 0 = 0, x % 0 = 0; x / -1 = -x (wrapping), x % -1 = 0.
-      Label zero, minus_one, done;
-      mov(rcx, home64(in.b));
-      test(rcx, rcx);
-      jz(zero, T_NEAR);
-      cmp(rcx, -1);
-      je(minus_one, T_NEAR);
-      cqo();
-      idiv(rcx);
-      if (in.op != Op::Div) {
-        if (in.op == Op::Mod) {  // the result takes the divisor's sign
-          Label keep;
-          test(rdx, rdx);
-          jz(keep);
-          mov(rax, rdx);
-          xor_(rax, rcx);
-          jns(keep);
-          add(rdx, rcx);
-          L(keep);
-        }
-        mov(rax, rdx);
-      }
-      jmp(done, T_NEAR);
-      L(minus_one);
-      if (in.op == Op::Div) {
-        neg(rax);
-        jmp(done, T_NEAR);
-      }
-      L(zero);
-      xor_(eax, eax);
-      L(done);
+    case Op::FMod:
+      uniform_i64_divide(in);
       break;
-    }
     default:
       fail("jit: uniform ", op_name(in.op), " on I64");
   }

@@ -243,39 +243,42 @@ void KernelEmitter::vec_compare(Op op, ScalarType t, const Xmm& d, const Xmm& a,
   }
 }
 
+// d = op(a) on int64 values held as int32 lanes.
+void KernelEmitter::vec_unary_i64(const Instr& in, const Xmm& d, const Xmm& a) {
+  const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
+  switch (in.op) {
+    case Op::Neg:
+      vxorps(s0, s0, s0);
+      vpsubd(d, s0, a);
+      return;
+    case Op::Abs:
+      vpabsd(d, a);
+      return;
+    case Op::Relu:
+      vxorps(s0, s0, s0);
+      vpmaxsd(d, a, s0);
+      return;
+    case Op::Sign:  // (a > 0) - (a < 0): masks are -1, so (a < 0) - (a > 0)
+      vxorps(s0, s0, s0);
+      if (avx512()) {
+        vpcmpd(k2, a, s0, 6);
+        k_to_mask(s1, k2);
+        vpcmpd(k2, a, s0, 1);
+        k_to_mask(s2, k2);
+      } else {
+        vpcmpgtd(s1, a, s0);
+        vpcmpgtd(s2, s0, a);
+      }
+      vpsubd(d, s2, s1);
+      return;
+    default:
+      fail("jit: vector ", op_name(in.op), " on I64");
+  }
+}
+
 void KernelEmitter::vec_unary(const Instr& in, const Xmm& d, const Xmm& a) {
   const Xmm s0 = vec(math_[0]), s1 = vec(math_[1]), s2 = vec(math_[2]);
-  const ScalarType t = k_.code[in.a].type;
-  if (t == ScalarType::I64) {
-    switch (in.op) {
-      case Op::Neg:
-        vxorps(s0, s0, s0);
-        vpsubd(d, s0, a);
-        return;
-      case Op::Abs:
-        vpabsd(d, a);
-        return;
-      case Op::Relu:
-        vxorps(s0, s0, s0);
-        vpmaxsd(d, a, s0);
-        return;
-      case Op::Sign:  // (a > 0) - (a < 0): masks are -1, so (a < 0) - (a > 0)
-        vxorps(s0, s0, s0);
-        if (avx512()) {
-          vpcmpd(k2, a, s0, 6);
-          k_to_mask(s1, k2);
-          vpcmpd(k2, a, s0, 1);
-          k_to_mask(s2, k2);
-        } else {
-          vpcmpgtd(s1, a, s0);
-          vpcmpgtd(s2, s0, a);
-        }
-        vpsubd(d, s2, s1);
-        return;
-      default:
-        fail("jit: vector ", op_name(in.op), " on I64");
-    }
-  }
+  if (k_.code[in.a].type == ScalarType::I64) return vec_unary_i64(in, d, a);
   switch (in.op) {
     case Op::Neg:
       return vxorps(d, a, consts_.u32(0x80000000u));

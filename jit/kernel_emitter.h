@@ -96,6 +96,7 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   // ---- values (emitter_values.cc)
   void vector_instr(int id, const Xmm& d, const Xmm* ops, bool tail);
   void vec_unary(const Instr& in, const Xmm& d, const Xmm& a);
+  void vec_unary_i64(const Instr& in, const Xmm& d, const Xmm& a);
   void vec_binary(const Instr& in, const Xmm& d, const Xmm& a, const Xmm& b);
   void vec_compare(Op op, ScalarType t, const Xmm& d, const Xmm& a, const Xmm& b);
   void vec_cast(ScalarType from, ScalarType to, const Xmm& d, const Xmm& a);
@@ -111,7 +112,11 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void eval_form(const LinearForm& f, const Reg64& r);
   Reg64 base_reg(int access);  // cached in the innermost loop, else computed into rax
   void vector_load(int id, const Xmm& d, const Xmm* mask, bool tail);
+  void broadcast_load(DType dt, const Reg64& b, const Xmm& d);
+  void contiguous_load(DType dt, const Xbyak::RegExp& at, const Xmm& d, bool tail);
   void vector_store(int id, const Xmm& v, const Xmm* mask, bool tail);
+  void strided_store(DType dt, const Reg64& b, int64_t stride, const Xmm& v, bool tail);
+  void i64_store(int value, const Xbyak::RegExp& at, const Xmm& v, bool tail);
   void vector_gather(int access, const Xmm& d, bool tail);
 
   // ---- per-lane index terms (emitter_lane_index.cc)
@@ -151,6 +156,9 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   // ---- uniform instructions (emitter_scalar.cc)
   void uniform_instr(int id);
   void uniform_i64(int id);
+  void uniform_i64_cast(int id);
+  void uniform_i64_divide(const Instr& in);
+  void bool_from_flags(int id, void (Xbyak::CodeGenerator::*setcc)(const Xbyak::Operand&));
   void check_index(int id);
   void fail_exit(int id, const Reg64& value);
 

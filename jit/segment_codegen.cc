@@ -24,25 +24,14 @@ class SegmentEmitter : public CodeGenerator {
       : CodeGenerator(size_t(1) << 16, DontSetProtectRWE), s_(s) {}
 
   void generate() {
-    const Reg64 j = rdi, row = rsi, edges = rdi;  // j is read at entry, then rdi holds `edge`
-    const Reg64 x = r8, x_rs = r9, out = r10, out_rs = r11, data = r12, data_rs = r13, weight = r14,
-                w_stride = r15, row_ptr = rbx, src = rbp, p = rcx, end = rax, t = rdx;
     for (const Reg64& r : {rbx, rbp, r12, r13, r14, r15}) push(r);
     sub(rsp, 8);
     mov(ptr[rsp], rdx);  // r1
-    auto field = [&](const Reg64& r, size_t offset) { mov(r, ptr[j + offset]); };
-    field(x, offsetof(SegmentRows, x));
-    field(x_rs, offsetof(SegmentRows, x_rs));
-    field(out, offsetof(SegmentRows, out));
-    field(out_rs, offsetof(SegmentRows, out_rs));
-    field(data, offsetof(SegmentRows, data));
-    field(data_rs, offsetof(SegmentRows, data_rs));
-    field(weight, offsetof(SegmentRows, weight));
-    field(w_stride, offsetof(SegmentRows, weight_stride));
-    field(row_ptr, offsetof(SegmentRows, row_ptr));
-    field(src, offsetof(SegmentRows, src));
-    field(edges, offsetof(SegmentRows, edge));
-    for (const Reg64& r : {x_rs, out_rs, data_rs, w_stride}) shl(r, 2);  // elements -> bytes
+    load_fields();
+    const Reg64 &x = x_, &x_rs = x_rs_, &out = out_, &out_rs = out_rs_, &data = data_,
+                &data_rs = data_rs_, &weight = weight_, &w_stride = w_stride_, &row_ptr = row_ptr_,
+                &src = src_, &edges = edges_, &row = row_;
+    const Reg64 p = rcx, end = rax, t = rdx;
     const int64_t tail = s_.features % kLanes;
     if (tail) {
       mov(eax, (1u << tail) - 1);
@@ -96,16 +85,7 @@ class SegmentEmitter : public CodeGenerator {
           vmovups(zmm30, at(t, v));
         }
         if (s_.weighted) vmulps(zmm30, zmm30, zmm31);
-        if (s_.kind == ReduceKind::Sum) {
-          vaddps(acc, acc, zmm30);
-        } else {
-          // scalar_ops' max / min: keep the accumulator where it is NaN or strictly better,
-          // else (ties, a NaN message) take the message.
-          vcmpps(k2, acc, zmm30, s_.kind == ReduceKind::Max ? 0x1E : 0x11);  // GT_OQ / LT_OQ
-          vcmpps(k3, acc, acc, 0x03);                                        // UNORD_Q
-          korw(k2, k2, k3);
-          vblendmps(acc | k2, zmm30, acc);
-        }
+        accumulate(acc);
       }
       inc(p);
       jmp(edge_loop);
@@ -131,7 +111,42 @@ class SegmentEmitter : public CodeGenerator {
   }
 
  private:
+  // The SegmentRows fields the loops read, in registers (elements strides as bytes); j
+  // (rdi) is read here, then rdi holds `edge`.
+  void load_fields() {
+    const Reg64 j = rdi;
+    auto field = [&](const Reg64& r, size_t offset) { mov(r, ptr[j + offset]); };
+    field(x_, offsetof(SegmentRows, x));
+    field(x_rs_, offsetof(SegmentRows, x_rs));
+    field(out_, offsetof(SegmentRows, out));
+    field(out_rs_, offsetof(SegmentRows, out_rs));
+    field(data_, offsetof(SegmentRows, data));
+    field(data_rs_, offsetof(SegmentRows, data_rs));
+    field(weight_, offsetof(SegmentRows, weight));
+    field(w_stride_, offsetof(SegmentRows, weight_stride));
+    field(row_ptr_, offsetof(SegmentRows, row_ptr));
+    field(src_, offsetof(SegmentRows, src));
+    field(edges_, offsetof(SegmentRows, edge));
+    for (const Reg64& r : {x_rs_, out_rs_, data_rs_, w_stride_}) shl(r, 2);
+  }
+
+  // acc (+)= the message in zmm30.
+  void accumulate(const Zmm& acc) {
+    if (s_.kind == ReduceKind::Sum) {
+      vaddps(acc, acc, zmm30);
+      return;
+    }
+    // scalar_ops' max / min: keep the accumulator where it is NaN or strictly better, else
+    // (ties, a NaN message) take the message.
+    vcmpps(k2, acc, zmm30, s_.kind == ReduceKind::Max ? 0x1E : 0x11);  // GT_OQ / LT_OQ
+    vcmpps(k3, acc, acc, 0x03);                                        // UNORD_Q
+    korw(k2, k2, k3);
+    vblendmps(acc | k2, zmm30, acc);
+  }
+
   SegmentShape s_;
+  const Reg64 row_ = rsi, edges_ = rdi, x_ = r8, x_rs_ = r9, out_ = r10, out_rs_ = r11, data_ = r12,
+              data_rs_ = r13, weight_ = r14, w_stride_ = r15, row_ptr_ = rbx, src_ = rbp;
 };
 
 using RowsFn = void (*)(const SegmentRows*, int64_t, int64_t);

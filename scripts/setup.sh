@@ -12,6 +12,7 @@ packages=(
   emscripten wabt binaryen                         # wasm build
   libonnx-testdata                                 # ONNX node conformance cases
   clang-format                                     # format check in scripts/test.sh
+  pmccabe                                          # function sizes (scripts/check_sizes.sh)
   python3 python3-numpy python3-onnx               # example model and test fixtures
   pybind11-dev python3-dev python3-pytest          # the Python module and its tests
   chromium-headless-shell                          # the JavaScript package's browser test

@@ -85,6 +85,7 @@ build_and_test() {  # build_and_test KIND [ctest args...]
 
 step "setup" bash scripts/setup.sh
 step "clang-format" check_format
+step "sizes" bash scripts/check_sizes.sh
 step "export models" export_models
 build_and_test native
 # The JavaScript package's threaded module first (build/wasm-mt writes it into

@@ -261,6 +261,10 @@ void register_activations(LoweringTable& t) {
         },
         true)(c);
   });
+}
+
+// The piecewise-linear ones with a threshold or a slope input.
+void register_thresholds(LoweringTable& t) {
   t.add("ThresholdedRelu", [](LowerCtx& c) {
     double a = c.node.attr_float("alpha", 1.0);
     return unary_fn(
@@ -334,6 +338,7 @@ void register_pointwise_ops(LoweringTable& t) {
   t.add("CastLike", lower_cast);
   t.add("IsInf", lower_isinf);
   register_activations(t);
+  register_thresholds(t);
 }
 
 }  // namespace ferrite

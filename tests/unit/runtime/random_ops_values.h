@@ -474,6 +474,20 @@ class ValueGen {
     return apply(m, a, b, exact);
   }
 
+  // a (and b) through int64 or float64 arithmetic and back to float32.
+  int round_trip(Move m, int a, int b) {
+    if (m == kIntTrip) {
+      const int i = cast(ScalarType::I64, bound(sanitize(a), 1e6));
+      const Op op = rng_.one_of(std::vector<Op>{Op::Add, Op::Sub, Op::Max, Op::Min});
+      return cast(ScalarType::F32, op2(op, i, i64_expr(1)));
+    }
+    const int x = cast(ScalarType::F64, bound(sanitize(a), 1e4));
+    const int y = rng_.chance(0.3) ? konst(ScalarType::F64, 8 * rng_.unit() - 4)
+                                   : cast(ScalarType::F64, bound(sanitize(b), 1e4));
+    const Op op = rng_.one_of(std::vector<Op>{Op::Add, Op::Sub, Op::Mul, Op::Max, Op::Min});
+    return cast(ScalarType::F32, op2(op, x, y));
+  }
+
   // Op m on a (and b: the second operand of a binary move), after putting them into its
   // domain. A move that needs exact operands and gets an inexact one becomes a Neg.
   int apply(Move m, int a, int b, bool exact) {
@@ -557,20 +571,10 @@ class ValueGen {
       case kWhere:
         r = where(bool_expr(1), a, b);
         break;
-      case kIntTrip: {
-        const int i = cast(ScalarType::I64, bound(sanitize(a), 1e6));
-        const Op op = rng_.one_of(std::vector<Op>{Op::Add, Op::Sub, Op::Max, Op::Min});
-        r = cast(ScalarType::F32, op2(op, i, i64_expr(1)));
+      case kIntTrip:
+      case kF64Trip:
+        r = round_trip(m, a, b);
         break;
-      }
-      case kF64Trip: {
-        const int x = cast(ScalarType::F64, bound(sanitize(a), 1e4));
-        const int y = rng_.chance(0.3) ? konst(ScalarType::F64, 8 * rng_.unit() - 4)
-                                       : cast(ScalarType::F64, bound(sanitize(b), 1e4));
-        const Op op = rng_.one_of(std::vector<Op>{Op::Add, Op::Sub, Op::Mul, Op::Max, Op::Min});
-        r = cast(ScalarType::F32, op2(op, x, y));
-        break;
-      }
       case kMoves:
         break;
     }
