@@ -360,6 +360,10 @@ class Analyzer {
     a.arg = in.arg;
     a.esize = static_cast<int>(dtype_size(k.args[in.arg].dtype));
     a.form = linearize(*in.index, static_cast<int>(k.ranges.size()));
+    // A dim of one point is always 0: its coefficient, which a corrupt plan may make huge,
+    // would only be scaled into pointer steps (and could overflow there).
+    for (size_t v = 0; v < a.form.coeff.size(); ++v)
+      if (k.ranges[v] <= 1) a.form.coeff[v] = 0;
     for (LinearTerm& t : a.form.terms) {
       if (!lane_varying(L_, t)) continue;
       // A gather: the access must be a 32-bit load (a scatter's lanes could collide).
@@ -408,13 +412,11 @@ class Analyzer {
     }
     if (in.op == Op::Store && !L_.uniform[i] && a.vec_coeff == 0)
       return "a store of lane-varying values to one element";
-    if (!L_.uniform[i] && !a.vector_terms) {
-      const int64_t stride = a.vec_coeff * a.esize;
-      const bool unit = a.vec_coeff == 1;
-      if (!unit) {
-        if (a.vec_coeff != 0 && a.esize != 4) return "a strided vector access of a non-32-bit type";
-        if (std::abs(stride) > kI32Max / 64) return "a vector stride too large";
-      }
+    if (!L_.uniform[i] && !a.vector_terms && a.vec_coeff != 1) {
+      if (a.vec_coeff != 0 && a.esize != 4) return "a strided vector access of a non-32-bit type";
+      // Bounded before it is scaled: a corrupt plan's coefficient may overflow int64 there.
+      const int64_t limit = kI32Max / 64 / 4;
+      if (a.vec_coeff > limit || a.vec_coeff < -limit) return "a vector stride too large";
     }
     L_.access[i] = static_cast<int>(L_.accesses.size());
     L_.accesses.push_back(std::move(a));
