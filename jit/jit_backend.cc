@@ -7,6 +7,7 @@
 #include <mutex>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/segment_reduce_call.h"
 #include "compiler/plan/stage_times.h"
 #include "jit/code_cache.h"
 #include "jit/cpu_isa.h"
@@ -160,22 +161,14 @@ class JitBackend : public KernelBackend {
   const char* name() const override { return "jit"; }
 
   // The SegmentReduce extern with generated rows, or null for a call the generator does not
-  // take (its run would reject it anyway).
+  // take (its run would reject it anyway). Throws on attributes that do not decode.
   std::unique_ptr<PreparedExtern> prepare_jit_segment_reduce(const ExternCall& call) const {
-    auto get = [&](const char* key) {
-      auto it = call.ints.find(key);
-      return it == call.ints.end() ? int64_t{-1} : it->second;
-    };
+    const SegmentReduceCall attrs = decode_segment_reduce_call(call);
+    if (call.inputs.empty() || call.inputs[0].shape.size() != 2) return nullptr;
     SegmentShape shape;
-    shape.weighted = get("weighted") == 1;
-    const int64_t kind = get("reduction");
-    if (call.inputs.empty() || call.inputs[0].shape.size() != 2 || get("weighted") < 0 ||
-        (kind != static_cast<int64_t>(ReduceKind::Sum) &&
-         kind != static_cast<int64_t>(ReduceKind::Max) &&
-         kind != static_cast<int64_t>(ReduceKind::Min)))
-      return nullptr;
+    shape.weighted = attrs.weighted;
     shape.features = call.inputs[0].shape[1];
-    shape.kind = static_cast<ReduceKind>(kind);
+    shape.kind = attrs.reduction;
     shape.with_data = op_input_count(call) == (shape.weighted ? 5u : 4u);
     std::shared_ptr<const SegmentCode> code = generate_segment_rows(shape);
     return prepare_segment_reduce_with(
@@ -216,11 +209,22 @@ class JitBackend : public KernelBackend {
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& packed) const override {
-    if (call.op == "MatMul" && portable_matmul_streams_weights(call, constants))
-      return portable_->prepare_extern(call, constants, packed);
-    if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_)) return dnnl;
-    if (call.op == "SegmentReduce" && isa_ == Isa::Avx512) {
-      if (auto jit = prepare_jit_segment_reduce(call)) return jit;
+    switch (extern_op_of(call)) {  // the registration table
+      case ExternOp::MatMul:
+        if (portable_matmul_streams_weights(call, constants)) break;
+        [[fallthrough]];
+      case ExternOp::Conv:
+      case ExternOp::ConvTranspose:
+        if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_)) return dnnl;
+        break;
+      case ExternOp::SegmentReduce:
+        if (isa_ != Isa::Avx512) break;
+        if (auto jit = prepare_jit_segment_reduce(call)) return jit;
+        break;
+      case ExternOp::ScatterElements:
+      case ExternOp::ScatterND:
+      case ExternOp::TopK:
+        break;
     }
     return portable_->prepare_extern(call, constants, packed);
   }

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "compiler/plan/error.h"
+#include "runtime/function_extern.h"
 #include "runtime/kernels/portable/portable_backend.h"
 #include "runtime/kernels/reference/reference_backend.h"
 
@@ -39,12 +40,16 @@ class FunctionExtern : public PreparedExtern {
 
 }  // namespace
 
+std::unique_ptr<PreparedExtern> prepare_function_extern(const ExternCall& call, ExternFn fn) {
+  return std::make_unique<FunctionExtern>(call, fn);
+}
+
 std::unique_ptr<PreparedExtern> KernelBackend::prepare_extern(
     const ExternCall& call, const std::vector<ExternBuffer>& /*constants*/,
     const std::vector<PackedInput>& /*packed*/) const {
   ExternFn fn = find_extern(call.op);
   if (!fn) fail("extern '", call.op, "': not implemented by backend '", name(), "'");
-  return std::make_unique<FunctionExtern>(call, fn);
+  return prepare_function_extern(call, fn);
 }
 
 void register_backend(const std::string& name, BackendFactory factory) {

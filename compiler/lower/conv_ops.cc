@@ -6,14 +6,16 @@
 #include "compiler/graph/layout_attr.h"
 #include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
+#include "compiler/plan/externs/conv_call.h"
 
 namespace ferrite {
 namespace {
 
-// The resolved attributes of one node, per spatial dim.
+// The resolved attributes of one node: the extern's, and per spatial dim the kernel and
+// output sizes.
 struct ConvAttrs {
-  int64_t group = 1;
-  std::vector<int64_t> kernel, strides, dilations, pad_begin, pad_end, out;
+  ConvCall call;
+  std::vector<int64_t> kernel, out;
 };
 
 // a // b rounded toward negative infinity (ONNX's formulas are Python's).
@@ -43,7 +45,8 @@ std::vector<int64_t> per_dim(const LowerCtx& c, const char* name, size_t n, int6
 
 // Checks X, W and B and reads the attributes both ops share. W's channel dims are checked
 // by the caller (they differ between the two ops).
-ConvAttrs common_attrs(const LowerCtx& c, const char* op) {
+ConvAttrs common_attrs(const LowerCtx& c, bool transpose) {
+  const std::string& op = c.node.op_type;
   const TensorBoxPtr &x = c.input(0), &w = c.input(1);
   for (size_t i = 0; i < c.in.size(); ++i)
     if (c.has(i) && c.in[i]->dtype != DType::F32)
@@ -54,15 +57,17 @@ ConvAttrs common_attrs(const LowerCtx& c, const char* op) {
   if (w->size.size() != rank) c.error("W has rank ", w->size.size(), ", X has rank ", rank);
   const size_t k = rank - 2;
   ConvAttrs a;
-  a.group = c.node.attr_int("group", 1);
-  if (a.group < 1 || a.group >= kMaxAttr) c.error("group must be in [1, 2^30), got ", a.group);
+  a.call.transpose = transpose;
+  a.call.group = c.node.attr_int("group", 1);
+  if (a.call.group < 1 || a.call.group >= kMaxAttr)
+    c.error("group must be in [1, 2^30), got ", a.call.group);
   a.kernel.assign(w->size.begin() + 2, w->size.end());
   for (int64_t d : a.kernel)
     if (d < 1) c.error("W has an empty kernel");
   if (c.node.has_attr("kernel_shape") && c.node.attr_ints("kernel_shape") != a.kernel)
     c.error("kernel_shape does not match W's spatial dims");
-  a.strides = per_dim(c, "strides", k, 1, 1);
-  a.dilations = per_dim(c, "dilations", k, 1, 1);
+  a.call.stride = per_dim(c, "strides", k, 1, 1);
+  a.call.dilation = per_dim(c, "dilations", k, 1, 1);
   return a;
 }
 
@@ -74,22 +79,13 @@ void check_bias(const LowerCtx& c, int64_t channels) {
             b.size() == 1 ? str_cat(" size ", b[0]) : std::string());
 }
 
-std::vector<TensorBoxPtr> emit(LowerCtx& c, const char* op, const ConvAttrs& a,
-                               int64_t out_channels) {
+std::vector<TensorBoxPtr> emit(LowerCtx& c, const ConvAttrs& a, int64_t out_channels) {
   const TensorBoxPtr& x = c.input(0);
   for (size_t d = 0; d < a.out.size(); ++d)
     if (a.out[d] <= 0) c.error("output spatial dim ", d, " has size ", a.out[d]);
   ExternNode e;
-  e.op = op;
+  encode_extern(a.call, &e);
   e.origin = c.origin();
-  e.ints["group"] = a.group;
-  for (size_t d = 0; d < a.out.size(); ++d) {
-    const std::string s = std::to_string(d);
-    e.ints["stride" + s] = a.strides[d];
-    e.ints["dilation" + s] = a.dilations[d];
-    e.ints["pad_begin" + s] = a.pad_begin[d];
-    e.ints["pad_end" + s] = a.pad_end[d];
-  }
   for (size_t i = 0; i < 3; ++i)
     if (c.has(i)) e.inputs.push_back(c.gl.extern_operand(c.input(i)));
   std::vector<int64_t> out_size{x->size[0], out_channels};
@@ -116,19 +112,19 @@ std::vector<TensorBoxPtr> emit(LowerCtx& c, const char* op, const ConvAttrs& a,
 }
 
 std::vector<TensorBoxPtr> lower_conv(LowerCtx& c) {
-  ConvAttrs a = common_attrs(c, "Conv");
+  ConvAttrs a = common_attrs(c, false);
   const std::vector<int64_t>&x = c.input(0)->size, &w = c.input(1)->size;
   const size_t k = x.size() - 2;
-  if (x[1] % a.group != 0 || w[0] % a.group != 0 || w[1] != x[1] / a.group)
+  if (x[1] % a.call.group != 0 || w[0] % a.call.group != 0 || w[1] != x[1] / a.call.group)
     c.error("X has ", x[1], " channels and W is [", w[0], ", ", w[1],
             ", ...]: needs C = W.shape[1] * group and W.shape[0] divisible by group (group ",
-            a.group, ")");
+            a.call.group, ")");
   check_bias(c, w[0]);
   std::vector<int64_t> pads = per_dim(c, "pads", 2 * k, 0, 0);
   const std::string auto_pad = c.node.attr_string("auto_pad", "NOTSET");
   for (size_t d = 0; d < k; ++d) {
-    const int64_t in = x[2 + d], s = a.strides[d];
-    const int64_t span = kernel_span(a.kernel[d], a.dilations[d]);
+    const int64_t in = x[2 + d], s = a.call.stride[d];
+    const int64_t span = kernel_span(a.kernel[d], a.call.dilation[d]);
     int64_t pb = pads[d], pe = pads[k + d], out;
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       out = (in + s - 1) / s;
@@ -144,11 +140,11 @@ std::vector<TensorBoxPtr> lower_conv(LowerCtx& c) {
       const int64_t room = in + pb + pe - span;
       out = room >= 0 ? room / s + 1 : 0;
     }
-    a.pad_begin.push_back(pb);
-    a.pad_end.push_back(pe);
+    a.call.pad_begin.push_back(pb);
+    a.call.pad_end.push_back(pe);
     a.out.push_back(out);
   }
-  return emit(c, "Conv", a, w[0]);
+  return emit(c, a, w[0]);
 }
 
 // ConvTranspose's output_shape attribute: the spatial dims (some exporters give all dims).
@@ -166,13 +162,13 @@ std::vector<int64_t> output_shape_attr(const LowerCtx& c, const std::vector<int6
 }
 
 std::vector<TensorBoxPtr> lower_conv_transpose(LowerCtx& c) {
-  ConvAttrs a = common_attrs(c, "ConvTranspose");
+  ConvAttrs a = common_attrs(c, true);
   const std::vector<int64_t>&x = c.input(0)->size, &w = c.input(1)->size;
   const size_t k = x.size() - 2;
-  if (x[1] % a.group != 0 || w[0] != x[1])
+  if (x[1] % a.call.group != 0 || w[0] != x[1])
     c.error("X has ", x[1], " channels and W is [", w[0], ", ", w[1],
-            ", ...]: needs W.shape[0] = C, divisible by group (group ", a.group, ")");
-  const int64_t out_channels = w[1] * a.group;
+            ", ...]: needs W.shape[0] = C, divisible by group (group ", a.call.group, ")");
+  const int64_t out_channels = w[1] * a.call.group;
   check_bias(c, out_channels);
   const std::vector<int64_t> out_pad = per_dim(c, "output_padding", k, 0, 0);
   std::vector<int64_t> pads = per_dim(c, "pads", 2 * k, 0, 0);
@@ -187,11 +183,11 @@ std::vector<TensorBoxPtr> lower_conv_transpose(LowerCtx& c) {
   for (int64_t t : target)
     if (t < 1 || t >= kMaxAttr) c.error("output_shape entry ", t, " is out of range");
   for (size_t d = 0; d < k; ++d) {
-    const int64_t in = x[2 + d], s = a.strides[d];
+    const int64_t in = x[2 + d], s = a.call.stride[d];
     // The full output: every position some input element reaches, plus output_padding.
     const char* what = "the full output extent";
     const int64_t full = checked_add(checked_add(checked_mul(s, in - 1, what), out_pad[d], what),
-                                     kernel_span(a.kernel[d], a.dilations[d]), what);
+                                     kernel_span(a.kernel[d], a.call.dilation[d]), what);
     int64_t pb = pads[d], pe = pads[k + d];
     if (has_shape || same) {
       // The requested size (output_shape, or in * stride for SAME) fixes the pads, over any
@@ -204,11 +200,11 @@ std::vector<TensorBoxPtr> lower_conv_transpose(LowerCtx& c) {
     } else if (auto_pad == "VALID") {
       pb = pe = 0;
     }
-    a.pad_begin.push_back(pb);
-    a.pad_end.push_back(pe - out_pad[d]);  // the extern's pads crop the output without it
+    a.call.pad_begin.push_back(pb);
+    a.call.pad_end.push_back(pe - out_pad[d]);  // the extern's pads crop the output without it
     a.out.push_back(full - pb - pe);
   }
-  return emit(c, "ConvTranspose", a, out_channels);
+  return emit(c, a, out_channels);
 }
 
 }  // namespace

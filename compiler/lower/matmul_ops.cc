@@ -2,6 +2,7 @@
 // over strided operands: transposes and batch broadcasts are strides, not copies). Gemm's
 // beta*C is a pointwise epilogue.
 #include "compiler/lower/lowering.h"
+#include "compiler/plan/externs/matmul_call.h"
 
 namespace ferrite {
 
@@ -30,8 +31,7 @@ TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, do
     return s;
   };
   ExternNode e;
-  e.op = "MatMul";
-  e.floats["alpha"] = alpha;
+  encode_extern(MatMulCall{alpha}, &e);
   e.origin = c.origin();
   e.inputs.push_back(c.gl.extern_operand(expand_view(a, with({m, k}))));
   e.inputs.push_back(c.gl.extern_operand(expand_view(b, with({k, n}))));

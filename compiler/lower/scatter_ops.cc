@@ -5,27 +5,20 @@
 // the node, indices at run time by the extern.
 #include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
+#include "compiler/plan/externs/scatter_call.h"
 
 namespace ferrite {
 namespace {
 
-// ONNX's reduction attribute as the extern's ints["reduction"] (absent for "none").
-void set_reduction(const LowerCtx& c, ExternNode* e) {
+// ONNX's reduction attribute ("none": no reduction).
+std::optional<ReduceKind> reduction_of(const LowerCtx& c) {
   const std::string r = c.node.attr_string("reduction", "none");
-  if (r == "none") return;
-  ReduceKind k;
-  if (r == "add") {
-    k = ReduceKind::Sum;
-  } else if (r == "mul") {
-    k = ReduceKind::Prod;
-  } else if (r == "max") {
-    k = ReduceKind::Max;
-  } else if (r == "min") {
-    k = ReduceKind::Min;
-  } else {
-    c.error("unknown reduction '", r, "' (none, add, mul, max or min)");
-  }
-  e->ints["reduction"] = static_cast<int64_t>(k);
+  if (r == "none") return std::nullopt;
+  if (r == "add") return ReduceKind::Sum;
+  if (r == "mul") return ReduceKind::Prod;
+  if (r == "max") return ReduceKind::Max;
+  if (r == "min") return ReduceKind::Min;
+  c.error("unknown reduction '", r, "' (none, add, mul, max or min)");
 }
 
 std::string shape_text(const TensorBoxPtr& t) {
@@ -42,8 +35,10 @@ void check_operands(const LowerCtx& c) {
     c.error("updates ", shape_text(upd), " must have data's type ", dtype_name(data->dtype));
 }
 
-TensorBoxPtr scatter_extern(LowerCtx& c, ExternNode e, const TensorBoxPtr& data,
+TensorBoxPtr scatter_extern(LowerCtx& c, const ScatterCall& call, const TensorBoxPtr& data,
                             const TensorBoxPtr& ind, const TensorBoxPtr& upd) {
+  ExternNode e;
+  encode_extern(call, &e);
   e.origin = c.origin();
   e.inputs.push_back(c.gl.extern_operand(data));
   e.inputs.push_back(c.gl.extern_operand(ind));
@@ -68,11 +63,7 @@ std::vector<TensorBoxPtr> lower_scatter_elements(LowerCtx& c) {
     if (static_cast<int>(d) != axis && ind->size[d] > data->size[d])
       c.error("indices ", shape_text(ind), " exceed data ", shape_text(data), " in dim ", d);
   }
-  ExternNode e;
-  e.op = "ScatterElements";
-  e.ints["axis"] = axis;
-  set_reduction(c, &e);
-  return {scatter_extern(c, std::move(e), data, ind, upd)};
+  return {scatter_extern(c, ScatterCall{false, axis, reduction_of(c)}, data, ind, upd)};
 }
 
 std::vector<TensorBoxPtr> lower_scatter_nd(LowerCtx& c) {
@@ -88,10 +79,7 @@ std::vector<TensorBoxPtr> lower_scatter_nd(LowerCtx& c) {
     c.error("updates ", shape_text(upd), " must have shape ",
             TensorType{upd->dtype, want, {}, true}.to_string(),
             " (indices.shape[:-1] + data.shape[k:])");
-  ExternNode e;
-  e.op = "ScatterND";
-  set_reduction(c, &e);
-  return {scatter_extern(c, std::move(e), data, ind, upd)};
+  return {scatter_extern(c, ScatterCall{true, 0, reduction_of(c)}, data, ind, upd)};
 }
 
 // MaxUnpool's Indices, flattened and checked: each must be a position in [0, total) (a
@@ -147,11 +135,8 @@ std::vector<TensorBoxPtr> lower_max_unpool(LowerCtx& c) {
       [dt](KernelBuilder& b, const std::vector<Index>&) { return b.constant(compute_type(dt), 0); },
       c.origin());
   const int64_t n = x->elements();
-  ExternNode e;
-  e.op = "ScatterElements";
-  e.ints["axis"] = 0;
   TensorBoxPtr y =
-      reshape_view(scatter_extern(c, std::move(e), zeros, checked_positions(c, ind, total),
+      reshape_view(scatter_extern(c, ScatterCall{}, zeros, checked_positions(c, ind, total),
                                   reshape_view(x, {n})),
                    inferred);
   if (!c.has(2)) return {y};

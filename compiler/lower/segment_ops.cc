@@ -7,6 +7,7 @@
 
 #include "compiler/graph/ferrite_ops.h"
 #include "compiler/lower/lowering.h"
+#include "compiler/plan/externs/segment_reduce_call.h"
 
 namespace ferrite {
 namespace {
@@ -87,11 +88,8 @@ std::vector<TensorBoxPtr> lower_segment_reduce(LowerCtx& c) {
   if (!extern_takes(c)) return lower_unfused(c);
   const TensorBoxPtr &x = c.input(0), &data = c.input(4);
   ExternNode e;
-  e.op = "SegmentReduce";
+  encode_extern(SegmentReduceCall{*reduction_of(c), data->size[0], c.has(3)}, &e);
   e.origin = c.origin();
-  e.ints["reduction"] = static_cast<int64_t>(*reduction_of(c));
-  e.ints["rows"] = data->size[0];
-  e.ints["weighted"] = c.has(3) ? 1 : 0;
   for (size_t i = 0; i < 3; ++i) e.inputs.push_back(c.gl.extern_operand(c.input(i)));
   if (c.has(3)) {
     ExternOperand w = c.gl.extern_operand(c.input(3));  // [E, 1] read as [E]

@@ -3,6 +3,7 @@
 // opset 9 and an input after; a K fed at run time makes the plan specialize on its value
 // (const_ints throws NeedsInputValueError and the Engine compiles again for it).
 #include "compiler/lower/lowering.h"
+#include "compiler/plan/externs/topk_call.h"
 
 namespace ferrite {
 namespace {
@@ -27,11 +28,8 @@ std::vector<TensorBoxPtr> lower_topk(LowerCtx& c) {
   std::vector<int64_t> out_size = x->size;
   out_size[axis] = k;
   ExternNode e;
-  e.op = "TopK";
+  encode_extern(TopKCall{axis, k, c.node.attr_int("largest", 1) != 0}, &e);
   e.origin = c.origin();
-  e.ints["axis"] = axis;
-  e.ints["k"] = k;
-  e.ints["largest"] = c.node.attr_int("largest", 1) != 0;
   // sorted = 0 leaves the order open: the extern's sorted order is one of the allowed.
   e.inputs.push_back(c.gl.extern_operand(x));
   Buffer* values = c.gl.new_buffer("", x->dtype, out_size, BufferOrigin::Extern);

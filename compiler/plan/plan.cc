@@ -9,6 +9,7 @@
 
 #include "compiler/plan/aliasing.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/extern_op.h"
 
 namespace ferrite {
 namespace {
@@ -174,7 +175,7 @@ namespace {
 
 void check_extern(const Plan& p, size_t e) {
   const ExternCall& x = p.externs[e];
-  if (x.op.empty()) fail("plan: extern ", e, " has no op name");
+  if (!find_extern_op(x.op)) fail("plan: extern ", e, " has unknown op '", x.op, "'");
   for (size_t i = 0; i < x.inputs.size(); ++i)
     check_ref(p, str_cat("extern ", e, " (", x.op, ") input ", i), x.inputs[i], false);
   for (size_t i = 0; i < x.outputs.size(); ++i)
@@ -224,14 +225,14 @@ void check_step(const Plan& p, size_t s) {
 
 // ---- printing -------------------------------------------------------------------------
 
-std::string dims_text(const std::vector<int64_t>& v) {
+std::string spaced_dims(const std::vector<int64_t>& v) {
   std::string s = "[";
   for (size_t i = 0; i < v.size(); ++i) s += str_cat(i ? ", " : "", v[i]);
   return s + "]";
 }
 
 std::string ref_text(const TensorRef& r) {
-  return str_cat("b", r.buffer, dims_text(r.shape), " strides ", dims_text(r.strides), " +",
+  return str_cat("b", r.buffer, spaced_dims(r.shape), " strides ", spaced_dims(r.strides), " +",
                  r.offset);
 }
 
@@ -277,9 +278,10 @@ std::string id_list(const std::vector<int32_t>& ids) {
 int64_t PlanBuffer::elements() const {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (d < 0) fail("buffer '", name, "': negative dimension ", d, " in shape ", dims_text(shape));
+    if (d < 0)
+      fail("buffer '", name, "': negative dimension ", d, " in shape ", spaced_dims(shape));
     if (__builtin_mul_overflow(n, d, &n))
-      fail("buffer '", name, "': element count of shape ", dims_text(shape), " overflows int64");
+      fail("buffer '", name, "': element count of shape ", spaced_dims(shape), " overflows int64");
   }
   return n;
 }
@@ -287,7 +289,7 @@ int64_t PlanBuffer::elements() const {
 int64_t PlanBuffer::nbytes() const {
   int64_t n = 0;
   if (__builtin_mul_overflow(elements(), static_cast<int64_t>(dtype_size(dtype)), &n))
-    fail("buffer '", name, "': byte size of shape ", dims_text(shape), " overflows int64");
+    fail("buffer '", name, "': byte size of shape ", spaced_dims(shape), " overflows int64");
   return n;
 }
 
@@ -427,7 +429,7 @@ std::string plan_to_string(const Plan& plan) {
   for (size_t i = 0; i < plan.buffers.size(); ++i) {
     const PlanBuffer& b = plan.buffers[i];
     os << "  b" << i << " '" << b.name << "' " << kind_name(b.kind) << " " << dtype_name(b.dtype)
-       << dims_text(b.shape);
+       << spaced_dims(b.shape);
     if (b.kind == BufferKind::Temp) os << " @" << b.offset;
     if (b.kind == BufferKind::Constant) os << " const" << b.constant;
     if (b.kind == BufferKind::Constant && b.constant >= 0 &&

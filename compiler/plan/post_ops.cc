@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
@@ -109,7 +110,8 @@ float apply_binary_post_op(PostOpKind kind, float y, float t) {
 }
 
 bool extern_takes_post_ops(const std::string& op) {
-  return op == "MatMul" || op == "Conv" || op == "ConvTranspose" || op == "SegmentReduce";
+  std::optional<ExternOp> x = find_extern_op(op);
+  return x && extern_op_info(*x).takes_post_ops;
 }
 
 }  // namespace ferrite

@@ -96,11 +96,8 @@ void fill_border(const ExternCall& call, const Border& b, bool has_bias, const E
 
 class DnnlConv : public SteppedExtern {
  public:
-  DnnlConv(const ExternCall& call, int threads, bool transpose, bool has_bias, Border border)
-      : SteppedExtern(call, threads),
-        transpose_(transpose),
-        has_bias_(has_bias),
-        border_(std::move(border)) {}
+  DnnlConv(const ExternCall& call, int threads, bool has_bias, Border border)
+      : SteppedExtern(call, threads), has_bias_(has_bias), border_(std::move(border)) {}
 
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
     SteppedExtern::run(inputs, outputs);
@@ -109,12 +106,12 @@ class DnnlConv : public SteppedExtern {
 
  protected:
   void check(const ExternBuffer* inputs, const ExternBuffer* outputs) const override {
-    parse_conv(call_, inputs, outputs, transpose_);
+    parse_conv(call_, inputs, outputs);
     check_post_ops(call_, inputs, outputs);
   }
 
  private:
-  bool transpose_, has_bias_;
+  bool has_bias_;
   Border border_;
 };
 
@@ -289,7 +286,7 @@ std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, 
                                      const BinaryOperand& sum, const std::vector<int>& order,
                                      const std::vector<ExternBuffer>& constants,
                                      const std::vector<PackedInput>& packed, int threads) {
-  auto conv = std::make_unique<DnnlConv>(call, threads, a.transpose, a.has_bias, std::move(border));
+  auto conv = std::make_unique<DnnlConv>(call, threads, a.has_bias, std::move(border));
   conv->set_implementation(p.impl);
   DnnlSteps& steps = conv->steps();
   steps.use_packed(&packed);
@@ -371,7 +368,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   const Primitive p =
       create_primitive(a, dnnl::algorithm::convolution_direct, spatial, channels_last(o.x.dims),
                        w_any, b_want, channels_last(o.y.dims), attr);
-  if (!worth_using(p.impl, true, !binaries.empty())) return nullptr;
+  if (!worth_using(p.impl, !binaries.empty())) return nullptr;
   BinaryOperand no_sum;
   no_sum.input = SIZE_MAX;
   return assemble(call, a, std::move(border), p, o, binaries, no_sum, order, constants, packed,
@@ -417,11 +414,10 @@ bool negative_pads(const ConvArgs& a) {
 
 std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
                                          const std::vector<ExternBuffer>& constants,
-                                         const std::vector<PackedInput>& packed, int threads,
-                                         bool transpose) {
+                                         const std::vector<PackedInput>& packed, int threads) {
   ConvArgs a;
   try {
-    a = parse_conv_shapes(call, transpose);
+    a = parse_conv_shapes(call);
   } catch (const Error&) {
     return nullptr;  // the fallback reports it
   }
@@ -448,7 +444,7 @@ std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
   if (negative_pads(a)) {
     if (!crop_call(call, a, &cropped, &border)) return nullptr;
     try {
-      a = parse_conv_shapes(cropped, transpose);
+      a = parse_conv_shapes(cropped);
     } catch (const Error&) {
       return nullptr;
     }

@@ -10,12 +10,10 @@
 namespace ferrite {
 namespace onednn {
 
-// prepare_dnnl_extern for a Conv (`transpose` false) or ConvTranspose call: nullptr when
-// oneDNN does not take it.
+// prepare_dnnl_extern for a Conv or ConvTranspose call: nullptr when oneDNN does not take it.
 std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
                                          const std::vector<ExternBuffer>& constants,
-                                         const std::vector<PackedInput>& packed, int threads,
-                                         bool transpose);
+                                         const std::vector<PackedInput>& packed, int threads);
 
 }  // namespace onednn
 }  // namespace ferrite

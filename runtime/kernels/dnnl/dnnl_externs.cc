@@ -5,6 +5,7 @@
 #include <cstring>
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "compiler/plan/externs/extern_op.h"
 #include "runtime/kernels/dnnl/dnnl_conv.h"
 #include "runtime/kernels/dnnl/dnnl_matmul.h"
 
@@ -20,14 +21,14 @@ double elements_of(const TensorRef& r) {
 
 // Multiply-adds of a call (0 when its operands are not what the op needs: the op's own
 // checks report that).
-double multiply_adds(const ExternCall& call) {
+double multiply_adds(ExternOp op, const ExternCall& call) {
   if (call.inputs.size() < 2 || call.outputs.empty()) return 0;
   const TensorRef &x = call.inputs[0], &w = call.inputs[1], &y = call.outputs[0];
   if (x.shape.empty() || w.shape.empty()) return 0;
-  if (call.op == "MatMul") return elements_of(y) * static_cast<double>(x.shape.back());
+  if (op == ExternOp::MatMul) return elements_of(y) * static_cast<double>(x.shape.back());
   const double per_channel =
       w.shape[0] > 0 ? elements_of(w) / static_cast<double>(w.shape[0]) : 0.0;
-  return elements_of(call.op == "Conv" ? y : x) * per_channel;
+  return elements_of(op == ExternOp::Conv ? y : x) * per_channel;
 }
 
 // oneDNN opens an OpenMP region for every primitive, whatever its size; below about 1e5
@@ -56,11 +57,20 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<PackedInput>& packed,
                                                     int threads) {
   if (!dnnl_enabled()) return nullptr;
-  if (multiply_adds(call) < kMinParallelMultiplyAdds) threads = 1;
-  if (call.op == "MatMul") return onednn::prepare_matmul(call, constants, packed, threads);
-  if (call.op == "Conv") return onednn::prepare_conv(call, constants, packed, threads, false);
-  if (call.op == "ConvTranspose")
-    return onednn::prepare_conv(call, constants, packed, threads, true);
+  const ExternOp op = extern_op_of(call);
+  if (multiply_adds(op, call) < kMinParallelMultiplyAdds) threads = 1;
+  switch (op) {  // the registration table
+    case ExternOp::MatMul:
+      return onednn::prepare_matmul(call, constants, packed, threads);
+    case ExternOp::Conv:
+    case ExternOp::ConvTranspose:
+      return onednn::prepare_conv(call, constants, packed, threads);
+    case ExternOp::ScatterElements:
+    case ExternOp::ScatterND:
+    case ExternOp::SegmentReduce:
+    case ExternOp::TopK:
+      return nullptr;  // not oneDNN ops
+  }
   return nullptr;
 }
 

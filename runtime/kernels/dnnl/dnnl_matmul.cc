@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/matmul_call.h"
 #include "runtime/kernels/dnnl/dnnl_post_ops.h"
 #include "runtime/kernels/dnnl/dnnl_steps.h"
 #include "runtime/kernels/reference/extern_operands.h"
@@ -67,8 +68,7 @@ bool operands(const ExternCall& call, Operands* o) {
     if (a1) o->a.dims[d] = 1;
     if (b1) o->b.dims[d] = 1;
   }
-  auto alpha = call.floats.find("alpha");
-  if (alpha != call.floats.end()) o->alpha = static_cast<float>(alpha->second);
+  o->alpha = static_cast<float>(decode_matmul_call(call).alpha);
   return true;
 }
 
@@ -124,7 +124,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
       dnnl::matmul::desc(desc_of(o.a, dense), b_want, desc_of(o.c, dense)), attr, cpu_engine());
   auto x = std::make_unique<DnnlMatMul>(call, threads);
   x->set_implementation(pd.impl_info_str());
-  if (!worth_using(x->implementation(), false, !binaries.empty())) return nullptr;
+  if (!worth_using(x->implementation(), !binaries.empty())) return nullptr;
   DnnlSteps& steps = x->steps();
   steps.use_packed(&packed);
   Args args;

@@ -133,10 +133,10 @@ int64_t checked_mul(const ConvArgs& a, int64_t x, int64_t y) {
 
 class PortableConv : public PreparedExtern {
  public:
-  PortableConv(const ExternCall& call, bool transpose, const std::vector<ExternBuffer>& constants,
+  PortableConv(const ExternCall& call, const std::vector<ExternBuffer>& constants,
                const std::vector<PackedInput>& packed, int threads)
-      : call_(call), transpose_(transpose), threads_(std::max(threads, 1)) {
-    const ConvArgs a = parse_conv_shapes(call, transpose);
+      : call_(call), threads_(std::max(threads, 1)) {
+    const ConvArgs a = parse_conv_shapes(call);
     path_ = choose_path(a);
     if (elements(y_dims(a)) == 0) return;  // nothing to compute
     if (path_ == Path::Implicit && a.kernel_size() > 1) {
@@ -215,7 +215,7 @@ class PortableConv : public PreparedExtern {
   void bind_scratch(void* scratch) override { scratch_.bind(scratch, scratch_bytes()); }
 
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
-    const ConvArgs a = parse_conv(call_, inputs, outputs, transpose_);
+    const ConvArgs a = parse_conv(call_, inputs, outputs);
     check_post_ops(call_, inputs, outputs);
     if (elements(y_dims(a)) == 0) return;
     Offsets at;
@@ -651,7 +651,6 @@ class PortableConv : public PreparedExtern {
   }
 
   const ExternCall& call_;
-  bool transpose_;
   int threads_;
   Path path_ = Path::BiasOnly;
   bool fused_ = true;  // post-ops per block (else after the op, by the reference walk)
@@ -677,20 +676,7 @@ std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
                                                       const std::vector<ExternBuffer>& constants,
                                                       const std::vector<PackedInput>& packed,
                                                       int threads) {
-  if (call.op != "Conv" && call.op != "ConvTranspose")
-    fail("prepare_portable_conv: op '", call.op, "' is not a convolution");
-  return std::make_unique<PortableConv>(call, call.op == "ConvTranspose", constants, packed,
-                                        threads);
-}
-
-void portable_conv(const ExternCall& call, const ExternBuffer* inputs,
-                   const ExternBuffer* outputs) {
-  PortableConv(call, false, {}, {}, 1).run(inputs, outputs);
-}
-
-void portable_conv_transpose(const ExternCall& call, const ExternBuffer* inputs,
-                             const ExternBuffer* outputs) {
-  PortableConv(call, true, {}, {}, 1).run(inputs, outputs);
+  return std::make_unique<PortableConv>(call, constants, packed, threads);
 }
 
 }  // namespace ferrite

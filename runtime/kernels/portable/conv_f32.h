@@ -38,9 +38,4 @@ std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
                                                       const std::vector<PackedInput>& packed,
                                                       int threads);
 
-// One-shot forms (ExternFn): one thread, nothing prepacked, scratch allocated per call.
-void portable_conv(const ExternCall& call, const ExternBuffer* inputs, const ExternBuffer* outputs);
-void portable_conv_transpose(const ExternCall& call, const ExternBuffer* inputs,
-                             const ExternBuffer* outputs);
-
 }  // namespace ferrite

@@ -274,9 +274,4 @@ bool portable_matmul_streams_weights(const ExternCall& call,
   return d.m == 1 && d.k > 0 && d.b_shared && is_constant_input(constants, 1);
 }
 
-void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,
-                     const ExternBuffer* outputs) {
-  PortableMatMul(call, {}, {}, 1).run(inputs, outputs);
-}
-
 }  // namespace ferrite

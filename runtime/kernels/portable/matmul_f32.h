@@ -27,8 +27,4 @@ std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
 bool portable_matmul_streams_weights(const ExternCall& call,
                                      const std::vector<ExternBuffer>& constants);
 
-// The one-shot form (ExternFn): one thread, nothing prepacked.
-void portable_matmul(const ExternCall& call, const ExternBuffer* inputs,
-                     const ExternBuffer* outputs);
-
 }  // namespace ferrite

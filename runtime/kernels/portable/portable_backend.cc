@@ -1,6 +1,9 @@
 #include "runtime/kernels/portable/portable_backend.h"
 
+#include "compiler/plan/error.h"
+#include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/stage_times.h"
+#include "runtime/function_extern.h"
 
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/conv_f32.h"
@@ -22,17 +25,30 @@ class PortableBackend : public KernelBackend {
     StageTimer timer("portable/block_program");
     return std::make_unique<portable::BlockExecutor>(k);
   }
-  ExternFn find_extern(const std::string& op) const override { return portable_extern(op); }
-  // MatMul and convolutions pack constant weights once and keep their scratch memory;
-  // SegmentReduce keeps its destination-sorted edges while the indices stay the same.
+  // Every op is prepared (prepare_extern's switch): nothing to look up.
+  ExternFn find_extern(const std::string&) const override { return nullptr; }
+  // The registration table. MatMul and convolutions pack constant weights once and keep
+  // their scratch memory; SegmentReduce keeps its destination-sorted edges while the
+  // indices stay the same; the rest are functions.
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& packed) const override {
-    if (call.op == "MatMul") return prepare_portable_matmul(call, constants, packed, threads_);
-    if (call.op == "Conv" || call.op == "ConvTranspose")
-      return prepare_portable_conv(call, constants, packed, threads_);
-    if (call.op == "SegmentReduce") return prepare_portable_segment_reduce(call, threads_);
-    return KernelBackend::prepare_extern(call, constants, packed);
+    const ExternOp op = extern_op_of(call);
+    switch (op) {
+      case ExternOp::MatMul:
+        return prepare_portable_matmul(call, constants, packed, threads_);
+      case ExternOp::Conv:
+      case ExternOp::ConvTranspose:
+        return prepare_portable_conv(call, constants, packed, threads_);
+      case ExternOp::SegmentReduce:
+        return prepare_portable_segment_reduce(call, threads_);
+      case ExternOp::ScatterElements:
+        return prepare_function_extern(call, portable_scatter_elements);
+      case ExternOp::ScatterND:
+      case ExternOp::TopK:
+        return prepare_function_extern(call, reference_extern(op));
+    }
+    fail("extern '", call.op, "': not an extern op");  // extern_op_of returned one
   }
 
  private:
@@ -44,15 +60,6 @@ class PortableBackend : public KernelBackend {
 std::unique_ptr<KernelBackend> make_portable_backend(const BackendOptions& options) {
   simd::apply_isa_from_environment();
   return std::make_unique<PortableBackend>(options.threads);
-}
-
-ExternFn portable_extern(const std::string& op) {
-  if (op == "MatMul") return portable_matmul;
-  if (op == "Conv") return portable_conv;
-  if (op == "ConvTranspose") return portable_conv_transpose;
-  if (op == "SegmentReduce") return portable_segment_reduce;
-  if (op == "ScatterElements") return portable_scatter_elements;
-  return reference_extern(op);
 }
 
 const char* portable_target_name() {

@@ -2,7 +2,8 @@
 // with Highway, so the same code is fast on ARM (NEON/SVE), in the browser (WASM SIMD128)
 // and on any x86 (dynamic dispatch to SSE4/AVX2/AVX-512). No code is generated at run
 // time. Externs: a Highway GEMM for MatMul, GEMM-based and direct convolutions for Conv and
-// ConvTranspose; ops without a portable version fall back to their reference implementation.
+// ConvTranspose, CSR segment reductions, a float32 ScatterElements; the other ops run their
+// reference implementation.
 #pragma once
 
 #include <memory>
@@ -14,9 +15,6 @@ namespace ferrite {
 
 // options.threads: threads each MatMul / Conv may use (OpenMP; one in wasm).
 std::unique_ptr<KernelBackend> make_portable_backend(const BackendOptions& options = {});
-
-// The portable implementation of extern `op` (or its reference one), or nullptr.
-ExternFn portable_extern(const std::string& op);
 
 // The Highway target chosen on this machine, e.g. "AVX3" or "WASM" (for reports).
 const char* portable_target_name();

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/scatter_call.h"
 #include "compiler/plan/ops.h"
 #include "runtime/kernels/reference/extern_operands.h"
 #include "runtime/kernels/reference/scatter.h"
@@ -87,9 +88,7 @@ void portable_scatter_elements(const ExternCall& call, const ExternBuffer* input
       call.inputs[0].shape == call.outputs[0].shape && !call.inputs[0].shape.empty() &&
       call.inputs[1].shape == call.inputs[2].shape &&
       call.inputs[1].shape.size() == call.inputs[0].shape.size() && is_contiguous(call.outputs[0]);
-  auto ax = call.ints.find("axis");
-  if (!fits || ax == call.ints.end() || ax->second < 0 ||
-      ax->second >= static_cast<int64_t>(call.inputs[0].shape.size())) {
+  if (!fits) {
     reference_scatter_elements(call, inputs, outputs);
     return;
   }
@@ -97,10 +96,11 @@ void portable_scatter_elements(const ExternCall& call, const ExternBuffer* input
   const char* names[] = {"data", "indices", "updates"};
   for (size_t i = 0; i < 3; ++i) check_view(op, names[i], call.inputs[i], inputs[i]);
   check_view(op, "out", call.outputs[0], outputs[0]);
+  const ScatterCall attrs = decode_scatter_call(call, call.inputs[0].shape.size());
   Walk w;
   w.us = call.inputs[2].shape;
   w.ds = call.inputs[0].shape;
-  w.axis = static_cast<size_t>(ax->second);
+  w.axis = static_cast<size_t>(attrs.axis);
   for (size_t d = 0; d < w.ds.size(); ++d)
     if (d != w.axis && w.us[d] > w.ds[d])
       fail(op, ": updates ", dims_text(w.us), " exceed data ", dims_text(w.ds), " in dim ", d);
@@ -120,12 +120,8 @@ void portable_scatter_elements(const ExternCall& call, const ExternBuffer* input
     std::vector<int64_t> p(w.ds.size(), 0);
     for (int64_t e = 0; e < count; ++e, next_index(&p, w.ds)) w.out[e] = data[view_offset(dr, p)];
   }
-  auto red = call.ints.find("reduction");
-  if (red == call.ints.end()) return apply_all<ReduceKind::Sum, false>(w);
-  // Compared as int64 first: the enum's narrower type would wrap 2^62 to Sum.
-  if (red->second < 0 || red->second > static_cast<int64_t>(ReduceKind::ArgMin))
-    fail(op, ": invalid reduction ", red->second);
-  switch (static_cast<ReduceKind>(red->second)) {
+  if (!attrs.reduction) return apply_all<ReduceKind::Sum, false>(w);
+  switch (*attrs.reduction) {
     case ReduceKind::Sum:
       return apply_all<ReduceKind::Sum, true>(w);
     case ReduceKind::Prod:
@@ -135,7 +131,7 @@ void portable_scatter_elements(const ExternCall& call, const ExternBuffer* input
     case ReduceKind::Min:
       return apply_all<ReduceKind::Min, true>(w);
     default:
-      fail(op, ": invalid reduction ", red->second);
+      fail(op, ": invalid reduction ", static_cast<int>(*attrs.reduction));  // decode refused it
   }
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/segment_reduce_call.h"
 #include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/portable/parallel.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
@@ -73,7 +74,9 @@ class PortableSegmentReduce : public PreparedExtern {
       : call_(call),
         threads_(threads),
         rows_(std::move(rows)),
-        implementation_(std::move(implementation)) {}
+        implementation_(std::move(implementation)) {
+    decode_segment_reduce_call(call);  // attributes fail at prepare, as on every backend
+  }
 
   std::string implementation() const override { return implementation_; }
 
@@ -188,11 +191,6 @@ std::unique_ptr<PreparedExtern> prepare_segment_reduce_with(const ExternCall& ca
 std::unique_ptr<PreparedExtern> prepare_portable_segment_reduce(const ExternCall& call,
                                                                 int threads) {
   return prepare_segment_reduce_with(call, threads, portable::segment_rows, "");
-}
-
-void portable_segment_reduce(const ExternCall& call, const ExternBuffer* inputs,
-                             const ExternBuffer* outputs) {
-  prepare_portable_segment_reduce(call, 1)->run(inputs, outputs);
 }
 
 }  // namespace ferrite

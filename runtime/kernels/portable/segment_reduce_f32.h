@@ -20,8 +20,6 @@ namespace ferrite {
 
 std::unique_ptr<PreparedExtern> prepare_portable_segment_reduce(const ExternCall& call,
                                                                 int threads);
-void portable_segment_reduce(const ExternCall& call, const ExternBuffer* inputs,
-                             const ExternBuffer* outputs);
 
 namespace portable {
 struct SegmentRows;

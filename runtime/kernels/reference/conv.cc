@@ -4,28 +4,20 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/conv_call.h"
 #include "runtime/kernels/reference/extern_operands.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {
 namespace {
 
-// Bound on every size, stride, dilation and |pad|: products of two stay below 2^60, so the
-// index arithmetic of every backend is free of overflow without further checks.
-constexpr int64_t kMaxExtent = int64_t{1} << 30;
+// Bound on every size (and, by decode_conv_call, stride, dilation and |pad|): products of two
+// stay below 2^60, so the index arithmetic of every backend is free of overflow.
+constexpr int64_t kMaxExtent = kMaxConvExtent;
 // Bound on the product of an operand's dims (zeros counted as ones, since a stride-0 view
 // of an empty tensor passes the bounds check with any other dims): every element count a
 // backend forms from one operand's dims fits comfortably in int64.
 constexpr int64_t kMaxElements = int64_t{1} << 40;
-
-int64_t int_attr(const ConvArgs& a, const ExternCall& call, const std::string& key, int64_t dflt,
-                 int64_t lo) {
-  auto it = call.ints.find(key);
-  const int64_t v = it == call.ints.end() ? dflt : it->second;
-  if (v < lo || v >= kMaxExtent || v <= -kMaxExtent)
-    fail(a.op(), ": ", key, " = ", v, " is out of range [", lo, ", ", kMaxExtent, ")");
-  return v;
-}
 
 void check_shape(const ConvArgs& a, const char* what, const TensorRef& r, size_t rank) {
   if (r.shape.size() != rank || r.strides.size() != rank)
@@ -63,22 +55,20 @@ void parse_channels(ConvArgs& a, const TensorRef& x, const TensorRef& w, const T
     fail(a.op(), ": Y", dims_text(y.shape), " needs batch ", a.n, " and ", a.c_out, " channels");
 }
 
-void parse_spatial(ConvArgs& a, const ExternCall& call, const TensorRef& x, const TensorRef& w,
+void parse_spatial(ConvArgs& a, const ConvCall& c, const TensorRef& x, const TensorRef& w,
                    const TensorRef& y) {
   const size_t k = x.shape.size() - 2;
   a.in = a.out = a.kernel = a.stride = a.dilation = {1, 1, 1};
   a.pad_begin = a.pad_end = {0, 0, 0};
   for (size_t d = 0; d < k; ++d) {
     const size_t D = 3 - k + d;
-    const std::string s = std::to_string(d);
-    const int64_t pad_lo = a.transpose ? -kMaxExtent + 1 : 0;
     a.in[D] = x.shape[2 + d];
     a.kernel[D] = w.shape[2 + d];
     a.out[D] = y.shape[2 + d];
-    a.stride[D] = int_attr(a, call, "stride" + s, 1, 1);
-    a.dilation[D] = int_attr(a, call, "dilation" + s, 1, 1);
-    a.pad_begin[D] = int_attr(a, call, "pad_begin" + s, 0, pad_lo);
-    a.pad_end[D] = int_attr(a, call, "pad_end" + s, 0, pad_lo);
+    a.stride[D] = c.stride[d];
+    a.dilation[D] = c.dilation[d];
+    a.pad_begin[D] = c.pad_begin[d];
+    a.pad_end[D] = c.pad_end[d];
     if (a.kernel[D] < 1) fail(a.op(), ": W", dims_text(w.shape), " has an empty kernel");
     const int64_t span = (a.kernel[D] - 1) * a.dilation[D] + 1;
     int64_t want;
@@ -96,9 +86,12 @@ void parse_spatial(ConvArgs& a, const ExternCall& call, const TensorRef& x, cons
 
 }  // namespace
 
-ConvArgs parse_conv_shapes(const ExternCall& call, bool transpose) {
+ConvArgs parse_conv_shapes(const ExternCall& call) {
   ConvArgs a;
-  a.transpose = transpose;
+  const ExternOp op = extern_op_of(call);
+  if (op != ExternOp::Conv && op != ExternOp::ConvTranspose)
+    fail("extern '", call.op, "' is not a convolution");
+  a.transpose = op == ExternOp::ConvTranspose;
   const size_t n_in = op_input_count(call);
   if ((n_in != 2 && n_in != 3) || call.outputs.size() != 1)
     fail(a.op(), ": expected 2 or 3 inputs and 1 output, got ", n_in, " and ", call.outputs.size());
@@ -110,7 +103,8 @@ ConvArgs parse_conv_shapes(const ExternCall& call, bool transpose) {
   check_shape(a, "W", w, rank);
   check_shape(a, "Y", y, rank);
   a.has_bias = n_in == 3;
-  a.group = int_attr(a, call, "group", 1, 1);
+  const ConvCall attrs = decode_conv_call(call, rank - 2);
+  a.group = attrs.group;
   parse_channels(a, x, w, y);
   if (a.has_bias) {
     const TensorRef& b = call.inputs[2];
@@ -120,7 +114,7 @@ ConvArgs parse_conv_shapes(const ExternCall& call, bool transpose) {
     a.b_offset = b.offset;
     a.b_stride = b.strides[0];
   }
-  parse_spatial(a, call, x, w, y);
+  parse_spatial(a, attrs, x, w, y);
   a.xs = strides5(x);
   a.ws = strides5(w);
   a.ys = strides5(y);
@@ -130,9 +124,9 @@ ConvArgs parse_conv_shapes(const ExternCall& call, bool transpose) {
   return a;
 }
 
-ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs, const ExternBuffer* outputs,
-                    bool transpose) {
-  ConvArgs a = parse_conv_shapes(call, transpose);
+ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs,
+                    const ExternBuffer* outputs) {
+  ConvArgs a = parse_conv_shapes(call);
   const size_t rank = call.inputs[0].shape.size();
   check_f32_view(a.op(), "X", call.inputs[0], inputs[0], rank);
   check_f32_view(a.op(), "W", call.inputs[1], inputs[1], rank);
@@ -145,9 +139,9 @@ ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs, const Ex
   return a;
 }
 
-void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
-                    const ExternBuffer* outputs) {
-  const ConvArgs a = parse_conv(call, inputs, outputs, false);
+namespace {
+
+void direct_conv(const ConvArgs& a) {
   const int64_t cg = a.c_in_group(), mg = a.c_out_group();
   const auto& s = a.stride;
   const auto& dl = a.dilation;
@@ -178,10 +172,7 @@ void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
             a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] + o1 * a.ys[3] +
                 o2 * a.ys[4]] = static_cast<float>(acc);
           }
-  apply_post_ops(call, inputs, outputs);
 }
-
-namespace {
 
 // The input index i with i*stride + j*dilation == o + pad_begin, or -1 when there is none.
 int64_t transpose_source(const ConvArgs& a, int d, int64_t o, int64_t j) {
@@ -190,11 +181,7 @@ int64_t transpose_source(const ConvArgs& a, int d, int64_t o, int64_t j) {
   return t / a.stride[d];
 }
 
-}  // namespace
-
-void reference_conv_transpose(const ExternCall& call, const ExternBuffer* inputs,
-                              const ExternBuffer* outputs) {
-  const ConvArgs a = parse_conv(call, inputs, outputs, true);
+void transposed_conv(const ConvArgs& a) {
   const int64_t cg = a.c_in_group(), mg = a.c_out_group();
   for (int64_t n = 0; n < a.n; ++n)
     for (int64_t m = 0; m < a.c_out; ++m)
@@ -220,6 +207,18 @@ void reference_conv_transpose(const ExternCall& call, const ExternBuffer* inputs
             a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] + o1 * a.ys[3] +
                 o2 * a.ys[4]] = static_cast<float>(acc);
           }
+}
+
+}  // namespace
+
+void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
+                    const ExternBuffer* outputs) {
+  const ConvArgs a = parse_conv(call, inputs, outputs);
+  if (a.transpose) {
+    transposed_conv(a);
+  } else {
+    direct_conv(a);
+  }
   apply_post_ops(call, inputs, outputs);
 }
 

@@ -1,6 +1,5 @@
 // The Conv and ConvTranspose externs, defined by their reference implementations here.
-// The compiler resolves every ONNX attribute (auto_pad, output_shape, output_padding,
-// kernel_shape) into the ints below, so a backend does no ONNX attribute logic.
+// Their attributes (a ConvCall: compiler/plan/externs/conv_call.h) are the ints below.
 //
 // Operands: float32 TensorRefs with any strides, k = rank - 2 spatial dims, 1 <= k <= 3;
 //   inputs = {X [N, C, in...], W, optional B [M]}, outputs = {Y [N, M, out...]};
@@ -57,19 +56,18 @@ struct ConvArgs {
   const char* op() const { return transpose ? "ConvTranspose" : "Conv"; }
 };
 
-// Checks what a call fixes by itself (operand counts, ranks, shapes against the attributes)
-// and throws ferrite::Error "Conv: ..." / "ConvTranspose: ..." on any problem. Leaves the
-// pointers null; backends size their scratch memory from it at prepare time.
-ConvArgs parse_conv_shapes(const ExternCall& call, bool transpose);
+// Checks what a call (op Conv or ConvTranspose) fixes by itself: operand counts, ranks, the
+// attributes (decode_conv_call), shapes against them. Throws ferrite::Error "Conv: ..." /
+// "ConvTranspose: ..." on any problem. Leaves the pointers null; backends size their scratch
+// memory from it at prepare time.
+ConvArgs parse_conv_shapes(const ExternCall& call);
 
 // parse_conv_shapes plus the buffers: dtypes and every view inside its buffer.
-ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs, const ExternBuffer* outputs,
-                    bool transpose);
+ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs,
+                    const ExternBuffer* outputs);
 
-// Direct loops, one output element at a time, accumulating in double.
+// Both ops (by call.op): direct loops, one output element at a time, accumulating in double.
 void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
                     const ExternBuffer* outputs);
-void reference_conv_transpose(const ExternCall& call, const ExternBuffer* inputs,
-                              const ExternBuffer* outputs);
 
 }  // namespace ferrite

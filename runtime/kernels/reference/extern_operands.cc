@@ -4,12 +4,6 @@
 
 namespace ferrite {
 
-std::string dims_text(const std::vector<int64_t>& dims) {
-  std::string s = "[";
-  for (size_t i = 0; i < dims.size(); ++i) s += str_cat(i ? "," : "", dims[i]);
-  return s + "]";
-}
-
 void check_bounds(const char* op, const char* what, const TensorRef& r, const ExternBuffer& buf) {
   int64_t lo = r.offset, hi = r.offset;
   for (int64_t d : r.shape)

@@ -7,12 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/externs/extern_op.h"  // dims_text
 #include "runtime/backend.h"
 
 namespace ferrite {
-
-// "[2,3,4]"
-std::string dims_text(const std::vector<int64_t>& dims);
 
 // Every element the view can reach lies inside the buffer (and the offsets do not overflow).
 void check_bounds(const char* op, const char* what, const TensorRef& r, const ExternBuffer& buf);

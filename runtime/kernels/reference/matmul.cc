@@ -3,6 +3,7 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/matmul_call.h"
 #include "runtime/kernels/reference/extern_operands.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
 
@@ -65,8 +66,7 @@ MatMulArgs parse_matmul(const ExternCall& call, const ExternBuffer* inputs,
   int64_t batches = 1;
   for (int64_t d : m.batch)
     if (__builtin_mul_overflow(batches, d, &batches)) fail("MatMul: batch count overflows");
-  auto alpha = call.floats.find("alpha");
-  if (alpha != call.floats.end()) m.alpha = static_cast<float>(alpha->second);
+  m.alpha = static_cast<float>(decode_matmul_call(call).alpha);
   m.a = static_cast<const float*>(inputs[0].data);
   m.b = static_cast<const float*>(inputs[1].data);
   m.c = static_cast<float*>(outputs[0].data);

@@ -1,5 +1,8 @@
 #include "runtime/kernels/reference/reference_backend.h"
 
+#include <optional>
+
+#include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/interpret.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/matmul.h"
@@ -26,7 +29,10 @@ class ReferenceBackend : public KernelBackend {
     validate_kernel(k);
     return std::make_unique<ReferenceKernel>(k);
   }
-  ExternFn find_extern(const std::string& op) const override { return reference_extern(op); }
+  ExternFn find_extern(const std::string& op) const override {
+    const std::optional<ExternOp> x = find_extern_op(op);
+    return x ? reference_extern(*x) : nullptr;
+  }
 };
 
 }  // namespace
@@ -35,15 +41,24 @@ std::unique_ptr<KernelBackend> make_reference_backend() {
   return std::make_unique<ReferenceBackend>();
 }
 
-ExternFn reference_extern(const std::string& op) {
-  if (op == "MatMul") return reference_matmul;
-  if (op == "Conv") return reference_conv;
-  if (op == "ConvTranspose") return reference_conv_transpose;
-  if (op == "ScatterElements") return reference_scatter_elements;
-  if (op == "ScatterND") return reference_scatter_nd;
-  if (op == "SegmentReduce") return reference_segment_reduce;
-  if (op == "TopK") return reference_topk;
-  return nullptr;
+// The registration table: each extern op's definition.
+ExternFn reference_extern(ExternOp op) {
+  switch (op) {
+    case ExternOp::MatMul:
+      return reference_matmul;
+    case ExternOp::Conv:
+    case ExternOp::ConvTranspose:
+      return reference_conv;
+    case ExternOp::ScatterElements:
+      return reference_scatter_elements;
+    case ExternOp::ScatterND:
+      return reference_scatter_nd;
+    case ExternOp::SegmentReduce:
+      return reference_segment_reduce;
+    case ExternOp::TopK:
+      return reference_topk;
+  }
+  return nullptr;  // not an ExternOp
 }
 
 }  // namespace ferrite

@@ -7,13 +7,14 @@
 #include <memory>
 #include <string>
 
+#include "compiler/plan/externs/extern_op.h"
 #include "runtime/backend.h"
 
 namespace ferrite {
 
 std::unique_ptr<KernelBackend> make_reference_backend();
 
-// The reference implementation of extern `op` (its definition), or nullptr.
-ExternFn reference_extern(const std::string& op);
+// The reference implementation of extern `op`: its definition.
+ExternFn reference_extern(ExternOp op);
 
 }  // namespace ferrite

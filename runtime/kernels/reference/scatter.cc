@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/scatter_call.h"
 #include "compiler/plan/scalar_ops.h"
 #include "runtime/kernels/reference/extern_operands.h"
 #include "runtime/kernels/reference/strided_walk.h"
@@ -20,8 +21,7 @@ struct Scatter {
   const TensorRef *data = nullptr, *indices = nullptr, *updates = nullptr, *out = nullptr;
   ExternBuffer data_buf, ind_buf, upd_buf, out_buf;
   size_t esize = 0;
-  bool reduce = false;
-  ReduceKind kind = ReduceKind::Sum;
+  ScatterCall attrs;
 
   void copy_data() const;
   // The index stored at element `offset` of indices, for a data dim of size n, made
@@ -58,7 +58,7 @@ int64_t Scatter::index_at(int64_t offset, int64_t n, const std::vector<int64_t>&
 }
 
 void Scatter::apply(int64_t o, int64_t u) const {
-  if (!reduce) {
+  if (!attrs.reduction) {
     std::memcpy(static_cast<uint8_t*>(out_buf.data) + o * esize,
                 static_cast<const uint8_t*>(upd_buf.data) + u * esize, esize);
     return;
@@ -66,6 +66,7 @@ void Scatter::apply(int64_t o, int64_t u) const {
   const DType t = out_buf.dtype;
   const ScalarType ct = compute_type(t);
   const Scalar acc = load_element(t, out_buf.data, o), x = load_element(t, upd_buf.data, u);
+  const ReduceKind kind = *attrs.reduction;
   Scalar r;
   if (t == DType::U64 && (kind == ReduceKind::Max || kind == ReduceKind::Min)) {
     // uint64 computes as int64: compare as unsigned so that values >= 2^63 order right.
@@ -107,15 +108,7 @@ Scatter parse_scatter(const char* op, const ExternCall& call, const ExternBuffer
   if (s.out->shape != s.data->shape)
     fail(op, ": out shape ", dims_text(s.out->shape), " differs from data shape ",
          dims_text(s.data->shape));
-  auto red = call.ints.find("reduction");
-  if (red != call.ints.end()) {
-    const int64_t k = red->second;
-    if (k != static_cast<int64_t>(ReduceKind::Sum) && k != static_cast<int64_t>(ReduceKind::Prod) &&
-        k != static_cast<int64_t>(ReduceKind::Max) && k != static_cast<int64_t>(ReduceKind::Min))
-      fail(op, ": invalid reduction ", k);
-    s.reduce = true;
-    s.kind = static_cast<ReduceKind>(k);
-  }
+  s.attrs = decode_scatter_call(call, s.data->shape.size());
   return s;
 }
 
@@ -128,11 +121,7 @@ void reference_scatter_elements(const ExternCall& call, const ExternBuffer* inpu
   const std::vector<int64_t>& ds = s.data->shape;
   const std::vector<int64_t>& us = s.updates->shape;
   const int64_t rank = static_cast<int64_t>(ds.size());
-  auto ax = call.ints.find("axis");
-  if (ax == call.ints.end() || ax->second < 0 || ax->second >= rank)
-    fail(op, ": axis ", ax == call.ints.end() ? std::string("missing") : str_cat(ax->second),
-         " out of range for data of rank ", rank);
-  const size_t axis = static_cast<size_t>(ax->second);
+  const size_t axis = static_cast<size_t>(s.attrs.axis);
   if (s.indices->shape != us || us.size() != ds.size())
     fail(op, ": indices ", dims_text(s.indices->shape), " and updates ", dims_text(us),
          " must have one shape of data's rank ", rank);

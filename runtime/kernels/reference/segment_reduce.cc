@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/segment_reduce_call.h"
 #include "compiler/plan/scalar_ops.h"
 #include "runtime/kernels/reference/extern_operands.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
@@ -26,18 +27,10 @@ void check_index(const TensorRef& r, const ExternBuffer& buf, const char* what, 
 SegmentOperands parse_segment_reduce(const ExternCall& call, const ExternBuffer* inputs,
                                      const ExternBuffer* outputs) {
   SegmentOperands s;
-  auto get = [&](const char* key) {
-    auto it = call.ints.find(key);
-    if (it == call.ints.end()) fail(kOp, ": missing ints[\"", key, "\"]");
-    return it->second;
-  };
-  const bool weighted = get("weighted") != 0;
-  s.rows = get("rows");
-  const int64_t k = get("reduction");
-  if (k != static_cast<int64_t>(ReduceKind::Sum) && k != static_cast<int64_t>(ReduceKind::Max) &&
-      k != static_cast<int64_t>(ReduceKind::Min))
-    fail(kOp, ": invalid reduction ", k);
-  s.kind = static_cast<ReduceKind>(k);
+  const SegmentReduceCall attrs = decode_segment_reduce_call(call);
+  const bool weighted = attrs.weighted;
+  s.rows = attrs.rows;
+  s.kind = attrs.reduction;
   const size_t own = 3 + (weighted ? 1 : 0), given = op_input_count(call);
   if ((given != own && given != own + 1) || call.outputs.size() != 1)
     fail(kOp, ": expected ", own, " or ", own + 1, " inputs (before post-op operands) and 1 ",

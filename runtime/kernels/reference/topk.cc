@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/topk_call.h"
 #include "compiler/plan/scalar_ops.h"
 #include "runtime/kernels/reference/extern_operands.h"
 #include "runtime/kernels/reference/strided_walk.h"
@@ -24,11 +25,6 @@ struct TopK {
   int64_t k = 0;
   bool largest = true;
 };
-
-int64_t int_arg(const ExternCall& call, const char* name, int64_t dflt) {
-  auto it = call.ints.find(name);
-  return it == call.ints.end() ? dflt : it->second;
-}
 
 TopK parse_topk(const ExternCall& call, const ExternBuffer* inputs, const ExternBuffer* outputs) {
   if (call.inputs.size() != 1 || call.outputs.size() != 2)
@@ -52,15 +48,10 @@ TopK parse_topk(const ExternCall& call, const ExternBuffer* inputs, const Extern
   if (t.ind_buf.dtype != DType::I64)
     fail(kOp, ": Indices must be int64, got ", dtype_name(t.ind_buf.dtype));
   const std::vector<int64_t>& xs = t.x->shape;
-  const int64_t rank = static_cast<int64_t>(xs.size());
-  const int64_t axis = int_arg(call, "axis", -1);
-  if (axis < 0 || axis >= rank) fail(kOp, ": axis ", axis, " out of range for X of rank ", rank);
-  t.axis = static_cast<size_t>(axis);
-  t.k = int_arg(call, "k", -1);
-  if (t.k < 0 || t.k > xs[t.axis])
-    fail(kOp, ": k = ", t.k, " outside [0, ", xs[t.axis], "] (X ", dims_text(xs), ", axis ", axis,
-         ")");
-  t.largest = int_arg(call, "largest", 1) != 0;
+  const TopKCall attrs = decode_topk_call(call, xs);
+  t.axis = static_cast<size_t>(attrs.axis);
+  t.k = attrs.k;
+  t.largest = attrs.largest;
   std::vector<int64_t> want = xs;
   want[t.axis] = t.k;
   if (t.values->shape != want || t.indices->shape != want)

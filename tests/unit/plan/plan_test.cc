@@ -154,7 +154,10 @@ TEST(PlanTest, ExternViews) {
   EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) output 0 writes constant buffer");
   p = full_plan();
   p.externs[0].op.clear();
-  EXPECT_PLAN_ERROR(p, "extern 0 has no op name");
+  EXPECT_PLAN_ERROR(p, "extern 0 has unknown op ''");
+  p = full_plan();
+  p.externs[0].op = "NoSuchOp";  // a backend would have no implementation to look up
+  EXPECT_PLAN_ERROR(p, "extern 0 has unknown op 'NoSuchOp'");
 }
 
 TEST(PlanTest, ExternPostOps) {

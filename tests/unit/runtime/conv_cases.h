@@ -16,6 +16,8 @@
 #include "compiler/plan/error.h"
 #include "runtime/kernels/portable/portable_backend.h"
 #include "runtime/kernels/reference/reference_backend.h"
+#include "tests/unit/runtime/conv_geometry.h"
+#include "tests/unit/runtime/extern_runs.h"
 #include "tests/unit/runtime/kernel_builder.h"
 
 namespace ferrite {
@@ -113,53 +115,13 @@ inline std::vector<float> gather(const Operand& o) {
   return v;
 }
 
-struct Geometry {
-  bool transpose = false;
-  int64_t n = 1, c = 1, m = 1, group = 1;
-  Dims in, kernel, stride, dilation, pad_begin, pad_end;
-  bool bias = false;
-
-  size_t k() const { return in.size(); }
-  int64_t span(size_t d) const { return (kernel[d] - 1) * dilation[d] + 1; }
-  int64_t out(size_t d) const {
-    if (transpose) return stride[d] * (in[d] - 1) + span(d) - pad_begin[d] - pad_end[d];
-    const int64_t room = in[d] + pad_begin[d] + pad_end[d] - span(d);
-    return room >= 0 ? room / stride[d] + 1 : 0;
-  }
-  Dims x_dims() const { return cat({n, c}, in); }
-  Dims w_dims() const { return cat(transpose ? Dims{c, m / group} : Dims{m, c / group}, kernel); }
-  Dims y_dims() const {
-    Dims o;
-    for (size_t d = 0; d < k(); ++d) o.push_back(out(d));
-    return cat({n, m}, o);
-  }
-  std::string text() const {
-    std::string s = std::string(transpose ? "ConvTranspose" : "Conv") + " n" + std::to_string(n) +
-                    " c" + std::to_string(c) + " m" + std::to_string(m) + " g" +
-                    std::to_string(group) + (bias ? " bias" : "");
-    for (size_t d = 0; d < k(); ++d)
-      s += " | in " + std::to_string(in[d]) + " k" + std::to_string(kernel[d]) + " s" +
-           std::to_string(stride[d]) + " d" + std::to_string(dilation[d]) + " p" +
-           std::to_string(pad_begin[d]) + "," + std::to_string(pad_end[d]);
-    return s;
-  }
-  static Dims cat(Dims a, const Dims& b) {
-    a.insert(a.end(), b.begin(), b.end());
-    return a;
-  }
-};
+using conv_geometry::conv2d;
+using conv_geometry::Geometry;
+using conv_geometry::random_geometry;
 
 inline ExternCall make_call(const Geometry& g, const std::vector<Operand*>& ins, const Operand& y) {
   ExternCall call;
-  call.op = g.transpose ? "ConvTranspose" : "Conv";
-  if (g.group != 1) call.ints["group"] = g.group;
-  for (size_t d = 0; d < g.k(); ++d) {
-    const std::string s = std::to_string(d);
-    call.ints["stride" + s] = g.stride[d];
-    call.ints["dilation" + s] = g.dilation[d];
-    call.ints["pad_begin" + s] = g.pad_begin[d];
-    call.ints["pad_end" + s] = g.pad_end[d];
-  }
+  encode_extern(g.attrs(), &call);
   for (Operand* o : ins) call.inputs.push_back(o->ref);
   call.outputs = {y.ref};
   return call;
@@ -307,7 +269,7 @@ inline void check_geometry(const Geometry& g, std::mt19937& rng, bool with_naive
   std::vector<ExternBuffer> in_bufs;
   for (Operand* o : ins) in_bufs.push_back(o->buffer());
   ExternBuffer out = y_ref.buffer();
-  reference_extern(call.op)(call, in_bufs.data(), &out);
+  run_reference_extern(call, in_bufs.data(), &out);
   const double tol = 1e-4 * max_abs(y_ref.data);
   if (with_naive) {
     const std::vector<double> want = naive(g, x.data, w.data, g.bias ? &b.data : nullptr);
@@ -323,8 +285,6 @@ inline void check_geometry(const Geometry& g, std::mt19937& rng, bool with_naive
     Operand y = y_ref;
     std::fill(y.data.begin(), y.data.end(), NAN);
     ExternBuffer yb = y.buffer();
-    portable_extern(call.op)(call, in_bufs.data(), &yb);
-    expect_matches(y.data, "portable");
     auto prepared = make_backend("portable")->prepare_extern(call);
     for (int run = 0; run < 2; ++run) {
       std::fill(y.data.begin(), y.data.end(), NAN);
@@ -339,59 +299,6 @@ inline void check_geometry(const Geometry& g, std::mt19937& rng, bool with_naive
         << "two threads differ from one";
   });
   if (strided) check_strided(g, x, w, b, y_ref.data);
-}
-
-inline Geometry random_geometry(std::mt19937& rng, bool transpose) {
-  auto pick = [&](int64_t lo, int64_t hi) {
-    return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
-  };
-  Geometry g;
-  g.transpose = transpose;
-  const size_t k = static_cast<size_t>(pick(1, 3));
-  g.n = pick(1, 2);
-  if (pick(0, 3) == 0) {  // depthwise
-    g.group = g.c = g.m = pick(1, 5);
-  } else {
-    g.group = pick(1, 3);
-    g.c = g.group * pick(1, 3);
-    g.m = g.group * pick(1, 3);
-  }
-  g.bias = pick(0, 1) == 1;
-  const int64_t max_in = k == 1 ? 13 : k == 2 ? 8 : 5;
-  for (size_t d = 0; d < k; ++d) {
-    g.kernel.push_back(pick(1, 3));
-    g.stride.push_back(pick(1, 3));
-    g.dilation.push_back(pick(1, 2));
-    g.in.push_back(pick(1, max_in));
-    g.pad_begin.push_back(pick(transpose ? -1 : 0, 2));
-    g.pad_end.push_back(pick(transpose ? -2 : 0, 2));
-    // Keep at least one output element.
-    while (g.out(d) < 1) {
-      if (transpose) {
-        ++g.in[d];
-      } else {
-        ++g.pad_end[d];
-      }
-    }
-  }
-  return g;
-}
-
-inline Geometry conv2d(int64_t n, int64_t c, int64_t m, int64_t group, Dims in, int64_t kernel,
-                       int64_t stride, int64_t dilation, int64_t pad) {
-  Geometry g;
-  g.n = n;
-  g.c = c;
-  g.m = m;
-  g.group = group;
-  g.in = in;
-  g.bias = true;
-  g.kernel = {kernel, kernel};
-  g.stride = {stride, stride};
-  g.dilation = {dilation, dilation};
-  g.pad_begin = {pad, pad};
-  g.pad_end = {pad, pad};
-  return g;
 }
 
 inline Geometry conv1d(int64_t c, int64_t m, int64_t group, int64_t in, int64_t kernel,

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tests/unit/runtime/conv_cases.h"
+#include "tests/unit/runtime/extern_runs.h"
 
 namespace ferrite {
 namespace {
@@ -51,7 +52,7 @@ TEST(Conv, WinogradMatchesReference) {
     std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
     const std::vector<ExternBuffer> constants{{}, w.buffer(), b.buffer()};
     ExternBuffer out = y.buffer();
-    reference_extern(call.op)(call, in.data(), &out);
+    run_reference_extern(call, in.data(), &out);
     const std::vector<float> want = y.data;
     auto prepared = make_backend("portable")->prepare_extern(call, constants);
     in[1] = w_elsewhere.buffer();
@@ -82,7 +83,7 @@ TEST(Conv, PackedWeightsRunWithoutTheirBuffer) {
     const ExternCall call = make_call(g, {&x, &w, &b}, y);
     std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
     ExternBuffer out = y.buffer();
-    reference_extern(call.op)(call, in.data(), &out);
+    run_reference_extern(call, in.data(), &out);
     const std::vector<float> want = y.data;
     auto prepared = make_backend("portable")->prepare_extern(call, {{}, in[1], in[2]});
     EXPECT_EQ(prepared->constants_copied(),
@@ -167,7 +168,7 @@ void check_fused_post_ops(const Geometry& g, PostOpKind activation, bool spatial
   std::vector<ExternBuffer> bufs;
   for (Operand* o : ins) bufs.push_back(o->buffer());
   ExternBuffer out = y.buffer();
-  reference_extern(call.op)(call, bufs.data(), &out);
+  run_reference_extern(call, bufs.data(), &out);
   const std::vector<float> want = y.data;
   const double tol = 1e-4 * max_abs(want);
   testing::for_each_simd_target([&] {
@@ -178,7 +179,7 @@ void check_fused_post_ops(const Geometry& g, PostOpKind activation, bool spatial
     ASSERT_EQ(std::memcmp(one.data(), y.data.data(), one.size() * sizeof(float)), 0)
         << "two threads differ from one";
     std::fill(y.data.begin(), y.data.end(), NAN);
-    portable_extern(call.op)(call, bufs.data(), &out);
+    run_backend_extern("portable", call, bufs.data(), &out);
     for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.data[i], want[i], tol) << "at " << i;
   });
 }

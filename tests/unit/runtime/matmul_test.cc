@@ -14,6 +14,7 @@
 #include "compiler/plan/error.h"
 #include "runtime/kernels/portable/portable_backend.h"
 #include "runtime/kernels/reference/reference_backend.h"
+#include "tests/unit/runtime/extern_runs.h"
 #include "tests/unit/runtime/kernel_builder.h"
 
 namespace ferrite {
@@ -80,8 +81,8 @@ void run_case(const Case& c) {
   if (c.alpha != 1) call.floats["alpha"] = c.alpha;
   ExternBuffer in[2] = {a.buffer(), b.buffer()};
   ExternBuffer o1 = out_ref.buffer(), o2 = out_port.buffer();
-  reference_extern("MatMul")(call, in, &o1);
-  portable_extern("MatMul")(call, in, &o2);
+  run_reference_extern(call, in, &o1);
+  run_backend_extern("portable", call, in, &o2);
   const std::string what = "batch " + std::to_string(c.batch) + " m " + std::to_string(c.m) +
                            " k " + std::to_string(c.k) + " n " + std::to_string(c.n);
   const int64_t nb = std::max<int64_t>(c.batch, 1);
@@ -141,7 +142,7 @@ Call make_call(const Case& c, bool tc = false, bool bcast_a = false,
   return k;
 }
 
-enum class Way { Reference, OneShot, Prepared, ConstantB, TwoThreads };
+enum class Way { Reference, Prepared, ConstantB, TwoThreads };
 
 // The output buffer after running `k` the way `way` says (prepared forms run twice: the
 // second run reuses packed weights and scratch).
@@ -157,10 +158,7 @@ std::vector<float> run_way(Call& k, Way way) {
   two.threads = 2;
   switch (way) {
     case Way::Reference:
-      reference_extern("MatMul")(k.call, in.data(), &ob);
-      break;
-    case Way::OneShot:
-      portable_extern("MatMul")(k.call, in.data(), &ob);
+      run_reference_extern(k.call, in.data(), &ob);
       break;
     case Way::Prepared:
     case Way::ConstantB:
@@ -185,7 +183,7 @@ void check_ways(Call& k, int64_t depth, const std::string& what) {
       std::max(1.0, std::fabs(k.call.floats.count("alpha") ? k.call.floats.at("alpha") : 1.0));
   testing::for_each_simd_target([&] {
     std::vector<float> one;
-    for (Way way : {Way::OneShot, Way::Prepared, Way::ConstantB, Way::TwoThreads}) {
+    for (Way way : {Way::Prepared, Way::ConstantB, Way::TwoThreads}) {
       const std::vector<float> got = run_way(k, way);
       for (size_t i = 0; i < got.size(); ++i)
         ASSERT_NEAR(got[i], want[i], tol) << "way " << static_cast<int>(way) << " at " << i;
@@ -230,7 +228,7 @@ TEST(MatMul, OneRowIsBitwiseItsRowOfATallerProduct) {
       std::copy_n(k2.ins[0].data.begin(), one.k, k1.ins[0].data.begin());
       k1.ins[1].data = k2.ins[1].data;
       testing::for_each_simd_target([&] {
-        for (Way way : {Way::OneShot, Way::ConstantB, Way::TwoThreads}) {
+        for (Way way : {Way::Prepared, Way::ConstantB, Way::TwoThreads}) {
           const std::vector<float> rows = run_way(k2, way), row = run_way(k1, way);
           ASSERT_EQ(std::memcmp(row.data(), rows.data(), row.size() * sizeof(float)), 0)
               << "n " << n << (tb ? " Bt" : "") << " way " << static_cast<int>(way);
@@ -322,7 +320,11 @@ TEST(MatMul, RejectsBadOperands) {
   call.outputs = {c.ref};
   ExternBuffer in[2] = {a.buffer(), b.buffer()};
   ExternBuffer out = c.buffer();
-  for (ExternFn fn : {reference_extern("MatMul"), portable_extern("MatMul")}) {
+  using Run = void (*)(const ExternCall&, const ExternBuffer*, const ExternBuffer*);
+  const Run portable = [](const ExternCall& x, const ExternBuffer* i, const ExternBuffer* o) {
+    run_backend_extern("portable", x, i, o);
+  };
+  for (Run fn : {run_reference_extern, portable}) {
     EXPECT_THROW(fn(call, in, &out), Error);  // K mismatch: 3 vs 4
     ExternBuffer bad_type[2] = {a.buffer(), b.buffer()};
     bad_type[0].dtype = DType::F64;

@@ -14,6 +14,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/post_ops.h"
 #include "runtime/backend.h"
+#include "tests/unit/runtime/extern_runs.h"
 #include "tests/unit/runtime/kernel_builder.h"
 
 namespace ferrite {
@@ -53,24 +54,8 @@ double formula(const PostOp& p, double y) {
   }
 }
 
-const std::vector<PostOp>& unary_kinds() {
-  static const std::vector<PostOp> ops = {{PostOpKind::Relu},
-                                          {PostOpKind::Clip, -0.5f, 1.5f},
-                                          {PostOpKind::LeakyRelu, 0.1f},
-                                          {PostOpKind::Elu, 0.7f},
-                                          {PostOpKind::HardSigmoid, 0.2f, 0.5f},
-                                          {PostOpKind::HardSwish},
-                                          {PostOpKind::Sigmoid},
-                                          {PostOpKind::Tanh},
-                                          {PostOpKind::Silu},
-                                          {PostOpKind::GeluErf},
-                                          {PostOpKind::GeluTanh},
-                                          {PostOpKind::Linear, -2.0f, 0.25f}};
-  return ops;
-}
-
 TEST(PostOps, UnaryKindsFollowTheirFormulas) {
-  const std::vector<PostOp>& ops = unary_kinds();
+  const std::vector<PostOp> ops = unary_post_ops();
   ASSERT_EQ(ops.size(), static_cast<size_t>(PostOpKind::Add));  // every unary kind
   for (const PostOp& p : ops) {
     SCOPED_TRACE(post_op_text(p));
@@ -247,7 +232,7 @@ TEST(PostOps, EveryKindFusedPerTileOnEveryTarget) {
   const int64_t m = 13, k = 300, n = 70;
   const std::vector<float> a = uniform(m * k, -0.3f, 0.3f, 1), b = uniform(k * n, -1, 1, 2);
   const std::vector<float> bias = uniform(n, -1, 1, 3);
-  for (const PostOp& p : unary_kinds()) {
+  for (const PostOp& p : unary_post_ops()) {
     SCOPED_TRACE(post_op_text(p));
     FusedMatMul f(m, k, n, a, b);
     f.call.post_ops = {PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})}, p};
@@ -281,7 +266,7 @@ TEST(PostOps, FusedIntoOneRowOnEveryTarget) {
   const int64_t m = 1, k = 300, n = 300;
   const std::vector<float> a = uniform(m * k, -0.3f, 0.3f, 1), b = uniform(k * n, -1, 1, 2);
   const std::vector<float> bias = uniform(n, -1, 1, 3), t = uniform(n, -1, 1, 4);
-  for (const PostOp& p : unary_kinds()) {
+  for (const PostOp& p : unary_post_ops()) {
     SCOPED_TRACE(post_op_text(p));
     FusedMatMul f(m, k, n, a, b);
     f.call.post_ops = {PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})}, p,
@@ -302,7 +287,7 @@ TEST(PostOps, SpecialValuesAsTheReferenceGivesThem) {
   const int64_t m = static_cast<int64_t>(specials.size()), n = 70;
   std::vector<float> b(static_cast<size_t>(n));
   for (size_t j = 0; j < b.size(); ++j) b[j] = j % 3 == 0 ? 1.0f : j % 3 == 1 ? -1.0f : 0.5f;
-  std::vector<PostOp> ops = unary_kinds();
+  std::vector<PostOp> ops = unary_post_ops();
   ops.push_back({PostOpKind::Clip, NAN, 1.0f});  // parameters no vector formula takes
   for (const PostOp& p : ops) {
     SCOPED_TRACE(post_op_text(p));

@@ -16,6 +16,7 @@
 #include "runtime/kernels/portable/portable_backend.h"
 #include "runtime/kernels/reference/reference_backend.h"
 #include "tests/unit/runtime/extern_operands.h"
+#include "tests/unit/runtime/extern_runs.h"
 
 namespace ferrite {
 namespace {
@@ -46,13 +47,13 @@ Operand scatter(const std::string& op, const Operand& data, const Operand& indic
   ExternBuffer f = fast.buffer();
   std::string fast_error;
   try {
-    portable_extern(op)(call, in, &f);
+    run_backend_extern("portable", call, in, &f);
   } catch (const Error& e) {
     fast_error = e.what();
   }
   ExternBuffer o = out.buffer();
   try {
-    reference_extern(op)(call, in, &o);
+    run_reference_extern(call, in, &o);
   } catch (const Error& e) {
     EXPECT_EQ(fast_error, e.what());
     throw;

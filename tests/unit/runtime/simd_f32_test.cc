@@ -166,11 +166,11 @@ TEST(PortableBench, DISABLED_MatMul) {
     call.outputs = {r};
     ExternBuffer in[2] = {{a.data(), DType::F32, n * n}, {b.data(), DType::F32, n * n}};
     ExternBuffer o{c.data(), DType::F32, n * n};
-    ExternFn fn = portable_extern("MatMul");
-    fn(call, in, &o);
+    auto prepared = make_backend("portable")->prepare_extern(call);
+    prepared->run(in, &o);
     const int reps = n >= 512 ? 3 : 20;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int i = 0; i < reps; ++i) fn(call, in, &o);
+    for (int i = 0; i < reps; ++i) prepared->run(in, &o);
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / reps;
     std::printf("matmul %lldx%lldx%lld (%s): %.3f ms, %.1f GFLOP/s\n", static_cast<long long>(n),

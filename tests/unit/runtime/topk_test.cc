@@ -35,7 +35,7 @@ TopKResult topk(const Operand& x, int64_t axis, int64_t k, int64_t largest) {
   call.outputs = {r.values.ref, r.indices.ref};
   ExternBuffer in = x.buffer();
   ExternBuffer out[2] = {r.values.buffer(), r.indices.buffer()};
-  reference_extern("TopK")(call, &in, out);
+  reference_extern(ExternOp::TopK)(call, &in, out);
   return r;
 }
 
@@ -103,13 +103,13 @@ TEST(TopK, RejectsBadCalls) {
   call.outputs = {v.ref, i32.ref};
   ExternBuffer in = x.buffer();
   ExternBuffer out[2] = {v.buffer(), i32.buffer()};
-  EXPECT_EQ(error_of([&] { reference_extern("TopK")(call, &in, out); }),
+  EXPECT_EQ(error_of([&] { reference_extern(ExternOp::TopK)(call, &in, out); }),
             "TopK: Indices must be int64, got int32");
   Operand i64 = garbage(DType::I64, {1, 3});
   out[1] = i64.buffer();
   call.outputs[1] = i64.ref;
   call.ints["axis"] = 2;
-  EXPECT_EQ(error_of([&] { reference_extern("TopK")(call, &in, out); }),
+  EXPECT_EQ(error_of([&] { reference_extern(ExternOp::TopK)(call, &in, out); }),
             "TopK: axis 2 out of range for X of rank 2");
 }
 

@@ -18,6 +18,7 @@
 #include "runtime/kernels/dnnl/dnnl_externs.h"
 #include "runtime/kernels/portable/thread_budget.h"
 #include "runtime/kernels/reference/reference_backend.h"
+#include "tests/unit/runtime/extern_runs.h"
 
 namespace ferrite {
 namespace dnnl_test {
@@ -47,17 +48,11 @@ inline Operand make_operand(const Dims& shape, const std::vector<int>& order,
                             float lo = -1, float hi = 1) {
   Operand o;
   o.ref.shape = shape;
-  o.ref.strides.assign(shape.size(), 0);
-  int64_t stride = 1;
-  for (size_t i = order.size(); i-- > 0;) {
-    const size_t d = static_cast<size_t>(order[i]);
-    if (!broadcast.empty() && broadcast[d]) continue;
-    o.ref.strides[d] = stride;
-    stride *= shape[d];
-  }
+  int64_t span = 0;
+  o.ref.strides = view_strides(shape, order, broadcast, &span);
   o.ref.offset = offset;
   std::uniform_real_distribution<float> dist(lo, hi);
-  o.data.resize(static_cast<size_t>(offset + stride));
+  o.data.resize(static_cast<size_t>(offset + span));
   for (float& x : o.data) x = dist(rng);
   return o;
 }
@@ -98,22 +93,6 @@ inline Operand broadcast_operand(const Dims& shape, int keep, std::mt19937& rng,
   return make_operand(shape, identity_order(shape.size()), b, 0, rng, lo, hi);
 }
 
-// The unary post-ops, each kind once, with parameters where it takes them.
-inline std::vector<PostOp> unary_post_ops() {
-  return {{PostOpKind::Relu},
-          {PostOpKind::Clip, -0.5f, 0.75f},
-          {PostOpKind::LeakyRelu, 0.1f},
-          {PostOpKind::Elu, 0.7f},
-          {PostOpKind::HardSigmoid, 0.2f, 0.5f},
-          {PostOpKind::HardSwish},
-          {PostOpKind::Sigmoid},
-          {PostOpKind::Tanh},
-          {PostOpKind::Silu},
-          {PostOpKind::GeluErf},
-          {PostOpKind::GeluTanh},
-          {PostOpKind::Linear, -1.5f, 0.25f}};
-}
-
 inline std::vector<ExternBuffer> buffers(const std::vector<Operand>& ops) {
   std::vector<ExternBuffer> b;
   for (const Operand& o : ops) b.push_back(o.buffer());
@@ -126,7 +105,7 @@ inline std::vector<float> run_reference(const ExternCall& call, const std::vecto
   std::fill(out.data.begin(), out.data.end(), NAN);
   const std::vector<ExternBuffer> in = buffers(ins);
   const ExternBuffer o = out.buffer();
-  reference_extern(call.op)(call, in.data(), &o);
+  run_reference_extern(call, in.data(), &o);
   return gather(out);
 }
 

@@ -1,0 +1,54 @@
+#include "compiler/plan/externs/conv_call.h"
+
+#include <string>
+
+#include "compiler/plan/error.h"
+#include "compiler/plan/plan.h"
+
+namespace ferrite {
+namespace {
+
+int64_t int_attr(const ExternCall& call, const char* op, const std::string& key, int64_t dflt,
+                 int64_t lo) {
+  auto it = call.ints.find(key);
+  const int64_t v = it == call.ints.end() ? dflt : it->second;
+  if (v < lo || v >= kMaxConvExtent || v <= -kMaxConvExtent)
+    fail(op, ": ", key, " = ", v, " is out of range [", lo, ", ", kMaxConvExtent, ")");
+  return v;
+}
+
+}  // namespace
+
+ExternAttrs encode(const ConvCall& c) {
+  ExternAttrs a;
+  a.ints["group"] = c.group;
+  for (size_t d = 0; d < c.stride.size(); ++d) {
+    const std::string s = std::to_string(d);
+    a.ints["stride" + s] = c.stride[d];
+    a.ints["dilation" + s] = c.dilation[d];
+    a.ints["pad_begin" + s] = c.pad_begin[d];
+    a.ints["pad_end" + s] = c.pad_end[d];
+  }
+  return a;
+}
+
+ConvCall decode_conv_call(const ExternCall& call, size_t spatial) {
+  const ExternOp x = extern_op_of(call);
+  if (x != ExternOp::Conv && x != ExternOp::ConvTranspose)
+    fail("extern '", call.op, "' is not a convolution");
+  ConvCall c;
+  c.transpose = x == ExternOp::ConvTranspose;
+  const char* op = extern_op_name(x);
+  c.group = int_attr(call, op, "group", 1, 1);
+  const int64_t pad_lo = c.transpose ? -kMaxConvExtent + 1 : 0;
+  for (size_t d = 0; d < spatial; ++d) {
+    const std::string s = std::to_string(d);
+    c.stride.push_back(int_attr(call, op, "stride" + s, 1, 1));
+    c.dilation.push_back(int_attr(call, op, "dilation" + s, 1, 1));
+    c.pad_begin.push_back(int_attr(call, op, "pad_begin" + s, 0, pad_lo));
+    c.pad_end.push_back(int_attr(call, op, "pad_end" + s, 0, pad_lo));
+  }
+  return c;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,42 @@
+#include "compiler/plan/externs/topk_call.h"
+
+#include <string>
+
+#include "compiler/plan/error.h"
+#include "compiler/plan/plan.h"
+
+namespace ferrite {
+namespace {
+
+int64_t int_arg(const ExternCall& call, const char* name, int64_t dflt) {
+  auto it = call.ints.find(name);
+  return it == call.ints.end() ? dflt : it->second;
+}
+
+}  // namespace
+
+ExternAttrs encode(const TopKCall& c) {
+  ExternAttrs a;
+  a.ints["axis"] = c.axis;
+  a.ints["k"] = c.k;
+  a.ints["largest"] = c.largest ? 1 : 0;
+  return a;
+}
+
+TopKCall decode_topk_call(const ExternCall& call, const std::vector<int64_t>& x) {
+  const char* op = "TopK";
+  if (extern_op_of(call) != ExternOp::TopK) fail("extern '", call.op, "' is not a TopK");
+  TopKCall c;
+  const int64_t rank = static_cast<int64_t>(x.size());
+  c.axis = int_arg(call, "axis", -1);
+  if (c.axis < 0 || c.axis >= rank)
+    fail(op, ": axis ", c.axis, " out of range for X of rank ", rank);
+  c.k = int_arg(call, "k", -1);
+  const int64_t n = x[static_cast<size_t>(c.axis)];
+  if (c.k < 0 || c.k > n)
+    fail(op, ": k = ", c.k, " outside [0, ", n, "] (X ", dims_text(x), ", axis ", c.axis, ")");
+  c.largest = int_arg(call, "largest", 1) != 0;
+  return c;
+}
+
+}  // namespace ferrite

@@ -1,0 +1,187 @@
+#include "tests/unit/runtime/random_extern_cases.h"
+
+#include <optional>
+
+namespace ferrite {
+namespace random_externs {
+namespace {
+
+std::optional<ReduceKind> any_reduction(Draw& d, bool with_prod) {
+  switch (d.pick(0, with_prod ? 4 : 3)) {
+    case 0:
+      return ReduceKind::Sum;
+    case 1:
+      return ReduceKind::Max;
+    case 2:
+      return ReduceKind::Min;
+    case 3:
+      return std::nullopt;
+    default:
+      return ReduceKind::Prod;
+  }
+}
+
+Dims random_dims(Draw& d, size_t rank, int64_t hi) {
+  Dims dims;
+  for (size_t i = 0; i < rank; ++i) dims.push_back(d.pick(1, hi));
+  return dims;
+}
+
+std::string dims_of(const Operand& o) {
+  return dims_text(o.ref.shape);
+}
+
+}  // namespace
+
+Case random_matmul(Draw& d) {
+  Case c;
+  const int64_t m = d.pick(1, 20), k = d.pick(1, 24), n = d.pick(1, 20);
+  const Dims batch = random_dims(d, static_cast<size_t>(d.pick(0, 2)), 3);
+  auto with = [&](int64_t rows, int64_t cols) {
+    Dims s = batch;
+    s.push_back(rows);
+    s.push_back(cols);
+    return s;
+  };
+  // A and B may broadcast batch dims (stride 0); C never does.
+  auto matrix = [&](int64_t rows, int64_t cols) {
+    const Dims shape = with(rows, cols);
+    std::vector<bool> broadcast(shape.size(), false);
+    for (size_t i = 0; i < batch.size(); ++i) broadcast[i] = d.chance(3);
+    return make_operand(DType::F32, shape, d.order(shape.size()), broadcast, d.pick(0, 3),
+                        [&](int64_t) { return d.real(-1, 1); });
+  };
+  c.ins.push_back(matrix(m, k));
+  c.ins.push_back(matrix(k, n));
+  c.outs.push_back(output_operand(d, DType::F32, with(m, n)));
+  MatMulCall attrs;
+  if (d.chance(4)) attrs.alpha = d.real(-2, 2);
+  encode_extern(attrs, &c.call);
+  set_operands(&c);
+  add_post_ops(d, &c, with(m, n), batch.size() + 1);
+  if (d.chance(2)) c.constants = {1};
+  c.tol = 2 * sum_tol(k);
+  c.text = str_cat("MatMul ", dims_of(c.ins[0]), " x ", dims_of(c.ins[1]), " alpha ", attrs.alpha);
+  return c;
+}
+
+Case random_conv(Draw& d, bool transpose) {
+  conv_geometry::Geometry g = conv_geometry::random_geometry(d.rng(), transpose);
+  if (!transpose && d.chance(6)) {  // sizes for the GEMM and Winograd paths
+    g = conv_geometry::conv2d(d.pick(1, 2), 8 * d.pick(1, 2), 8 * d.pick(1, 2), 1,
+                              {d.pick(4, 10), d.pick(4, 10)}, 3, 1, 1, 1);
+    g.bias = d.chance(2);
+  }
+  Case c;
+  c.ins.push_back(random_operand(d, DType::F32, g.x_dims(), -1, 1));
+  c.ins.push_back(random_operand(d, DType::F32, g.w_dims(), -1, 1));
+  if (g.bias) c.ins.push_back(random_operand(d, DType::F32, {g.m}, -1, 1));
+  c.outs.push_back(output_operand(d, DType::F32, g.y_dims()));
+  encode_extern(g.attrs(), &c.call);
+  set_operands(&c);
+  add_post_ops(d, &c, g.y_dims(), 1);
+  if (d.chance(2)) {
+    c.constants = {1};
+    if (g.bias) c.constants.push_back(2);
+  }
+  c.tol = 2 * g.tol();
+  c.text = g.text();
+  return c;
+}
+
+Case random_scatter_elements(Draw& d) {
+  Case c;
+  const DType t = any_dtype(d);
+  const size_t rank = static_cast<size_t>(d.pick(1, 3));
+  const Dims data = random_dims(d, rank, 6);
+  const size_t axis = static_cast<size_t>(d.pick(0, static_cast<int64_t>(rank) - 1));
+  Dims upd;
+  for (size_t i = 0; i < rank; ++i) upd.push_back(i == axis ? d.pick(1, 6) : d.pick(1, data[i]));
+  c.ins.push_back(random_operand(d, t, data, -4, 4));
+  c.ins.push_back(index_operand(d, upd, data[axis], true));
+  c.ins.push_back(random_operand(d, t, upd, -4, 4));
+  c.outs.push_back(output_operand(d, t, data, d.chance(2)));
+  const ScatterCall attrs{false, static_cast<int64_t>(axis), any_reduction(d, true)};
+  encode_extern(attrs, &c.call);
+  set_operands(&c);
+  c.text = str_cat("ScatterElements ", dtype_name(t), " data ", dims_text(data), " updates ",
+                   dims_text(upd), " axis ", axis);
+  return c;
+}
+
+Case random_scatter_nd(Draw& d) {
+  Case c;
+  const DType t = any_dtype(d);
+  const Dims data = random_dims(d, static_cast<size_t>(d.pick(1, 3)), 5);
+  const size_t k = static_cast<size_t>(d.pick(1, static_cast<int64_t>(data.size())));
+  Dims ind = random_dims(d, static_cast<size_t>(d.pick(0, 2)), 4), upd = ind;
+  ind.push_back(static_cast<int64_t>(k));
+  upd.insert(upd.end(), data.begin() + static_cast<int64_t>(k), data.end());
+  c.ins.push_back(random_operand(d, t, data, -4, 4));
+  std::vector<int> order(ind.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Component j of each index tuple indexes data dim j; one in 40 tuples strays.
+  c.ins.push_back(
+      make_operand(d.chance(2) ? DType::I32 : DType::I64, ind, order, {}, 0, [&](int64_t i) {
+        const int64_t n = data[static_cast<size_t>(i) % k];
+        if (d.chance(40 * static_cast<int>(k))) return double(n);
+        return static_cast<double>(d.pick(-n, n - 1));
+      }));
+  c.ins.push_back(random_operand(d, t, upd, -4, 4));
+  c.outs.push_back(output_operand(d, t, data, d.chance(2)));
+  encode_extern(ScatterCall{true, 0, any_reduction(d, true)}, &c.call);
+  set_operands(&c);
+  c.text =
+      str_cat("ScatterND ", dtype_name(t), " data ", dims_text(data), " indices ", dims_text(ind));
+  return c;
+}
+
+Case random_segment_reduce(Draw& d) {
+  Case c;
+  const DType t = d.chance(4) ? any_dtype(d) : DType::F32;
+  const int64_t nodes = d.pick(1, 10), features = d.pick(1, 40), rows = d.pick(1, 10),
+                edges = d.pick(0, 40);
+  SegmentReduceCall attrs;
+  attrs.rows = rows;
+  attrs.weighted = d.chance(2);
+  const std::optional<ReduceKind> kind = any_reduction(d, false);
+  attrs.reduction = kind ? *kind : ReduceKind::Sum;
+  c.ins.push_back(random_operand(d, t, {nodes, features}, -2, 2));
+  c.ins.push_back(index_operand(d, {edges}, nodes, true));
+  c.ins.push_back(index_operand(d, {edges}, rows, true));
+  if (attrs.weighted) c.ins.push_back(random_operand(d, t, {edges}, -2, 2));
+  if (d.chance(2)) c.ins.push_back(random_operand(d, t, {rows, features}, -2, 2));
+  c.outs.push_back(output_operand(d, t, {rows, features}, d.chance(2)));
+  encode_extern(attrs, &c.call);
+  set_operands(&c);
+  if (t == DType::F32) add_post_ops(d, &c, {rows, features}, 1);
+  // The sums are exact by contract (edge order); post-ops may be approximated.
+  c.tol = c.call.post_ops.empty() ? 0 : 3e-5;
+  c.text =
+      str_cat("SegmentReduce ", dtype_name(t), " x [", nodes, ",", features, "] edges ", edges,
+              " rows ", rows, " ", reduce_name(attrs.reduction), attrs.weighted ? " weighted" : "");
+  return c;
+}
+
+Case random_topk(Draw& d) {
+  Case c;
+  const DType t = any_dtype(d);
+  const Dims x = random_dims(d, static_cast<size_t>(d.pick(1, 3)), 8);
+  TopKCall attrs;
+  attrs.axis = d.pick(0, static_cast<int64_t>(x.size()) - 1);
+  attrs.k = d.pick(0, x[static_cast<size_t>(attrs.axis)]);
+  attrs.largest = d.chance(2);
+  Dims y = x;
+  y[static_cast<size_t>(attrs.axis)] = attrs.k;
+  c.ins.push_back(random_operand(d, t, x, -3, 3));
+  c.outs.push_back(output_operand(d, t, y, d.chance(2)));
+  c.outs.push_back(output_operand(d, DType::I64, y, d.chance(2)));
+  encode_extern(attrs, &c.call);
+  set_operands(&c);
+  c.text = str_cat("TopK ", dtype_name(t), " ", dims_text(x), " axis ", attrs.axis, " k ", attrs.k,
+                   attrs.largest ? " largest" : " smallest");
+  return c;
+}
+
+}  // namespace random_externs
+}  // namespace ferrite
