@@ -155,16 +155,23 @@ void count_refusal(const Variant& v, const Kernel& k, std::map<std::string, int>
 #endif
 }
 
-// At least kMinJitShare of the random kernels must be compiled.
+// At least kMinJitShare of the random kernels must be compiled, not counting those with an
+// op the JIT leaves to the portable backend by design ("Sin: op Sin on F32": the
+// trigonometric and hyperbolic functions, remainders), which say nothing about its coverage.
 constexpr double kMinJitShare = 0.45;
 
 void check_jit_share(int kernels, const std::map<std::string, int>& refusals) {
-  int refused = 0;
-  for (const auto& r : refusals) refused += r.second;
-  std::printf("  jit: %d of %d kernels compiled\n", kernels - refused, kernels);
+  int refused = 0, by_design = 0;
+  for (const auto& r : refusals) {
+    refused += r.second;
+    if (r.first.find(": op ") != std::string::npos) by_design += r.second;
+  }
+  std::printf("  jit: %d of %d kernels compiled (%d have an op it leaves to portable)\n",
+              kernels - refused, kernels, by_design);
   for (const auto& r : refusals) std::printf("    %5d refused: %s\n", r.second, r.first.c_str());
   if (kernels >= 1000) {  // not for one seed (FERRITE_RANDOM_SEED)
-    EXPECT_GE(kernels - refused, kMinJitShare * kernels) << "the JIT refuses too many kernels";
+    EXPECT_GE(kernels - refused, kMinJitShare * (kernels - by_design))
+        << "the JIT refuses too many kernels";
   }
 }
 
@@ -252,13 +259,11 @@ TEST(RandomOpsKernels, ReachEveryFeature) {
   }
   if (std::getenv("FERRITE_RANDOM_SEED") || std::getenv("FERRITE_RANDOM_KERNELS")) return;
   const int few = kGeneratorKernels / 200;
-  for (const char* op :
-       {"Add",   "Sub",   "Mul",   "Div",        "Max",     "Min",        "Neg",     "Abs",
-        "Relu",  "Exp",   "Log",   "Sqrt",       "Rsqrt",   "Reciprocal", "Sigmoid", "Tanh",
-        "Erf",   "Pow",   "Floor", "Ceil",       "Round",   "Sign",       "Eq",      "Lt",
-        "Le",    "Gt",    "Ge",    "And",        "Or",      "Xor",        "Not",     "Where",
-        "IsNaN", "IsInf", "Cast",  "CheckIndex", "LoopVar", "Reduce"})
+  // Every op of the Kernel contract (ops.h): a new op fails here until the generator draws it.
+  for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
+    const char* op = op_name(static_cast<Op>(i));
     EXPECT_GE(coverage.ops[op], few) << op;
+  }
   for (const char* kind : {"sum f32", "max f32", "min f32", "prod f32", "argmax f32", "argmin f32",
                            "sum i64", "max i64", "min i64"})
     EXPECT_GE(coverage.reduce_kinds[kind], few) << kind;

@@ -17,13 +17,19 @@
 //   1 ulp  Add, Sub, Mul, Sqrt (correctly rounded, but a backend may fuse a*b + c into one
 //          FMA: an Add/Sub of a product also gets an ulp of the product, absolute).
 //   2 ulp  Div, Reciprocal;   3 ulp Rsqrt;   8 ulp Exp, Log (and 8 ulp of 1, absolute),
-//          Tanh, Sigmoid;   16 ulp Erf;   16 (1 + |y log x|) ulp Pow (a vector pow is
-//          exp(y log x));   1 ulp a cast of an inexact f64 to f32.
+//          Tanh, Sigmoid, the trigonometric and hyperbolic functions (Sin and Cos also 8 ulp
+//          of max(1, |x|), absolute, for the argument reduction; Acos/Asin 8 ulp of pi);
+//          16 ulp Erf;   16 (1 + |y log x|) ulp Pow (a vector pow is exp(y log x));
+//          1 ulp a cast of an inexact f64 to f32.
+//   exact  Mod and FMod of exact operands (discontinuous; every backend evaluates their
+//          scalar definition).
 // Operand errors propagate through the op on the operands' intervals: absolute errors add
 // through Add/Sub (relative ones when the operands cannot cancel), relative errors through
 // Mul/Div/Sqrt/Rsqrt/Reciprocal; Exp turns an absolute error e into the relative e^e - 1, Log
 // a relative error r into the absolute -log(1 - r); Tanh, Sigmoid, Erf, Max, Min, Relu pass
-// their Lipschitz constant times the absolute error.
+// their Lipschitz constant times the absolute error, and so do the trigonometric and
+// hyperbolic functions, whose operands the generator keeps away from poles and branch points
+// (Tan |x| <= 1.2, Asin/Acos/Atanh |x| <= 0.95/0.9, Acosh x >= 1.25).
 // Reductions over n points: Sum may be reassociated, and any two summation orders differ by
 // at most (n-1) u sum|x| <= (n-1) u n max|x| (relative (n-1) u when the terms have one sign),
 // plus n times the input error; Prod: n times the relative input error and n ulp; Max
@@ -47,6 +53,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "compiler/plan/kernel.h"
 #include "compiler/plan/scalar_ops.h"
@@ -58,6 +66,7 @@ constexpr double kUlp = 0x1p-23;    // f32: ulp(x) <= kUlp * |x| for a normal x
 constexpr double kUlp64 = 0x1p-52;  // f64
 constexpr double kSlack = 2;        // the output check's factor on A + R |want|
 constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kPi = 3.14159265358979323846;
 
 // Static facts of one SSA value (see the rule above).
 struct Val {
@@ -120,6 +129,62 @@ template <class F>
 void monotone(const Val& x, F f, bool increasing, double* lo, double* hi) {
   *lo = increasing ? f(x.lo) : f(x.hi);
   *hi = increasing ? f(x.hi) : f(x.lo);
+}
+
+// The trigonometric and hyperbolic functions: Lipschitz constant L over the operand's interval
+// times its error, plus 8 ulp of the result and, for Sin and Cos, of the argument (the
+// argument reduction's error grows with |x|).
+inline Val function_float(Op op, const Val& x) {
+  require(!x.special, "function of a special value");
+  const double u = x.ulp(), e = x.abs_err(), m = x.mag();
+  double lo = 0, hi = 0, lipschitz = 1, own = 0;
+  auto inc = [&](double (*f)(double)) { monotone(x, f, true, &lo, &hi); };
+  switch (op) {
+    case Op::Sin:
+    case Op::Cos:
+      require(m <= 1000, "Sin/Cos argument not bounded");
+      lo = -1, hi = 1, own = 8 * u * std::max(1.0, m);
+      break;
+    case Op::Tan:
+      require(m <= 1.25, "Tan near a pole");
+      inc([](double v) { return std::tan(v); });
+      lipschitz = 1 / std::pow(std::cos(m), 2);
+      break;
+    case Op::Atan:
+      inc([](double v) { return std::atan(v); });
+      break;
+    case Op::Asin:
+    case Op::Acos:
+      require(m <= 0.96, "Asin/Acos near a branch point");
+      monotone(
+          x, [](double v) { return std::asin(v); }, true, &lo, &hi);
+      if (op == Op::Acos) std::tie(lo, hi) = std::make_pair(kPi / 2 - hi, kPi / 2 - lo);
+      lipschitz = 1 / std::sqrt(1 - m * m), own = 8 * u * kPi;
+      break;
+    case Op::Sinh:
+    case Op::Cosh:
+      require(m <= 20, "Sinh/Cosh argument not bounded");
+      lipschitz = std::cosh(m);
+      if (op == Op::Sinh) inc([](double v) { return std::sinh(v); });
+      if (op == Op::Cosh) lo = std::cosh(x.mmin()), hi = std::cosh(m);
+      break;
+    case Op::Asinh:
+      inc([](double v) { return std::asinh(v); });
+      break;
+    case Op::Acosh:
+      require(x.lo >= 1.2, "Acosh near its branch point");
+      inc([](double v) { return std::acosh(v); });
+      lipschitz = 1 / std::sqrt(x.lo * x.lo - 1);
+      break;
+    case Op::Atanh:
+      require(m <= 0.92, "Atanh near a pole");
+      inc([](double v) { return std::atanh(v); });
+      lipschitz = 1 / (1 - m * m);
+      break;
+    default:
+      generator_bug(std::string("no bound for unary ") + op_name(op));
+  }
+  return inexact(x, lo, hi, lipschitz * e + own, 8 * u);
 }
 
 inline Val unary_float(Op op, const Val& x) {
@@ -198,9 +263,8 @@ inline Val unary_float(Op op, const Val& x) {
           x, [](double v) { return std::erf(v); }, true, &lo, &hi);
       return inexact(x, lo, hi, 1.1284 * e, 16 * u);
     default:
-      break;
+      return function_float(op, x);
   }
-  generator_bug(std::string("no bound for unary ") + op_name(op));
 }
 
 inline Val unary(Op op, const Val& x) {
@@ -295,6 +359,16 @@ inline Val binary_float(Op op, const Val& a, const Val& b) {
       return inexact(a, std::exp(lo), std::exp(hi), 0,
                      std::expm1(t) + 16 * u * (1 + std::max(std::fabs(lo), std::fabs(hi))));
     }
+    case Op::Mod:
+    case Op::FMod: {
+      // Discontinuous: exact operands only. Every backend computes the scalar definition, so
+      // the result is the reference's bit for bit.
+      require(a.exact && b.exact && b.mmin() > 0 && !b.special, "remainder operands");
+      Val r = a;
+      r.product = false;
+      r.lo = -b.mag(), r.hi = b.mag();
+      return r;
+    }
     default:
       break;
   }
@@ -326,6 +400,11 @@ inline Val binary(Op op, const Val& a, const Val& b) {
         break;
       case Op::Min:
         lo = std::min(a.lo, b.lo), hi = std::min(a.hi, b.hi);
+        break;
+      case Op::Mod:
+      case Op::FMod:
+        require(b.mmin() > 0, "i64 remainder by 0");
+        lo = -(b.mag() - 1), hi = b.mag() - 1;
         break;
       default:
         generator_bug(std::string("no bound for i64 ") + op_name(op));
