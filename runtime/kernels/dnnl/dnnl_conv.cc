@@ -368,7 +368,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   const Primitive p =
       create_primitive(a, dnnl::algorithm::convolution_direct, spatial, channels_last(o.x.dims),
                        w_any, b_want, channels_last(o.y.dims), attr);
-  if (!worth_using(p.impl, !binaries.empty())) return nullptr;
+  if (!worth_using(p.impl, true, !binaries.empty())) return nullptr;
   BinaryOperand no_sum;
   no_sum.input = SIZE_MAX;
   return assemble(call, a, std::move(border), p, o, binaries, no_sum, order, constants, packed,

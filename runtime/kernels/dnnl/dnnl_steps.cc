@@ -67,9 +67,9 @@ bool plain_strides(const dnnl::memory::desc& d, Dims* strides) {
   return true;
 }
 
-bool worth_using(const std::string& impl, bool binary_post_ops) {
+bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops) {
   if (impl.find("ref") != std::string::npos) return false;
-  return !(binary_post_ops && impl.find("gemm") != std::string::npos);
+  return !(is_conv && binary_post_ops && impl.find("gemm") != std::string::npos);
 }
 
 namespace {

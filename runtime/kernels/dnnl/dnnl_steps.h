@@ -61,13 +61,10 @@ dnnl::memory::desc f32_desc(const Dims& dims, const Dims& strides);
 // The strides of a plain (unblocked) descriptor; false for a blocked one.
 bool plain_strides(const dnnl::memory::desc& d, Dims* strides);
 
-// Whether oneDNN's choice `impl` (impl_info_str) beats the portable externs (or, for a
-// matmul, a dense copy of its operands): never its reference loops ("ref:any"), nor its
-// GEMM-based primitives when binary post-ops are fused. A GEMM-based convolution applies
-// them element by element (measured 6x slower than unfused); the GEMM-based matmul
-// ("gemm:jit", chosen for a C whose batch dim lies inside its rows) crashes in oneDNN 2.7
-// when a binary operand is broadcast over the batch (random_extern_test found it).
-bool worth_using(const std::string& impl, bool binary_post_ops);
+// Whether oneDNN's choice `impl` (impl_info_str) beats the portable externs: never its
+// reference loops ("ref:any"), nor GEMM-based convolution when binary post-ops are fused
+// (it applies them element by element: measured 6x slower than unfused).
+bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops);
 
 // The exact name of a memory layout (oneDNN's version, dims, data type, blocking or
 // Winograd format, padding, extra flags): weights packed into equal layouts are the same

@@ -226,7 +226,7 @@ TEST(DnnlMatMul, EveryBinaryPostOpAndOperandPattern) {
 
 // A C whose batch dim lies inside its rows makes oneDNN pick its GEMM-based matmul, which
 // (oneDNN 2.6) crashed with a binary operand broadcast over the batch: such calls take a
-// dense copy of their operands onto brgemm instead (found by random_extern_test).
+// dense copy of C (found by random_extern_test).
 TEST(DnnlMatMul, BatchInsideTheRowsOfCWithABroadcastOperand) {
   std::mt19937 rng(5);
   const Dims shape{2, 4, 17};
@@ -239,7 +239,6 @@ TEST(DnnlMatMul, BatchInsideTheRowsOfCWithABroadcastOperand) {
     const std::vector<float> want = run_reference(c.call, c.ins, c.out);
     expect_close(run_dnnl(c.call, c.ins, c.out, {}, 1, &impl), want, tol_for(12),
                  "dnnl vs reference");
-    EXPECT_EQ(impl.find("gemm"), std::string::npos) << impl;
   }
 }
 
