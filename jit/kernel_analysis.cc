@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "compiler/plan/dtype.h"
+#include "compiler/plan/lane_choice.h"
 #include "compiler/plan/loop_dims.h"
 #include "jit/analysis_rules.h"
 #include "jit/mask_bounds.h"
@@ -563,8 +564,7 @@ std::string analyze_kernel(const Kernel& validated, Isa isa, Layout* out) {
       contiguous_outer += f.coeff[outer - 1] == 1;
     }
     const int64_t ri = merged.ranges[dims - 1], ro = merged.ranges[outer - 1];
-    lanes_outer = (contiguous_outer > contiguous_inner && ro >= 8) || (ri < 16 && ro >= 16);
-    if (ri >= 64 && contiguous_inner >= contiguous_outer) lanes_outer = false;
+    lanes_outer = lanes_outer_pays(ri, ro, contiguous_inner, contiguous_outer);
   }
   const Mode first = lanes_outer ? Mode::LanesOuter : Mode::LanesInner;
   const Mode second = lanes_outer ? Mode::LanesInner : Mode::LanesOuter;

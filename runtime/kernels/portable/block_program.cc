@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/plan/lane_choice.h"
 #include "compiler/plan/loop_dims.h"
 
 namespace ferrite {
@@ -52,8 +53,7 @@ class Builder {
     const int a = dims - 1, b = outer - 1;
     const int ca = contiguous_loads(a), cb = contiguous_loads(b);
     const int64_t ra = k().ranges[a], rb = k().ranges[b];
-    bool lanes_outer = (cb > ca && rb >= 8) || (ra < 16 && rb >= 16);
-    if (ra >= 64 && ca >= cb) lanes_outer = false;
+    bool lanes_outer = lanes_outer_pays(ra, rb, ca, cb);
     hazard_ = hazard_loads(k(), lanes_outer);
     if (lanes_outer && any(hazard_)) {
       // Lanes on the reduction may keep whole blocks where outer lanes cannot.
