@@ -13,10 +13,10 @@ const LoweringTable& lowering_table() {
     register_softmax_ops(t);
     register_matmul_ops(t);
     register_conv_ops(t);
-    register_misc_ops(t);
+    register_shape_value_ops(t);
     register_norm_ops(t);
     register_pool_ops(t);
-    register_pattern_ops(t);
+    register_position_ops(t);
     register_loss_ops(t);
     register_einsum_ops(t);
     register_resize_ops(t);

@@ -14,8 +14,8 @@
 #include "compiler/plan/externs/matmul_call.h"
 #include "runtime/kernels/dnnl/dnnl_post_ops.h"
 #include "runtime/kernels/dnnl/dnnl_steps.h"
-#include "runtime/kernels/reference/extern_operands.h"
 #include "runtime/kernels/reference/matmul.h"
+#include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {

@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "compiler/plan/error.h"
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 
 namespace ferrite {
 namespace onednn {

@@ -11,7 +11,7 @@
 #include "runtime/kernels/portable/gemm_f32.h"
 #include "runtime/kernels/portable/parallel.h"
 #include "runtime/kernels/reference/conv.h"
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {

@@ -7,7 +7,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/scatter_call.h"
 #include "compiler/plan/ops.h"
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/scatter.h"
 #include "runtime/kernels/reference/strided_walk.h"
 

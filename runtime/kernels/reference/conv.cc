@@ -5,7 +5,7 @@
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/conv_call.h"
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "compiler/plan/error.h"
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/strided_walk.h"
 
 namespace ferrite {

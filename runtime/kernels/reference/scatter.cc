@@ -8,7 +8,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/scatter_call.h"
 #include "compiler/plan/scalar_ops.h"
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/strided_walk.h"
 
 namespace ferrite {

@@ -6,7 +6,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/segment_reduce_call.h"
 #include "compiler/plan/scalar_ops.h"
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {

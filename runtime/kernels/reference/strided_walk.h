@@ -1,6 +1,6 @@
 // Row-major walks over the elements of strided TensorRefs, for the reference externs that
 // are not a single loop nest (scatters, TopK). Callers check their views first
-// (extern_operands.h), so the offsets computed here stay inside the buffers.
+// (operand_checks.h), so the offsets computed here stay inside the buffers.
 #pragma once
 
 #include <cstdint>

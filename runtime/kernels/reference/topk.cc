@@ -10,7 +10,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/topk_call.h"
 #include "compiler/plan/scalar_ops.h"
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/strided_walk.h"
 
 namespace ferrite {

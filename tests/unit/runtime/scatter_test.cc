@@ -15,7 +15,7 @@
 #include "compiler/plan/scalar_ops.h"
 #include "runtime/kernels/portable/portable_backend.h"
 #include "runtime/kernels/reference/reference_backend.h"
-#include "tests/unit/runtime/extern_operands.h"
+#include "tests/unit/runtime/dense_operands.h"
 #include "tests/unit/runtime/extern_runs.h"
 
 namespace ferrite {

@@ -9,7 +9,7 @@
 
 #include "compiler/plan/ops.h"
 #include "runtime/backend.h"
-#include "tests/unit/runtime/extern_operands.h"
+#include "tests/unit/runtime/dense_operands.h"
 
 namespace ferrite {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "compiler/plan/error.h"
 #include "runtime/kernels/reference/reference_backend.h"
-#include "tests/unit/runtime/extern_operands.h"
+#include "tests/unit/runtime/dense_operands.h"
 
 namespace ferrite {
 namespace {

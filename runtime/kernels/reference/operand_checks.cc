@@ -1,4 +1,4 @@
-#include "runtime/kernels/reference/extern_operands.h"
+#include "runtime/kernels/reference/operand_checks.h"
 
 #include "compiler/plan/error.h"
 

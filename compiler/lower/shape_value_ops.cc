@@ -124,7 +124,7 @@ std::vector<TensorBoxPtr> lower_constant(LowerCtx& c) {
 
 }  // namespace
 
-void register_misc_ops(LoweringTable& t) {
+void register_shape_value_ops(LoweringTable& t) {
   t.add("Shape", lower_shape);
   t.add("Size", lower_size);
   t.add("ConstantOfShape", lower_constant_of_shape);

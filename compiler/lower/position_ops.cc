@@ -207,7 +207,7 @@ std::vector<TensorBoxPtr> lower_pad(LowerCtx& c) {
 
 }  // namespace
 
-void register_pattern_ops(LoweringTable& t) {
+void register_position_ops(LoweringTable& t) {
   t.add("Trilu", lower_trilu);
   t.add("EyeLike", lower_eyelike);
   t.add("OneHot", lower_onehot);

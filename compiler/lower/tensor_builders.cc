@@ -1,3 +1,5 @@
+// The builders the op lowerings share: broadcasting, pointwise and reduction kernels, and
+// views (reshape, permute, expand) of a tensor without a kernel.
 #include <algorithm>
 #include <numeric>
 
@@ -5,40 +7,6 @@
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
-
-const TensorBoxPtr& LowerCtx::input(size_t i) const {
-  if (!has(i)) error("missing required input ", i);
-  return in[i];
-}
-
-std::shared_ptr<const TensorData> LowerCtx::const_data(size_t i) const {
-  auto d = gl.constant_data(input(i));
-  if (!d) {
-    throw NeedsInputValueError(
-        str_cat(node.describe(), ": input ", i, " ('", node.inputs[i]->name,
-                "') must be a compile-time constant (computed at run time here)"));
-  }
-  return d;
-}
-
-std::vector<int64_t> LowerCtx::const_ints(size_t i) const {
-  auto d = const_data(i);
-  if (dtype_is_float(d->dtype)) error("input ", i, " must be integers, got ", dtype_name(d->dtype));
-  return d->to_ints();
-}
-
-std::vector<int64_t> const_ints_1d(const LowerCtx& c, size_t i) {
-  const size_t rank = c.input(i)->size.size();
-  if (rank != 1)
-    c.error("input ", i, " ('", c.node.inputs[i]->name, "') must be 1-D, got rank ", rank);
-  return c.const_ints(i);
-}
-
-int LowerCtx::axis(int64_t a, size_t rank) const {
-  int64_t r = static_cast<int64_t>(rank);
-  if (a < -r || a >= r) error("axis ", a, " out of range for rank ", r);
-  return static_cast<int>(a < 0 ? a + r : a);
-}
 
 std::vector<int64_t> broadcast_shapes(const LowerCtx& c,
                                       const std::vector<std::vector<int64_t>>& s) {
