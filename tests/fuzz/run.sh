@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# tests/fuzz/run.sh [--minutes M] [--parallel P] [--dir DIR] [--no-build] [TARGET...]
+# tests/fuzz/run.sh [--minutes M] [--parallel P] [--jobs J] [--dir DIR] [--no-build] [TARGET...]
 # A fuzz campaign (tests/fuzz/README.md): builds the targets (scripts/build.sh fuzz), makes
 # the seed corpora (make_seeds.py, once), then runs each TARGET (default: all) for M minutes
-# (default 10) at nice 19, P targets at a time (default 1), one libFuzzer worker each, in
-# fork mode so that it goes on past crashes, timeouts (> 10 s) and out-of-memory (> 2 GB)
-# and keeps each as an artifact. Corpora grow in DIR/corpus/TARGET across campaigns
+# (default 10) at nice 19, P targets at a time (default 1), J libFuzzer workers each
+# (default 1; on a many-core machine, one per core), in fork mode so that it goes on past
+# crashes, timeouts (> 10 s) and out-of-memory (> 2 GB) and keeps each as an artifact. Corpora grow in DIR/corpus/TARGET across campaigns
 # (default DIR: build/fuzz/campaign, or $FERRITE_FUZZ_DIR); artifacts go to
 # DIR/findings/TARGET, logs to DIR/logs. At the end: executions, exec/s and coverage per
 # target, and the findings grouped by stack (triage.py), known ones labelled.
@@ -13,6 +13,7 @@ cd "$(dirname "$0")/../.."
 
 minutes=10
 parallel=1
+jobs=1
 dir=${FERRITE_FUZZ_DIR:-build/fuzz/campaign}
 build=1
 targets=()
@@ -21,9 +22,10 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --minutes) minutes=$2; shift 2 ;;
     --parallel) parallel=$2; shift 2 ;;
+    --jobs) jobs=$2; shift 2 ;;
     --dir) dir=$2; shift 2 ;;
     --no-build) build=0; shift ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
     -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
     *) targets+=("$1"); shift ;;
   esac
@@ -55,7 +57,7 @@ run_target() {  # run_target TARGET: one campaign of one target, its log in DIR/
   esac
   mkdir -p "$dir/corpus/$t" "$dir/findings/$t"
   # shellcheck disable=SC2086  # $seeds is a list of directories
-  nice -n 19 "build/fuzz/bin/fuzz_$t" -fork=1 -ignore_crashes=1 -ignore_timeouts=1 \
+  nice -n 19 "build/fuzz/bin/fuzz_$t" -fork="$jobs" -ignore_crashes=1 -ignore_timeouts=1 \
     -ignore_ooms=1 -max_total_time=$((minutes * 60)) -timeout=10 -rss_limit_mb=2048 \
     -max_len=65536 -dict="tests/fuzz/dict/$dict.dict" -artifact_prefix="$dir/findings/$t/" \
     -print_final_stats=1 "$dir/corpus/$t" $seeds tests/fuzz/regressions \
