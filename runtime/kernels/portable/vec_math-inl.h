@@ -52,8 +52,8 @@ HWY_INLINE hn::Mask<DF> Outside(DF d, VF x, float lo, float hi) {
 
 // erf(x) = x * P(x^2) / Q(x^2) on [-4, 4] and +-1 beyond: the rational minimax form Eigen
 // and XLA use for float. Against double-precision erf on a dense grid of [-5, 5]
-// (tests/unit/runtime/simd_f32_test.cc): max error 5.5 ulp with FMA (AVX3), 6.7 ulp without
-// (WASM); at most 4e-7 relative.
+// (tests/unit/runtime/kernels/portable/simd_f32_test.cc): max error 5.5 ulp with FMA (AVX3), 6.7
+// ulp without (WASM); at most 4e-7 relative.
 HWY_INLINE VF Erf(DF d, VF a) {
   const VF x = hn::Min(hn::Max(a, hn::Set(d, -4.0f)), hn::Set(d, 4.0f));
   const VF x2 = hn::Mul(x, x);

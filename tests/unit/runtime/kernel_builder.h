@@ -14,7 +14,7 @@
 #include "runtime/backend.h"
 #include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/tensor.h"
-#include "tests/unit/plan/test_plans.h"
+#include "tests/unit/compiler/plan/test_plans.h"
 
 namespace ferrite {
 namespace testing {

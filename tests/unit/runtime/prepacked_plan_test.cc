@@ -15,7 +15,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/plan_io.h"
 #include "runtime/backend.h"
-#include "tests/unit/lower/run_graph.h"
+#include "tests/unit/compiler/lower/run_graph.h"
 
 namespace ferrite {
 namespace {

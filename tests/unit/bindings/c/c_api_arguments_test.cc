@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "bindings/c/ferrite.h"
-#include "tests/unit/frontend/onnx/proto_writer.h"
+#include "tests/unit/compiler/frontend/onnx/proto_writer.h"
 #include "tests/unit/support/source_dir.h"
 
 namespace ferrite {
