@@ -26,6 +26,8 @@ struct V {
 
 class KernelBuilder {
  public:
+  using V = ferrite::V;  // a builder of compiler/plan/activations.h's formulas
+
   KernelBuilder(std::string name, std::vector<int64_t> ranges, int num_reduce);
 
   const std::vector<int64_t>& ranges() const { return k_.ranges; }
@@ -34,6 +36,7 @@ class KernelBuilder {
   V load(Buffer* buf, Index index);
   void store(Buffer* buf, Index index, V value);
   V constant(ScalarType t, double value);
+  V constant(V like, double value) { return constant(like.type, value); }
   // An i64 constant, exact (a double holds integers only up to 2^53).
   V constant_i64(int64_t value);
   V unary(Op op, V a);

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "compiler/lower/lowering.h"
+#include "compiler/plan/activations.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
@@ -162,28 +163,14 @@ std::vector<TensorBoxPtr> lower_isinf(LowerCtx& c) {
       })};
 }
 
-// x * f(alpha) patterns of the activation family.
-V select_neg(KernelBuilder& b, V x, V neg_val) {
-  return b.where(b.binary(Op::Lt, x, b.constant(x.type, 0)), neg_val, x);
-}
-
 void register_activations(LoweringTable& t) {
   t.add("LeakyRelu", [](LowerCtx& c) {
     double a = c.node.attr_float("alpha", 0.01);
-    return unary_fn(
-        [a](KernelBuilder& b, V x) {
-          return select_neg(b, x, b.binary(Op::Mul, x, b.constant(x.type, a)));
-        },
-        true)(c);
+    return unary_fn([a](KernelBuilder& b, V x) { return act::leaky_relu(b, x, a); }, true)(c);
   });
   t.add("Elu", [](LowerCtx& c) {
     double a = c.node.attr_float("alpha", 1.0);
-    return unary_fn(
-        [a](KernelBuilder& b, V x) {
-          V e = b.binary(Op::Sub, b.unary(Op::Exp, x), b.constant(x.type, 1));
-          return select_neg(b, x, b.binary(Op::Mul, e, b.constant(x.type, a)));
-        },
-        true)(c);
+    return unary_fn([a](KernelBuilder& b, V x) { return act::elu(b, x, a); }, true)(c);
   });
   t.add("Selu", [](LowerCtx& c) {
     double a = c.node.attr_float("alpha", 1.67326319217681884765625);
@@ -211,25 +198,10 @@ void register_activations(LoweringTable& t) {
   });
   t.add("HardSigmoid", [](LowerCtx& c) {
     double a = c.node.attr_float("alpha", 0.2), be = c.node.attr_float("beta", 0.5);
-    return unary_fn(
-        [a, be](KernelBuilder& b, V x) {
-          V y = b.binary(Op::Add, b.binary(Op::Mul, x, b.constant(x.type, a)),
-                         b.constant(x.type, be));
-          return b.binary(Op::Min, b.binary(Op::Max, y, b.constant(x.type, 0)),
-                          b.constant(x.type, 1));
-        },
-        true)(c);
+    return unary_fn([a, be](KernelBuilder& b, V x) { return act::hard_sigmoid(b, x, a, be); },
+                    true)(c);
   });
-  t.add("HardSwish", unary_fn(
-                         [](KernelBuilder& b, V x) {
-                           V y =
-                               b.binary(Op::Add, b.binary(Op::Mul, x, b.constant(x.type, 1.0 / 6)),
-                                        b.constant(x.type, 0.5));
-                           y = b.binary(Op::Min, b.binary(Op::Max, y, b.constant(x.type, 0)),
-                                        b.constant(x.type, 1));
-                           return b.binary(Op::Mul, x, y);
-                         },
-                         true));
+  t.add("HardSwish", unary_fn([](KernelBuilder& b, V x) { return act::hard_swish(b, x); }, true));
   t.add("Softsign", unary_fn(
                         [](KernelBuilder& b, V x) {
                           V d = b.binary(Op::Add, b.unary(Op::Abs, x), b.constant(x.type, 1));
@@ -246,18 +218,7 @@ void register_activations(LoweringTable& t) {
     if (approx != "none" && approx != "tanh") c.error("unknown approximate '", approx, "'");
     return unary_fn(
         [approx](KernelBuilder& b, V x) {
-          V inner;
-          if (approx == "none") {
-            inner =
-                b.unary(Op::Erf, b.binary(Op::Mul, x, b.constant(x.type, 0.70710678118654752440)));
-          } else {  // tanh(sqrt(2/pi) * (x + 0.044715 x^3))
-            V x3 = b.binary(Op::Mul, b.binary(Op::Mul, x, x), x);
-            V u = b.binary(Op::Add, x, b.binary(Op::Mul, x3, b.constant(x.type, 0.044715)));
-            inner =
-                b.unary(Op::Tanh, b.binary(Op::Mul, u, b.constant(x.type, 0.79788456080286535588)));
-          }
-          V half_x = b.binary(Op::Mul, x, b.constant(x.type, 0.5));
-          return b.binary(Op::Mul, half_x, b.binary(Op::Add, inner, b.constant(x.type, 1)));
+          return approx == "none" ? act::gelu_erf(b, x) : act::gelu_tanh(b, x);
         },
         true)(c);
   });
@@ -302,7 +263,7 @@ void register_thresholds(LoweringTable& t) {
     if (broadcast_shapes(c, {x->size, slope->size}) != x->size)
       c.error("slope must broadcast to X's shape (unidirectionally)");
     return {make_pointwise(c, {x, slope}, x->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
-      return select_neg(b, v[0], b.binary(Op::Mul, v[0], v[1]));
+      return act::select_negative(b, v[0], b.binary(Op::Mul, v[0], v[1]));
     })};
   });
 }

@@ -1,8 +1,8 @@
 #include "compiler/plan/post_ops.h"
 
-#include <cmath>
 #include <cstdio>
 
+#include "compiler/plan/activations.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/scalar_ops.h"
@@ -10,14 +10,18 @@
 namespace ferrite {
 namespace {
 
-// The same scalar functions the reference uses for the unfused ops.
-float unary(Op op, float y) {
-  return eval_unary(op, ScalarType::F32, scalar_f32(y)).f32;
-}
-
-float clip01(float v) {
-  return std::fmin(std::fmax(v, 0.0f), 1.0f);
-}
+// The activations of activations.h evaluated on floats with the scalar semantics the
+// reference uses for the unfused ops (scalar_ops.h); a comparison gives 1 or 0.
+struct ScalarF32 {
+  using V = float;
+  V unary(Op op, V x) const { return eval_unary(op, ScalarType::F32, scalar_f32(x)).f32; }
+  V binary(Op op, V a, V b) const {
+    const Scalar r = eval_binary(op, ScalarType::F32, scalar_f32(a), scalar_f32(b));
+    return op_is_compare(op) ? (r.b ? 1.0f : 0.0f) : r.f32;
+  }
+  V where(V cond, V a, V b) const { return cond != 0 ? a : b; }
+  V constant(V, double v) const { return static_cast<float>(v); }
+};
 
 }  // namespace
 
@@ -58,55 +62,15 @@ std::string post_op_text(const PostOp& p) {
 }
 
 float apply_unary_post_op(const PostOp& p, float y) {
-  switch (p.kind) {
-    case PostOpKind::Relu:
-      return y < 0 ? 0.0f : y;
-    case PostOpKind::Clip:
-      return std::fmin(std::fmax(y, p.alpha), p.beta);
-    case PostOpKind::LeakyRelu:
-      return y >= 0 ? y : p.alpha * y;
-    case PostOpKind::Elu:
-      return y > 0 ? y : p.alpha * (unary(Op::Exp, y) - 1.0f);
-    case PostOpKind::HardSigmoid:
-      return clip01(p.alpha * y + p.beta);
-    case PostOpKind::HardSwish:
-      return y * clip01(y * (1.0f / 6.0f) + 0.5f);
-    case PostOpKind::Sigmoid:
-      return unary(Op::Sigmoid, y);
-    case PostOpKind::Tanh:
-      return unary(Op::Tanh, y);
-    case PostOpKind::Silu:
-      return y * unary(Op::Sigmoid, y);
-    case PostOpKind::GeluErf:
-      return 0.5f * y * (1.0f + unary(Op::Erf, y * 0.70710678118654752f));
-    case PostOpKind::GeluTanh: {
-      const float inner = 0.79788456080286536f * (y + 0.044715f * y * y * y);
-      return 0.5f * y * (1.0f + unary(Op::Tanh, inner));
-    }
-    case PostOpKind::Linear:
-      return p.alpha * y + p.beta;
-    default:
-      fail("post-op ", post_op_name(p.kind), " is not unary");
-  }
+  if (post_op_is_binary(p.kind)) fail("post-op ", post_op_name(p.kind), " is not unary");
+  ScalarF32 b;
+  return act::post_op(b, p, y, y);
 }
 
 float apply_binary_post_op(PostOpKind kind, float y, float t) {
-  switch (kind) {
-    case PostOpKind::Add:
-      return y + t;
-    case PostOpKind::Sub:
-      return y - t;
-    case PostOpKind::Mul:
-      return y * t;
-    case PostOpKind::Div:
-      return y / t;
-    case PostOpKind::Max:
-      return eval_binary(Op::Max, ScalarType::F32, scalar_f32(y), scalar_f32(t)).f32;
-    case PostOpKind::Min:
-      return eval_binary(Op::Min, ScalarType::F32, scalar_f32(y), scalar_f32(t)).f32;
-    default:
-      fail("post-op ", post_op_name(kind), " is not binary");
-  }
+  if (!post_op_is_binary(kind)) fail("post-op ", post_op_name(kind), " is not binary");
+  ScalarF32 b;
+  return act::post_op(b, PostOp{kind}, y, t);
 }
 
 bool extern_takes_post_ops(const std::string& op) {

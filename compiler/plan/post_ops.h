@@ -2,16 +2,17 @@
 // Inductor's mkldnn _convolution_pointwise / _linear_pointwise). The op computes its result
 // y (bias included); then each post-op, in order, replaces every output element y by
 //
-//   Relu         max(y, 0)                      Sigmoid      1 / (1 + exp(-y))
-//   Clip         min(max(y, alpha), beta)       Tanh         tanh(y)
-//   LeakyRelu    y >= 0 ? y : alpha * y         Elu          y > 0 ? y : alpha * (exp(y) - 1)
-//   HardSigmoid  clip(alpha * y + beta, 0, 1)   HardSwish    y * clip(y / 6 + 1/2, 0, 1)
-//   Silu         y * sigmoid(y)                 Linear       alpha * y + beta
-//   GeluErf      y/2 * (1 + erf(y / sqrt 2))
-//   GeluTanh     y/2 * (1 + tanh(sqrt(2/pi) * (y + 0.044715 y^3)))
-//   Add, Sub, Mul, Div, Max, Min    y op t   (Sub: y - t, Div: y / t)
+//   Relu, Clip(alpha, beta), LeakyRelu(alpha), Elu(alpha), HardSigmoid(alpha, beta),
+//   HardSwish, Sigmoid, Tanh, Silu, GeluErf, GeluTanh   the ONNX activation of that name
+//   Linear(alpha, beta)                                 alpha * y + beta
+//   Add, Sub, Mul, Div, Max, Min                        y op t   (Sub: y - t, Div: y / t)
 //
-// where t is element of call.inputs[input] at the output element's coordinates: that
+// Each kind's formula is written once, in compiler/plan/activations.h (act::post_op_k), in
+// the Kernel contract's ops: the lowering builds the unfused ONNX op from the same formula,
+// the reference and portable backends evaluate it (apply_*_post_op here, and the portable
+// epilogue on vectors), and oneDNN maps each kind to its own algorithm (dnnl_post_ops.cc).
+//
+// t is the element of call.inputs[input] at the output element's coordinates: that
 // TensorRef has the output's shape, with stride 0 along the dims it is broadcast over (a
 // per-channel bias, a residual of the same shape, a scalar). Computed in float.
 #pragma once

@@ -85,8 +85,7 @@ void UnaryF32(Op op, const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_
     case Op::Reciprocal:
       return Map1(a, out, n, [](DF d, VF x) { return hn::Div(hn::Set(d, 1.0f), x); });
     case Op::Relu:
-      return Map1(a, out, n,
-                  [](DF d, VF x) { return hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x); });
+      return Map1(a, out, n, [](DF d, VF x) { return vm::UnaryOp<Op::Relu>(d, x); });
     case Op::Floor:
       return Map1(a, out, n, [](DF, VF x) { return hn::Floor(x); });
     case Op::Ceil:
@@ -95,15 +94,15 @@ void UnaryF32(Op op, const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_
       return Map1(a, out, n, [](DF, VF x) { return hn::Round(x); });
     case Op::Sign:
       return Map1(a, out, n, [](DF d, VF x) { return Sign(d, x); });
-      // Below -104 exp rounds to +0 in float (e^-104 < half the least denormal): those lanes
-      // (masked attention scores, -1e4 or -inf) stay vectorized; only the denormal range
-      // [-104, -87.3), overflow and NaN go scalar.
-      FERRITE_FIXED(Exp, hn::IfThenZeroElse(hn::Lt(x, hn::Set(d, -104.0f)), hn::Exp(d, x)),
-                    hn::AndNot(hn::Lt(x, hn::Set(d, -104.0f)), Outside(d, x, -87.3f, 88.7f)));
+    case Op::Exp:
+      return Map1(a, out, n, [](DF d, VF x) { return vm::UnaryOp<Op::Exp>(d, x); });
       FERRITE_FIXED(Log, hn::Log(d, x), Outside(d, x, kTiny, kHuge));
-      FERRITE_FIXED(Sigmoid, Sigmoid(d, x), Outside(d, x, -87.0f, 87.0f));
-      FERRITE_FIXED(Tanh, hn::Tanh(d, x), hn::IsNaN(x));
-      FERRITE_FIXED(Erf, Erf(d, x), hn::IsNaN(x));
+    case Op::Sigmoid:
+      return Map1(a, out, n, [](DF d, VF x) { return vm::UnaryOp<Op::Sigmoid>(d, x); });
+    case Op::Tanh:
+      return Map1(a, out, n, [](DF d, VF x) { return vm::UnaryOp<Op::Tanh>(d, x); });
+    case Op::Erf:
+      return Map1(a, out, n, [](DF d, VF x) { return vm::UnaryOp<Op::Erf>(d, x); });
       FERRITE_FIXED(Sin, hn::Sin(d, x), Outside(d, x, -39000.f, 39000.f));
       FERRITE_FIXED(Cos, hn::Cos(d, x), Outside(d, x, -39000.f, 39000.f));
       FERRITE_FIXED(Asin, hn::Asin(d, x), Outside(d, x, -1.f, 1.f));

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "compiler/plan/scalar_ops.h"
+
 #include "hwy/contrib/math/math-inl.h"
 #include "hwy/highway.h"
 
@@ -85,6 +87,32 @@ HWY_INLINE VF MaxNaN(VF a, VF b) {
 }
 HWY_INLINE VF MinNaN(VF a, VF b) {
   return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Min(a, b));
+}
+
+// The unary ops of the Kernel contract the activations use (compiler/plan/activations.h),
+// as the pointwise kernels (simd_f32.cc) and the fused epilogue (epilogue-inl.h) both
+// compute them: a vector formula, and scalar_ops' value for the lanes it does not get
+// right (NaN, infinities, and arguments outside its accurate range).
+template <Op O>
+HWY_INLINE VF UnaryOp(DF d, VF x) {
+  auto scalar = [](float v) { return eval_unary(O, ScalarType::F32, scalar_f32(v)).f32; };
+  if constexpr (O == Op::Relu) {
+    return hn::IfThenZeroElse(hn::Lt(x, hn::Zero(d)), x);
+  } else if constexpr (O == Op::Exp) {
+    // Below -104 exp rounds to +0 in float (e^-104 < half the least denormal): those lanes
+    // (masked attention scores, -1e4 or -inf) stay vectorized; only the denormal range
+    // [-104, -87.3), overflow and NaN go scalar.
+    const auto tiny = hn::Lt(x, hn::Set(d, -104.0f));
+    return FixLanes(d, x, hn::IfThenZeroElse(tiny, hn::Exp(d, x)),
+                    hn::AndNot(tiny, Outside(d, x, -87.3f, 88.7f)), scalar);
+  } else if constexpr (O == Op::Sigmoid) {
+    return FixLanes(d, x, Sigmoid(d, x), Outside(d, x, -87.0f, 87.0f), scalar);
+  } else if constexpr (O == Op::Tanh) {
+    return FixLanes(d, x, hn::Tanh(d, x), hn::IsNaN(x), scalar);
+  } else {
+    static_assert(O == Op::Erf, "UnaryOp: no vector formula for this op");
+    return FixLanes(d, x, Erf(d, x), hn::IsNaN(x), scalar);
+  }
 }
 
 }  // namespace vm

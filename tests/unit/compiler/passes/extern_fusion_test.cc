@@ -5,6 +5,8 @@
 // absorbed, the plan's post-ops) and that every backend gives the unfused graph's values.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -270,6 +272,49 @@ TEST(FuseExternEpilogues, ConvActivations) {
                                               {K::Tanh, K::HardSigmoid},
                                               {K::Linear, K::Add}}));
   expect_same_values(c);
+}
+
+// An activation fused into an extern gives, on the reference backend, the very bits the
+// unfused ONNX op gives: both come from one formula (compiler/plan/activations.h), here on
+// y = x (a MatMul by ones) holding NaN, infinities, signed zeros and large values.
+TEST(FuseExternEpilogues, ReferenceGivesTheUnfusedBits) {
+  const std::vector<float> specials = {NAN,  INFINITY, -INFINITY, 0.0f,   -0.0f, 1e-30f,
+                                       -100, 100,      87.5f,     -87.5f, 89,    -90,
+                                       1e5f, -1e5f,    3,         -3,     0.3f,  -0.7f};
+  const int64_t m = static_cast<int64_t>(specials.size());
+  Case c = make_case([&](GraphBuilder& b) {
+    Value* x = b.input("x", DType::F32, {m, 1});
+    auto y = [&] { return b.op("MatMul", {x, b.constant_f32({1, 4}, {1, 1, 1, 1})}); };
+    b.output(b.op("Relu", {y()}));
+    b.output(b.op("Clip", {y(), b.constant_f32({}, {-0.5f}), b.constant_f32({}, {6.0f})}));
+    b.output(b.op("LeakyRelu", {y()}, {{"alpha", attr_f(0.2)}}));
+    b.output(b.op("Elu", {y()}, {{"alpha", attr_f(0.7)}}));
+    b.output(b.op("HardSigmoid", {y()}, {{"alpha", attr_f(0.3)}, {"beta", attr_f(0.4)}}));
+    b.output(b.op("HardSwish", {y()}));
+    b.output(b.op("Sigmoid", {y()}));
+    b.output(b.op("Tanh", {y()}));
+    b.output(b.op("Gelu", {y()}));
+    b.output(b.op("Gelu", {y()}, {{"approximate", attr_s("tanh")}}));
+    Value* s = y();
+    b.output(b.op("Mul", {s, b.op("Sigmoid", {s})}));  // silu
+  });
+  c.inputs.clear();
+  c.inputs.emplace_back(DType::F32, std::vector<int64_t>{m, 1}, specials.data());
+  const Compiled fused = run_graph(*c.fused, c.inputs, "reference");
+  EXPECT_TRUE(fused.plan.kernels.empty()) << "every activation fused";
+  CompileOptions off;
+  off.fuse = false;
+  const Compiled unfused = run_graph(*c.unfused, c.inputs, "reference", {}, off);
+  ASSERT_EQ(fused.outputs.size(), unfused.outputs.size());
+  for (size_t o = 0; o < fused.outputs.size(); ++o) {
+    SCOPED_TRACE("output " + std::to_string(o));
+    const std::vector<float> a = lower_test::values_of<float>(fused.outputs[o]);
+    const std::vector<float> b = lower_test::values_of<float>(unfused.outputs[o]);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      EXPECT_EQ(std::memcmp(&a[i], &b[i], sizeof(float)), 0)
+          << "x = " << specials[i / 4] << ": fused " << a[i] << ", unfused " << b[i];
+  }
 }
 
 TEST(FuseExternEpilogues, GemmBiasThenRelu) {
