@@ -55,7 +55,8 @@ int64_t checked_int(double v, std::string_view what) {
   return static_cast<int64_t>(v);
 }
 
-void check_shape(const std::vector<int64_t>& size, std::string_view what) {
+void check_shape(const std::vector<int64_t>& size, std::string_view what, size_t max_rank) {
+  if (size.size() > max_rank) fail(what, ": ", size.size(), " dims, more than ", max_rank);
   int64_t n = 1;
   for (int64_t d : size) {
     if (d < 0) fail(what, ": negative dim ", d, " in shape ", shape_string(size));

@@ -87,7 +87,7 @@ TensorBoxPtr make_reduction_box(DType dtype, std::shared_ptr<ComputedDef> def) {
   // The reduction's loop nest: its outer and reduced ranges together.
   std::vector<int64_t> loops = def->ranges;
   loops.insert(loops.end(), def->reduction_ranges.begin(), def->reduction_ranges.end());
-  check_shape(loops, def->origin);
+  check_shape(loops, def->origin, 2 * kMaxRank);
   auto s = std::make_shared<StorageBox>();
   s->dtype = dtype;
   s->size = def->ranges;
