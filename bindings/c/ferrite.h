@@ -130,7 +130,7 @@ FERRITE_API FerriteStatus ferrite_options_set_profiling(FerriteOptions* options,
  * hold (memory plan, constants, packed weights, inputs and outputs), checked by the compiler
  * and at session creation before anything is allocated; 0 (default): FERRITE_MEMORY_LIMIT or
  * 3/4 of the machine's memory. max_unrolled_nodes: the most nodes Loop, Scan and the
- * recurrent ops may unroll into; 0 (default): FERRITE_MAX_UNROLLED_NODES or 200,000. A
+ * recurrent ops may unroll into; 0 (default): FERRITE_MAX_UNROLLED_NODES or 50,000. A
  * session past either fails with FERRITE_MODEL_ERROR saying which. Negative values are
  * FERRITE_INVALID_ARGUMENT. */
 FERRITE_API FerriteStatus ferrite_options_set_memory_limit(FerriteOptions* options, int64_t bytes);

@@ -59,7 +59,7 @@ commands:
                              environment variable FERRITE_MEMORY_LIMIT, else 3/4 of the
                              memory this process may use (physical, or ulimit -v)
     --max-unrolled-nodes N   the most nodes unrolling Loop, Scan, LSTM, GRU and RNN may
-                             make (default: FERRITE_MAX_UNROLLED_NODES, else 200000)
+                             make (default: FERRITE_MAX_UNROLLED_NODES, else 50000)
   compile MODEL -o FILE      compile MODEL for its input shapes (those of --input files;
                              symbolic dims not given are 1) and write the plan to FILE
                              (.fplan). 'run', the C API, Python and JavaScript load it like

@@ -93,6 +93,7 @@ class Scheduler {
   std::vector<double> topo_;          // a topological order: every pred's topo_ is smaller
   mutable std::vector<int> seen_;     // reaches' visited marks (== stamp_)
   mutable int stamp_ = 0;
+  mutable bool search_cut_ = false;  // a reaches() since try_fuse reset it ran out of budget
 };
 
 }  // namespace ferrite

@@ -116,7 +116,7 @@ TEST(ResourceLimits, LoopUnrollingStopsAtTheBudget) {
 
 TEST(ResourceLimits, ScanAndLstmAreChargedBeforeTheirFirstStep) {
   // Scan over a sequence of 10^6 rows (y = y + x_t), and an LSTM over 10^6 steps: refused at
-  // once with the default budget of 200000 nodes.
+  // once with the default budget of 50000 nodes.
   GraphBuilder sb;
   Value* s = sb.input("s", DType::F32, {1});
   Value* xt = sb.input("xt", DType::F32, {1});
@@ -129,7 +129,7 @@ TEST(ResourceLimits, ScanAndLstmAreChargedBeforeTheirFirstStep) {
       {{"body", graph_attr(std::shared_ptr<Graph>(sb.finish()))}, {"num_scan_inputs", attr_i(1)}}));
   auto scan = b.finish();
   EXPECT_TRUE(contains(limit_error([&] { compile_graph(*scan, input_types(*scan), {}); }),
-                       "a scan of 1000000 steps would unroll more than 200000 nodes"));
+                       "a scan of 1000000 steps would unroll more than 50000 nodes"));
 
   GraphBuilder lb;
   Value* x = lb.input("X", DType::F32, {1000000, 1, 2});
@@ -138,7 +138,7 @@ TEST(ResourceLimits, ScanAndLstmAreChargedBeforeTheirFirstStep) {
   lb.output(lb.op("LSTM", {x, w, r}, {{"hidden_size", attr_i(2)}}));
   auto lstm = lb.finish();
   EXPECT_TRUE(contains(limit_error([&] { compile_graph(*lstm, input_types(*lstm), {}); }),
-                       "a sequence of 1000000 steps would unroll more than 200000 nodes"));
+                       "a sequence of 1000000 steps would unroll more than 50000 nodes"));
 }
 
 TEST(ResourceLimits, ATensorTheMachineCannotHoldIsAnError) {
