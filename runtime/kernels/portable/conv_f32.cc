@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <string>
 
 #include "compiler/plan/error.h"
@@ -195,7 +196,8 @@ class PortableConv : public PreparedExtern {
     return "";
   }
 
-  // A packed W is never read again (Winograd keeps its own transformed copy to repack).
+  // A packed W is never read again (Winograd keeps its own copy: to repack, and for the
+  // outputs its transforms cannot give).
   std::vector<size_t> constants_copied() const override {
     return w_packed_ ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
@@ -207,6 +209,10 @@ class PortableConv : public PreparedExtern {
     c.layout = gemm_f32_packed_layout(packed_what(), 'A', packed_w_[0].rows, packed_w_[0].cols,
                                       packed_w_.size());
     c.bytes = gemm_f32_packed_bytes(packed_w_, 'A');
+    if (path_ == Path::Winograd) {  // the filters after U (pack_weight)
+      const uint8_t* f = reinterpret_cast<const uint8_t*>(wino_w_.data());
+      c.bytes.insert(c.bytes.end(), f, f + wino_w_.size() * sizeof(float));
+    }
     return {std::move(c)};
   }
   size_t packed_inputs_adopted() const override { return adopted_; }
@@ -379,9 +385,16 @@ class PortableConv : public PreparedExtern {
     packed_w_.resize(static_cast<size_t>(a.group * (path_ == Path::Winograd ? 16 : 1)));
     int64_t rows = 0, cols = 0;
     packed_dims(a, &rows, &cols);
+    // Winograd's packed form: U, then W's filters as they are (winograd_block's exact
+    // outputs read them).
+    const size_t filters = path_ == Path::Winograd ? static_cast<size_t>(elements(w_dims(a))) : 0;
     for (const PackedInput& p : packed) {
-      if (p.input == 1 && gemm_f32_adopt_packed(p.layout, p.data, p.size, packed_what(), 'A', rows,
-                                                cols, &packed_w_)) {
+      if (p.input != 1 || p.size < filters * sizeof(float)) continue;
+      const size_t u_bytes = p.size - filters * sizeof(float);
+      if (gemm_f32_adopt_packed(p.layout, p.data, u_bytes, packed_what(), 'A', rows, cols,
+                                &packed_w_)) {
+        wino_w_.resize(filters);
+        if (filters) std::memcpy(wino_w_.data(), p.data + u_bytes, filters * sizeof(float));
         adopted_ = 1;
         w_packed_ = true;
         return;
@@ -392,6 +405,7 @@ class PortableConv : public PreparedExtern {
       return;
     }
     w_packed_ = true;
+    if (filters) wino_w_.assign(weight_ + a.w_offset, weight_ + a.w_offset + filters);
     for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
   }
 
@@ -402,7 +416,7 @@ class PortableConv : public PreparedExtern {
     *cols = path_ == Path::Winograd || path_ == Path::Transpose ? cg : cg * (im2col() ? ks : 1);
   }
   const char* packed_what() const {
-    return path_ == Path::Winograd    ? "conv winograd"
+    return path_ == Path::Winograd    ? "conv winograd and filters"
            : path_ == Path::Transpose ? "conv transpose"
                                       : "conv";
   }
@@ -410,16 +424,11 @@ class PortableConv : public PreparedExtern {
   void pack_group(const ConvArgs& a, const float* w, int64_t g) {
     PackedOperand* out = &packed_w_[static_cast<size_t>(g)];
     const int64_t cg = a.c_in_group(), mg = a.c_out_group(), ks = a.kernel_size();
-    if (path_ == Path::Winograd) {  // U_xi of the group, transformed at prepare time
-      if (wino_u_.empty()) {
-        const int64_t per_group = 16 * mg * cg;
-        wino_u_.resize(static_cast<size_t>(a.group * per_group));
-        for (int64_t gi = 0; gi < a.group; ++gi)
-          conv_winograd_weights(a, w, gi, wino_u_.data() + gi * per_group);
-      }
-      const float* u = wino_u_.data() + g * 16 * mg * cg;
+    if (path_ == Path::Winograd) {  // U_xi of the group, transformed from the filters
+      std::vector<float> u(static_cast<size_t>(16 * mg * cg));
+      conv_winograd_weights(a, w, g, u.data());
       for (int64_t xi = 0; xi < 16; ++xi)
-        gemm_f32_pack_a(u + xi * mg * cg, cg, 1, mg, cg,
+        gemm_f32_pack_a(u.data() + xi * mg * cg, cg, 1, mg, cg,
                         &packed_w_[static_cast<size_t>(g * 16 + xi)]);
     } else if (path_ == Path::Transpose) {
       gemm_f32_pack_a(w + g * cg * mg * ks, 1, mg * ks, mg * ks, cg, out);
@@ -435,8 +444,10 @@ class PortableConv : public PreparedExtern {
     if (!w_packed_ || (a.w != weight_ && a.w != nullptr)) return false;
     const PackedOperand& p0 = packed_w_[0];
     if (!gemm_f32_packed_usable(&p0, p0.rows, p0.cols)) {
-      if (!a.w) fail(a.op(), ": W was freed after packing for another SIMD target");
-      for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
+      if (!a.w && path_ != Path::Winograd)
+        fail(a.op(), ": W was freed after packing for another SIMD target");
+      const float* filters = path_ == Path::Winograd ? wino_w_.data() : weight_ + a.w_offset;
+      for (int64_t g = 0; g < a.group; ++g) pack_group(a, filters, g);
     }
     return true;
   }
@@ -577,22 +588,26 @@ class PortableConv : public PreparedExtern {
       group_epilogue_.shift(grp * mg, 0);
       const Epilogue* post_ops = group_epilogue_.active() ? &group_epilogue_ : nullptr;
       const float* group_copy = copy + grp * cg * wino_.windows.channel;
+      WinogradExact exact;
+      exact.a = &a;
+      exact.x = x + grp * cg * a.in_size();
+      exact.w = (packed ? wino_w_.data() : w) + grp * mg * cg * 9;
       parallel_parts(threads_, wino_parts_, [&](int64_t part) {
         const size_t at = static_cast<size_t>(part);
         float* pv = v + at * slots.v;
         float* pproducts = products + at * slots.products;
         float* pwork = work + at * slots.work;
         for (int64_t b = blocks * part / wino_parts_; b < blocks * (part + 1) / wino_parts_; ++b)
-          winograd_block(a, u, packed, grp, group_copy, post_ops, b * wino_rows_, pv, pproducts,
-                         pwork, y);
+          winograd_block(a, u, packed, grp, group_copy, post_ops, exact, b * wino_rows_, pv,
+                         pproducts, pwork, y);
       });
     }
   }
 
   // One block of tile rows [ty0, ty0 + wino_rows_) of group `grp`, on the calling thread.
   void winograd_block(const ConvArgs& a, const float* u, bool packed, int64_t grp,
-                      const float* group_copy, const Epilogue* post_ops, int64_t ty0, float* v,
-                      float* products, float* work, float* y) const {
+                      const float* group_copy, const Epilogue* post_ops, const WinogradExact& exact,
+                      int64_t ty0, float* v, float* products, float* work, float* y) const {
     const int64_t cg = a.c_in_group(), mg = a.c_out_group(), p = a.out_size();
     const int64_t ty1 = std::min(wino_.th, ty0 + wino_rows_), tb = (ty1 - ty0) * wino_.twp;
     conv_winograd_input_f32(wino_, group_copy, 0, cg, ty0, ty1, v);
@@ -613,7 +628,7 @@ class PortableConv : public PreparedExtern {
       g.k = cg;
       gemm_f32(g, 1, work);
     }
-    conv_winograd_output_f32(wino_, products, 0, mg, ty0, ty1, post_ops, y + grp * mg * p);
+    conv_winograd_output_f32(wino_, products, 0, mg, ty0, ty1, post_ops, exact, y + grp * mg * p);
   }
 
   // Per group: columns = W_g^T [Mg*kernel x Cg] @ X_g [Cg x in], added into Y (which starts
@@ -658,7 +673,7 @@ class PortableConv : public PreparedExtern {
   ConvWinograd wino_;          // Winograd
   int64_t wino_rows_ = 0;      // tile rows per block
   int64_t wino_parts_ = 1;     // blocks split into this many parts, one per thread
-  std::vector<float> wino_u_;  // U of every group, from the constant W (unless adopted)
+  std::vector<float> wino_w_;  // the constant W's filters (U is made from them to repack)
   ConvWindows windows_;        // Windowed
   bool gapless_ = false;       // its GEMM's columns are the output positions (no gaps: 1-D)
   Epilogue epilogue_, group_epilogue_;   // of the image, of the group being computed

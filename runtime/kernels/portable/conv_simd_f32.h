@@ -107,11 +107,25 @@ void conv_winograd_weights(const ConvArgs& a, const float* w, int64_t group, flo
 // t.fill and t.windows).
 void conv_winograd_input_f32(const ConvWinograd& t, const float* copy, int64_t c0, int64_t c1,
                              int64_t ty0, int64_t ty1, float* v);
+// The exact convolution of one group, for the outputs the transforms cannot give: next to
+// an infinity or NaN, or where they overflow, a tile's sums cancel inf - inf and its outputs
+// come out NaN even where the exact sum (the reference's) is finite or infinite.
+struct WinogradExact {
+  const ConvArgs* a = nullptr;
+  const float* x = nullptr;  // the group's channels of the dense image [C/group, in]
+  const float* w = nullptr;  // the group's dense filters [M/group, C/group, 3, 3]
+};
+// Recomputes the non-finite elements of row[0, n), group outputs (m, oy, ox0 + i), as the
+// reference does (the sum in double; no bias, which the epilogue adds).
+void conv_winograd_exact_f32(const WinogradExact& e, int64_t m, int64_t oy, int64_t ox0, int64_t n,
+                             float* row);
 // Output channels [m0, m1) of the group, tile rows [ty0, ty1), from the GEMMs' products
 // mx[(xi * M/group + m) * tb + tile] into the group's y [M/group, out] through `post_ops`
-// (in the group's coordinates; null: none).
+// (in the group's coordinates; null: none). A row holding a non-finite value goes through
+// conv_winograd_exact_f32 before the epilogue.
 void conv_winograd_output_f32(const ConvWinograd& t, const float* mx, int64_t m0, int64_t m1,
-                              int64_t ty0, int64_t ty1, const Epilogue* post_ops, float* y);
+                              int64_t ty0, int64_t ty1, const Epilogue* post_ops,
+                              const WinogradExact& exact, float* y);
 
 // ConvTranspose's col2im for one image and group: `col` has one row per (m, j) with
 // m < M / group and j a kernel position, and one column per input position of the input rows

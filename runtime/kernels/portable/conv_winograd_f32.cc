@@ -9,6 +9,7 @@
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
 //   A^T = [1 1 1 0; 0 1 -1 -1].
 #include <algorithm>
+#include <cmath>
 
 #include "runtime/kernels/portable/conv_simd_f32.h"
 
@@ -96,7 +97,7 @@ void WinogradInput(const ConvWinograd& t, const float* copy, int64_t c0, int64_t
 // y [M, out] (the group's), through `post_ops` (in y's coordinates; null: none).
 template <class D>
 void OutputWith(D d, const ConvWinograd& t, const float* mx, int64_t m0, int64_t m1, int64_t ty0,
-                int64_t ty1, const Epilogue* post_ops, float* y) {
+                int64_t ty1, const Epilogue* post_ops, const WinogradExact& exact, float* y) {
   using VF = hn::Vec<D>;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d));
   const int64_t tb = (ty1 - ty0) * t.twp, xi_stride = t.m * tb;
@@ -127,6 +128,11 @@ void OutputWith(D d, const ConvWinograd& t, const float* mx, int64_t m0, int64_t
         const int64_t n = std::min(kChunk, ow - x0);
         for (int a = 0; a < 2 && 2 * ty + a < oh; ++a) {
           const int64_t at = (2 * ty + a) * ow + x0;
+          auto finite = hn::IsFinite(hn::Load(d, rows[a]));
+          for (int64_t i = N; i < n; i += N)
+            finite = hn::And(finite, hn::IsFinite(hn::Load(d, rows[a] + i)));
+          if (!hn::AllTrue(d, finite))
+            conv_winograd_exact_f32(exact, m, 2 * ty + a, x0, n, rows[a]);
           if (post_ops) epi::EpilogueRow(*post_ops, m, at, rows[a], n);
           std::copy(rows[a], rows[a] + n, y + m * oh * ow + at);
         }
@@ -136,8 +142,8 @@ void OutputWith(D d, const ConvWinograd& t, const float* mx, int64_t m0, int64_t
 }
 
 void WinogradOutput(const ConvWinograd& t, const float* mx, int64_t m0, int64_t m1, int64_t ty0,
-                    int64_t ty1, const Epilogue* post_ops, float* y) {
-  WithLanes(t.lanes, [&](auto d) { OutputWith(d, t, mx, m0, m1, ty0, ty1, post_ops, y); });
+                    int64_t ty1, const Epilogue* post_ops, const WinogradExact& exact, float* y) {
+  WithLanes(t.lanes, [&](auto d) { OutputWith(d, t, mx, m0, m1, ty0, ty1, post_ops, exact, y); });
 }
 
 }  // namespace HWY_NAMESPACE
@@ -210,8 +216,33 @@ void conv_winograd_input_f32(const ConvWinograd& t, const float* copy, int64_t c
 }
 
 void conv_winograd_output_f32(const ConvWinograd& t, const float* mx, int64_t m0, int64_t m1,
-                              int64_t ty0, int64_t ty1, const Epilogue* post_ops, float* y) {
-  HWY_DYNAMIC_DISPATCH(WinogradOutput)(t, mx, m0, m1, ty0, ty1, post_ops, y);
+                              int64_t ty0, int64_t ty1, const Epilogue* post_ops,
+                              const WinogradExact& exact, float* y) {
+  HWY_DYNAMIC_DISPATCH(WinogradOutput)(t, mx, m0, m1, ty0, ty1, post_ops, exact, y);
+}
+
+void conv_winograd_exact_f32(const WinogradExact& e, int64_t m, int64_t oy, int64_t ox0, int64_t n,
+                             float* row) {
+  const ConvArgs& a = *e.a;
+  const int64_t cg = a.c_in_group(), ih = a.in[1], iw = a.in[2];
+  for (int64_t i = 0; i < n; ++i) {
+    if (std::isfinite(row[i])) continue;
+    const int64_t ox = ox0 + i;
+    double acc = 0;
+    for (int64_t c = 0; c < cg; ++c) {
+      const float* wc = e.w + (m * cg + c) * 9;
+      for (int64_t ky = 0; ky < 3; ++ky) {
+        const int64_t iy = oy + ky - a.pad_begin[1];
+        if (iy < 0 || iy >= ih) continue;
+        for (int64_t kx = 0; kx < 3; ++kx) {
+          const int64_t ix = ox + kx - a.pad_begin[2];
+          if (ix < 0 || ix >= iw) continue;
+          acc += static_cast<double>(e.x[(c * ih + iy) * iw + ix]) * wc[ky * 3 + kx];
+        }
+      }
+    }
+    row[i] = static_cast<float>(acc);
+  }
 }
 
 }  // namespace ferrite

@@ -4,6 +4,8 @@
 // weights run with their buffer freed; and the post-ops fused on every path.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <string>
 #include <utility>
 
@@ -61,6 +63,49 @@ TEST(Conv, WinogradMatchesReference) {
     const double tol = 1e-4 * max_abs(want);
     for (size_t i = 0; i < want.size(); ++i)
       ASSERT_NEAR(y.data[i], want[i], tol) << "W elsewhere, at " << i;
+  }
+}
+
+TEST(Conv, WinogradGivesTheExactSumNextToNonFiniteValues) {
+  // The transforms mix a 4x4 patch, so an infinity or NaN there (or an overflow in them)
+  // makes every output of its tile NaN, also those whose own 3x3 window is finite; those
+  // come out as the exact sum instead. Infinities and a NaN in X, a value whose products
+  // overflow, and then an infinity in W; W's buffer freed after packing, as in a Session.
+  std::mt19937 rng(23);
+  const Geometry g = conv2d(1, 16, 16, 1, {12, 13}, 3, 1, 1, 1);
+  for (int w_inf = 0; w_inf < 2; ++w_inf) {
+    SCOPED_TRACE(w_inf ? "an infinity in W" : "non-finite values in X");
+    Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+    Operand b = random_dense({g.m}, rng);
+    x.data[5 * 13 + 6] = INFINITY;                       // channel 0, (5, 6)
+    x.data[3 * 156 + 11 * 13 + 0] = -INFINITY;           // channel 3, the bottom-left corner
+    x.data[7 * 156 + 2 * 13 + 9] = NAN;                  // channel 7, (2, 9)
+    x.data[9 * 156 + 8 * 13 + 3] = 3e37f;                // its products overflow the transform
+    if (w_inf) w.data[(4 * 16 + 2) * 9 + 4] = INFINITY;  // output 4, input 2, the center
+    Operand y = dense(g.y_dims(), std::vector<float>(product(g.y_dims()), 0));
+    const ExternCall call = make_call(g, {&x, &w, &b}, y);
+    std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
+    ExternBuffer out = y.buffer();
+    run_reference_extern(call, in.data(), &out);
+    const std::vector<float> want = y.data;
+    auto prepared = make_backend("portable")->prepare_extern(call, {{}, in[1], in[2]});
+    EXPECT_EQ(prepared->implementation(), "winograd 2x2 3x3");
+    in[1].data = nullptr;
+    std::fill(y.data.begin(), y.data.end(), 0.0f);
+    prepared->run(in.data(), &out);
+    size_t finite = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      if (std::isnan(want[i])) {
+        ASSERT_TRUE(std::isnan(y.data[i])) << "at " << i << ": " << y.data[i];
+      } else if (std::isinf(want[i])) {
+        ASSERT_EQ(y.data[i], want[i]) << "at " << i;
+      } else {
+        ++finite;
+        ASSERT_NEAR(y.data[i], want[i], 1e-4 * std::max(1.0, std::fabs(double{want[i]})) + 1e-3)
+            << "at " << i;
+      }
+    }
+    EXPECT_GT(finite, want.size() / 2);  // most windows hold none of them
   }
 }
 
