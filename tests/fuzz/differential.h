@@ -19,8 +19,11 @@
 
 namespace ferrite::fuzz {
 
-// "" when `got` agrees with `ref`, else the first difference.
-std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Tensor>& got);
+// "" when `got` agrees with `ref`, else the first difference. `float_sums`: the plan calls
+// an extern that sums float32 products, whose overflow may come out as any infinity or NaN
+// where the reference (summing in double) gives an infinity.
+std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Tensor>& got,
+                            bool float_sums);
 
 // Loads and runs `plan` with `inputs` on every backend of the build and compares them.
 void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs);

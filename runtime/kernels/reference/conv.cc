@@ -141,11 +141,12 @@ ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs,
 
 namespace {
 
-void direct_conv(const ConvArgs& a) {
+// Y[n, m, o] = B[m] + sum over c < Cg and kernel positions j of X[n, xc, i] W[...], xc =
+// g * Cg + c, for the input positions i = source(d, o, j) per dim (-1: none, padding); W is
+// [M, Cg, kernel] for Conv and [C, M / group, kernel] for ConvTranspose. Sums in double.
+template <class Source>
+void conv_sums(const ConvArgs& a, Source source) {
   const int64_t cg = a.c_in_group(), mg = a.c_out_group();
-  const auto& s = a.stride;
-  const auto& dl = a.dilation;
-  const auto& p = a.pad_begin;
   for (int64_t n = 0; n < a.n; ++n)
     for (int64_t m = 0; m < a.c_out; ++m)
       for (int64_t o0 = 0; o0 < a.out[0]; ++o0)
@@ -156,16 +157,14 @@ void direct_conv(const ConvArgs& a) {
               for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0)
                 for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1)
                   for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2) {
-                    const int64_t i0 = o0 * s[0] + j0 * dl[0] - p[0];
-                    const int64_t i1 = o1 * s[1] + j1 * dl[1] - p[1];
-                    const int64_t i2 = o2 * s[2] + j2 * dl[2] - p[2];
-                    if (i0 < 0 || i0 >= a.in[0] || i1 < 0 || i1 >= a.in[1] || i2 < 0 ||
-                        i2 >= a.in[2])
-                      continue;  // padding
+                    const int64_t i0 = source(0, o0, j0), i1 = source(1, o1, j1);
+                    const int64_t i2 = source(2, o2, j2);
+                    if (i0 < 0 || i1 < 0 || i2 < 0) continue;
                     const int64_t xc = (m / mg) * cg + c;
+                    const int64_t w0 = a.transpose ? xc : m, w1 = a.transpose ? m % mg : c;
                     const float xv = a.x[a.x_offset + n * a.xs[0] + xc * a.xs[1] + i0 * a.xs[2] +
                                          i1 * a.xs[3] + i2 * a.xs[4]];
-                    const float wv = a.w[a.w_offset + m * a.ws[0] + c * a.ws[1] + j0 * a.ws[2] +
+                    const float wv = a.w[a.w_offset + w0 * a.ws[0] + w1 * a.ws[1] + j0 * a.ws[2] +
                                          j1 * a.ws[3] + j2 * a.ws[4]];
                     acc += static_cast<double>(xv) * wv;
                   }
@@ -174,39 +173,18 @@ void direct_conv(const ConvArgs& a) {
           }
 }
 
-// The input index i with i*stride + j*dilation == o + pad_begin, or -1 when there is none.
+// Conv: i = o * stride + j * dilation - pad_begin, when inside X.
+int64_t direct_source(const ConvArgs& a, int d, int64_t o, int64_t j) {
+  const int64_t i = o * a.stride[d] + j * a.dilation[d] - a.pad_begin[d];
+  return i >= 0 && i < a.in[d] ? i : -1;
+}
+
+// ConvTranspose: the input index i with i*stride + j*dilation == o + pad_begin, or -1 when
+// there is none.
 int64_t transpose_source(const ConvArgs& a, int d, int64_t o, int64_t j) {
   const int64_t t = o + a.pad_begin[d] - j * a.dilation[d];
   if (t < 0 || t % a.stride[d] != 0 || t / a.stride[d] >= a.in[d]) return -1;
   return t / a.stride[d];
-}
-
-void transposed_conv(const ConvArgs& a) {
-  const int64_t cg = a.c_in_group(), mg = a.c_out_group();
-  for (int64_t n = 0; n < a.n; ++n)
-    for (int64_t m = 0; m < a.c_out; ++m)
-      for (int64_t o0 = 0; o0 < a.out[0]; ++o0)
-        for (int64_t o1 = 0; o1 < a.out[1]; ++o1)
-          for (int64_t o2 = 0; o2 < a.out[2]; ++o2) {
-            double acc = a.has_bias ? a.b[a.b_offset + m * a.b_stride] : 0.0;
-            for (int64_t c = 0; c < cg; ++c)
-              for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0)
-                for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1)
-                  for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2) {
-                    const int64_t i0 = transpose_source(a, 0, o0, j0);
-                    const int64_t i1 = transpose_source(a, 1, o1, j1);
-                    const int64_t i2 = transpose_source(a, 2, o2, j2);
-                    if (i0 < 0 || i1 < 0 || i2 < 0) continue;
-                    const int64_t xc = (m / mg) * cg + c;
-                    const float xv = a.x[a.x_offset + n * a.xs[0] + xc * a.xs[1] + i0 * a.xs[2] +
-                                         i1 * a.xs[3] + i2 * a.xs[4]];
-                    const float wv = a.w[a.w_offset + xc * a.ws[0] + (m % mg) * a.ws[1] +
-                                         j0 * a.ws[2] + j1 * a.ws[3] + j2 * a.ws[4]];
-                    acc += static_cast<double>(xv) * wv;
-                  }
-            a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] + o1 * a.ys[3] +
-                o2 * a.ys[4]] = static_cast<float>(acc);
-          }
 }
 
 }  // namespace
@@ -215,9 +193,9 @@ void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
                     const ExternBuffer* outputs) {
   const ConvArgs a = parse_conv(call, inputs, outputs);
   if (a.transpose) {
-    transposed_conv(a);
+    conv_sums(a, [&a](int d, int64_t o, int64_t j) { return transpose_source(a, d, o, j); });
   } else {
-    direct_conv(a);
+    conv_sums(a, [&a](int d, int64_t o, int64_t j) { return direct_source(a, d, o, j); });
   }
   apply_post_ops(call, inputs, outputs);
 }
