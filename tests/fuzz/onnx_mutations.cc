@@ -10,11 +10,6 @@ namespace {
 
 using namespace field;  // NOLINT: the field numbers read better unqualified
 
-template <class T>
-T* pick_or_null(Rng& rng, const std::vector<T*>& v) {
-  return v.empty() ? nullptr : v[rng.below(v.size())];
-}
-
 std::vector<ProtoMessage*> with_field(const std::vector<ProtoMessage*>& v, uint32_t number) {
   std::vector<ProtoMessage*> out;
   for (ProtoMessage* m : v) {

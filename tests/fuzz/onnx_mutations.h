@@ -39,6 +39,12 @@ struct WeightedMutation {
 };
 const std::vector<WeightedMutation>& onnx_mutations();
 
+// One of `v` at random, or null when it is empty.
+template <class T>
+T* pick_or_null(Rng& rng, const std::vector<T*>& v) {
+  return v.empty() ? nullptr : v[rng.below(v.size())];
+}
+
 // The node holder (graph field 1 or function field 7) of a graph or function message.
 uint32_t node_field_of(const ProtoMessage& owner);
 

@@ -9,11 +9,6 @@ namespace {
 
 using namespace field;  // NOLINT: the field numbers read better unqualified
 
-template <class T>
-T* pick_or_null(Rng& rng, const std::vector<T*>& v) {
-  return v.empty() ? nullptr : v[rng.below(v.size())];
-}
-
 // Positions in m.fields of the fields numbered `number`.
 std::vector<size_t> positions(const ProtoMessage& m, uint32_t number) {
   std::vector<size_t> at;

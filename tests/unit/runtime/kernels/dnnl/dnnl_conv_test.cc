@@ -421,28 +421,11 @@ TEST(DnnlConv, BadBuffersGiveTheReferenceErrors) {
   c.add_binary(PostOpKind::Add, broadcast_operand(c.g.y_dims(), 1, rng));
   auto p = prepare_dnnl_extern(c.call, {}, 1);
   ASSERT_NE(p, nullptr);
-  auto error_of = [&](const std::vector<ExternBuffer>& in, ExternFn fn) {
-    const ExternBuffer o = c.out.buffer();
-    try {
-      if (fn) {
-        fn(c.call, in.data(), &o);
-      } else {
-        p->run(in.data(), &o);
-      }
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   std::vector<ExternBuffer> f64 = buffers(c.ins), small_w = f64, small_t = f64;
   f64[0].dtype = DType::F64;
   small_w[1].elements -= 1;
   small_t[3].elements = 2;
-  for (const auto& in : {f64, small_w, small_t}) {
-    const std::string want = error_of(in, reference_extern(ExternOp::Conv));
-    EXPECT_NE(want, "no error");
-    EXPECT_EQ(error_of(in, nullptr), want);
-  }
+  expect_reference_errors(c.call, p.get(), ExternOp::Conv, c.out, {f64, small_w, small_t});
   // Shapes the attributes contradict: refused when prepared, so the fallback reports them.
   ExternCall bad = c.call;
   bad.outputs[0].shape[3] = 4;

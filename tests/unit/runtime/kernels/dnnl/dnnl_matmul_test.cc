@@ -371,28 +371,11 @@ TEST(DnnlMatMul, BadBuffersGiveTheReferenceErrors) {
   c.add_binary(PostOpKind::Add, broadcast_operand({2, 4, 6}, 2, rng));
   auto p = prepare_dnnl_extern(c.call, {}, 1);
   ASSERT_NE(p, nullptr);
-  auto error_of = [&](const std::vector<ExternBuffer>& in, ExternFn fn) {
-    const ExternBuffer o = c.out.buffer();
-    try {
-      if (fn) {
-        fn(c.call, in.data(), &o);
-      } else {
-        p->run(in.data(), &o);
-      }
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-    return std::string("no error");
-  };
   std::vector<ExternBuffer> f64 = buffers(c.ins), small = f64, small_t = f64;
   f64[1].dtype = DType::F64;
   small[0].elements -= 1;
   small_t[2].elements = 0;
-  for (const auto& in : {f64, small, small_t}) {
-    const std::string want = error_of(in, reference_extern(ExternOp::MatMul));
-    EXPECT_NE(want, "no error");
-    EXPECT_EQ(error_of(in, nullptr), want);
-  }
+  expect_reference_errors(c.call, p.get(), ExternOp::MatMul, c.out, {f64, small, small_t});
 }
 
 }  // namespace

@@ -186,5 +186,30 @@ inline void expect_close(const std::vector<float>& got, const std::vector<float>
   }
 }
 
+// Each of `bad` (the call's input buffers, made wrong) makes `prepared` fail with exactly
+// the error the reference implementation of `op` gives.
+inline void expect_reference_errors(const ExternCall& call, PreparedExtern* prepared, ExternOp op,
+                                    const Operand& out,
+                                    const std::vector<std::vector<ExternBuffer>>& bad) {
+  auto error_of = [&](const std::vector<ExternBuffer>& in, ExternFn fn) {
+    const ExternBuffer o = out.buffer();
+    try {
+      if (fn) {
+        fn(call, in.data(), &o);
+      } else {
+        prepared->run(in.data(), &o);
+      }
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  for (const std::vector<ExternBuffer>& in : bad) {
+    const std::string want = error_of(in, reference_extern(op));
+    EXPECT_NE(want, "no error");
+    EXPECT_EQ(error_of(in, nullptr), want);
+  }
+}
+
 }  // namespace dnnl_test
 }  // namespace ferrite
