@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <string>
 
 #include "compiler/plan/error.h"
@@ -196,23 +195,22 @@ class PortableConv : public PreparedExtern {
     return "";
   }
 
-  // A packed W is never read again (Winograd keeps its own copy: to repack, and for the
-  // outputs its transforms cannot give).
+  // A packed W is never read again, but for Winograd's: its outputs that the transforms
+  // cannot give are summed from W, and U is made from it again to repack.
   std::vector<size_t> constants_copied() const override {
-    return w_packed_ ? std::vector<size_t>{1} : std::vector<size_t>{};
+    return w_packed_ && path_ != Path::Winograd ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
 
+  // Not Winograd's U: the filters it keeps (for the exact outputs) would have to travel
+  // with it, 25/9 the raw weights, where the raw weights alone are the smaller plan and U is
+  // made from them at load.
   std::vector<PackedConstant> packed_inputs() const override {
-    if (!w_packed_) return {};
+    if (!w_packed_ || path_ == Path::Winograd) return {};
     PackedConstant c;
     c.input = 1;
     c.layout = gemm_f32_packed_layout(packed_what(), 'A', packed_w_[0].rows, packed_w_[0].cols,
                                       packed_w_.size());
     c.bytes = gemm_f32_packed_bytes(packed_w_, 'A');
-    if (path_ == Path::Winograd) {  // the filters after U (pack_weight)
-      const uint8_t* f = reinterpret_cast<const uint8_t*>(wino_w_.data());
-      c.bytes.insert(c.bytes.end(), f, f + wino_w_.size() * sizeof(float));
-    }
     return {std::move(c)};
   }
   size_t packed_inputs_adopted() const override { return adopted_; }
@@ -385,16 +383,10 @@ class PortableConv : public PreparedExtern {
     packed_w_.resize(static_cast<size_t>(a.group * (path_ == Path::Winograd ? 16 : 1)));
     int64_t rows = 0, cols = 0;
     packed_dims(a, &rows, &cols);
-    // Winograd's packed form: U, then W's filters as they are (winograd_block's exact
-    // outputs read them).
-    const size_t filters = path_ == Path::Winograd ? static_cast<size_t>(elements(w_dims(a))) : 0;
     for (const PackedInput& p : packed) {
-      if (p.input != 1 || p.size < filters * sizeof(float)) continue;
-      const size_t u_bytes = p.size - filters * sizeof(float);
-      if (gemm_f32_adopt_packed(p.layout, p.data, u_bytes, packed_what(), 'A', rows, cols,
+      if (p.input == 1 && path_ != Path::Winograd &&  // (packed_inputs)
+          gemm_f32_adopt_packed(p.layout, p.data, p.size, packed_what(), 'A', rows, cols,
                                 &packed_w_)) {
-        wino_w_.resize(filters);
-        if (filters) std::memcpy(wino_w_.data(), p.data + u_bytes, filters * sizeof(float));
         adopted_ = 1;
         w_packed_ = true;
         return;
@@ -405,7 +397,6 @@ class PortableConv : public PreparedExtern {
       return;
     }
     w_packed_ = true;
-    if (filters) wino_w_.assign(weight_ + a.w_offset, weight_ + a.w_offset + filters);
     for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
   }
 
@@ -416,7 +407,7 @@ class PortableConv : public PreparedExtern {
     *cols = path_ == Path::Winograd || path_ == Path::Transpose ? cg : cg * (im2col() ? ks : 1);
   }
   const char* packed_what() const {
-    return path_ == Path::Winograd    ? "conv winograd and filters"
+    return path_ == Path::Winograd    ? "conv winograd"
            : path_ == Path::Transpose ? "conv transpose"
                                       : "conv";
   }
@@ -444,10 +435,8 @@ class PortableConv : public PreparedExtern {
     if (!w_packed_ || (a.w != weight_ && a.w != nullptr)) return false;
     const PackedOperand& p0 = packed_w_[0];
     if (!gemm_f32_packed_usable(&p0, p0.rows, p0.cols)) {
-      if (!a.w && path_ != Path::Winograd)
-        fail(a.op(), ": W was freed after packing for another SIMD target");
-      const float* filters = path_ == Path::Winograd ? wino_w_.data() : weight_ + a.w_offset;
-      for (int64_t g = 0; g < a.group; ++g) pack_group(a, filters, g);
+      if (!a.w) fail(a.op(), ": W was freed after packing for another SIMD target");
+      for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
     }
     return true;
   }
@@ -591,7 +580,7 @@ class PortableConv : public PreparedExtern {
       WinogradExact exact;
       exact.a = &a;
       exact.x = x + grp * cg * a.in_size();
-      exact.w = (packed ? wino_w_.data() : w) + grp * mg * cg * 9;
+      exact.w = w + grp * mg * cg * 9;  // (W stays: constants_copied)
       parallel_parts(threads_, wino_parts_, [&](int64_t part) {
         const size_t at = static_cast<size_t>(part);
         float* pv = v + at * slots.v;
@@ -670,12 +659,11 @@ class PortableConv : public PreparedExtern {
   Path path_ = Path::BiasOnly;
   bool fused_ = true;  // post-ops per block (else after the op, by the reference walk)
   int64_t chunk_rows_ = 0;
-  ConvWinograd wino_;          // Winograd
-  int64_t wino_rows_ = 0;      // tile rows per block
-  int64_t wino_parts_ = 1;     // blocks split into this many parts, one per thread
-  std::vector<float> wino_w_;  // the constant W's filters (U is made from them to repack)
-  ConvWindows windows_;        // Windowed
-  bool gapless_ = false;       // its GEMM's columns are the output positions (no gaps: 1-D)
+  ConvWinograd wino_;       // Winograd
+  int64_t wino_rows_ = 0;   // tile rows per block
+  int64_t wino_parts_ = 1;  // blocks split into this many parts, one per thread
+  ConvWindows windows_;     // Windowed
+  bool gapless_ = false;    // its GEMM's columns are the output positions (no gaps: 1-D)
   Epilogue epilogue_, group_epilogue_;   // of the image, of the group being computed
   const float* weight_ = nullptr;        // W's buffer when it is a plan constant
   bool w_packed_ = false;                // packed_w_ holds W
