@@ -72,7 +72,10 @@ KernelEmitter::KernelEmitter(const Layout& layout, size_t max_code)
 Xbyak::Address KernelEmitter::lane_ints(int64_t step) {
   std::vector<uint8_t> bytes(static_cast<size_t>(vbytes_));
   for (int l = 0; l < lanes_; ++l) {
-    const int32_t v = static_cast<int32_t>(l * step);
+    // Modulo 2^32, as the lanes' vpaddd/vpmulld arithmetic: (any step a plan holds; the
+    // product in uint64_t, where a signed one overflows).
+    const uint64_t wrapped = static_cast<uint64_t>(l) * static_cast<uint64_t>(step);
+    const int32_t v = static_cast<int32_t>(static_cast<uint32_t>(wrapped));
     std::memcpy(bytes.data() + 4 * l, &v, 4);
   }
   return consts_.raw(bytes);
