@@ -22,6 +22,7 @@
 #include "compiler/plan/error.h"
 #include "runtime/kernels/dnnl/dnnl_post_ops.h"
 #include "runtime/kernels/dnnl/dnnl_steps.h"
+#include "runtime/kernels/dnnl/nonfinite_inputs.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
@@ -61,23 +62,10 @@ void fill_border(const ExternCall& call, const Border& b, bool has_bias, const E
                  const ExternBuffer* outputs) {
   const TensorRef& y = call.outputs[0];
   float* out = static_cast<float*>(outputs[0].data);
-  const float* bias = has_bias ? static_cast<const float*>(inputs[2].data) : nullptr;
-  const TensorRef* b_ref = has_bias ? &call.inputs[2] : nullptr;
   auto element = [&](const Dims& idx) {
-    float v = bias ? bias[b_ref->offset + idx[1] * b_ref->strides[0]] : 0.0f;
-    for (const PostOp& p : call.post_ops) {
-      if (!post_op_is_binary(p.kind)) {
-        v = apply_unary_post_op(p, v);
-        continue;
-      }
-      const TensorRef& t = call.inputs[static_cast<size_t>(p.input)];
-      int64_t off = t.offset;
-      for (size_t e = 0; e < idx.size(); ++e) off += idx[e] * t.strides[e];
-      v = apply_binary_post_op(p.kind, v, static_cast<const float*>(inputs[p.input].data)[off]);
-    }
     int64_t off = y.offset;
     for (size_t e = 0; e < idx.size(); ++e) off += idx[e] * y.strides[e];
-    out[off] = v;
+    out[off] = finish_element(call, has_bias, inputs, idx, 0.0f);
   };
   const size_t k = b.lead.size();
   for (size_t d = 0; d < k; ++d) {
@@ -100,9 +88,17 @@ class DnnlConv : public SteppedExtern {
       : SteppedExtern(call, threads), has_bias_(has_bias), border_(std::move(border)) {}
 
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
+    if (nonfinite_) {
+      return nonfinite_->run(
+          call_, inputs, outputs,
+          [this](const ExternBuffer* in, const ExternBuffer* out) { SteppedExtern::run(in, out); });
+    }
     SteppedExtern::run(inputs, outputs);
     if (!border_.lead.empty()) fill_border(call_, border_, has_bias_, inputs, outputs);
   }
+
+  // The handling of non-finite inputs (nonfinite_inputs.h), where oneDNN's differs.
+  void set_nonfinite(std::unique_ptr<NonFiniteInputs> n) { nonfinite_ = std::move(n); }
 
  protected:
   void check(const ExternBuffer* inputs, const ExternBuffer* outputs) const override {
@@ -113,6 +109,7 @@ class DnnlConv : public SteppedExtern {
  private:
   bool has_bias_;
   Border border_;
+  std::unique_ptr<NonFiniteInputs> nonfinite_;
 };
 
 View view_of(const TensorRef& r) {
@@ -275,6 +272,13 @@ struct Operands {
   const ExternBuffer *x_constant = nullptr, *w_constant = nullptr, *b_constant = nullptr;
 };
 
+// The handling of an X with infinities or NaN (nonfinite_inputs.h) for a Conv, or null where
+// there is none: a ConvTranspose, a constant X (reordered at prepare time, it is not there
+// to read) or a constant W that is not finite.
+std::unique_ptr<NonFiniteInputs> nonfinite_inputs(const ExternCall& call, const Operands& o) {
+  return o.x_constant ? nullptr : conv_nonfinite_inputs(call, o.w_constant);
+}
+
 // The extern running primitive `p` on the operands: X, W and B reordered into the layouts
 // `p` reads where they differ, the binary post-op operands bound (read in `order`), the sum
 // post-op's operand (`sum`, when its input is set) copied into Y's memory first, and Y
@@ -285,8 +289,10 @@ std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, 
                                      const std::vector<BinaryOperand>& binaries,
                                      const BinaryOperand& sum, const std::vector<int>& order,
                                      const std::vector<ExternBuffer>& constants,
-                                     const std::vector<PackedInput>& packed, int threads) {
+                                     const std::vector<PackedInput>& packed, int threads,
+                                     std::unique_ptr<NonFiniteInputs> nonfinite = nullptr) {
   auto conv = std::make_unique<DnnlConv>(call, threads, a.has_bias, std::move(border));
+  conv->set_nonfinite(std::move(nonfinite));
   conv->set_implementation(p.impl);
   DnnlSteps& steps = conv->steps();
   steps.use_packed(&packed);
@@ -306,7 +312,9 @@ std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, 
 }
 
 // A Winograd convolution for the call (winograd_candidate), or null when oneDNN has none for
-// it or its post-ops (binary ones other than a full-size Add, which becomes a sum).
+// it or its post-ops (binary ones other than a full-size Add, which becomes a sum), or a
+// constant W is not finite (its signs give the outputs next to non-finite inputs:
+// nonfinite_inputs.h), or X is a constant (packed at prepare time, it is not there to read).
 std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArgs& a,
                                            const Spatial& spatial, const Operands& o,
                                            const std::vector<ExternBuffer>& constants,
@@ -316,6 +324,8 @@ std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArg
   BinaryOperand sum;
   const std::vector<int> order = channels_last_order(4);
   if (!append_post_ops(call, order, &ops, &binaries, &sum) || !binaries.empty()) return nullptr;
+  std::unique_ptr<NonFiniteInputs> nonfinite = nonfinite_inputs(call, o);
+  if (!nonfinite) return nullptr;
   dnnl::primitive_attr attr = user_scratchpad_attr();
   attr.set_post_ops(ops);
   const auto f32 = dnnl::memory::data_type::f32;
@@ -327,7 +337,8 @@ std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArg
         a.has_bias ? f32_desc({a.c_out}, {1}) : dnnl::memory::desc(),
         dnnl::memory::desc(o.y.dims, f32, any), attr);
     if (p.impl.find("wino") == std::string::npos) return nullptr;
-    return assemble(call, a, Border{}, p, o, binaries, sum, order, constants, packed, threads);
+    return assemble(call, a, Border{}, p, o, binaries, sum, order, constants, packed, threads,
+                    std::move(nonfinite));
   } catch (const dnnl::error&) {
     return nullptr;
   }
@@ -372,7 +383,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   BinaryOperand no_sum;
   no_sum.input = SIZE_MAX;
   return assemble(call, a, std::move(border), p, o, binaries, no_sum, order, constants, packed,
-                  threads);
+                  threads, flushes_nan(call) ? nonfinite_inputs(call, o) : nullptr);
 }
 
 // The part of a ConvTranspose call with negative pads that its full output covers: pads

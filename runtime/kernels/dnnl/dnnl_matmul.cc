@@ -14,6 +14,7 @@
 #include "compiler/plan/externs/matmul_call.h"
 #include "runtime/kernels/dnnl/dnnl_post_ops.h"
 #include "runtime/kernels/dnnl/dnnl_steps.h"
+#include "runtime/kernels/dnnl/nonfinite_inputs.h"
 #include "runtime/kernels/reference/matmul.h"
 #include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
@@ -26,11 +27,24 @@ class DnnlMatMul : public SteppedExtern {
  public:
   using SteppedExtern::SteppedExtern;
 
+  void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
+    if (!nonfinite_) return SteppedExtern::run(inputs, outputs);
+    nonfinite_->run(
+        call_, inputs, outputs,
+        [this](const ExternBuffer* in, const ExternBuffer* out) { SteppedExtern::run(in, out); });
+  }
+  // The handling of an A with infinities or NaN where the post-ops flush NaN
+  // (nonfinite_inputs.h).
+  void set_nonfinite(std::unique_ptr<NonFiniteInputs> n) { nonfinite_ = std::move(n); }
+
  protected:
   void check(const ExternBuffer* inputs, const ExternBuffer* outputs) const override {
     parse_matmul(call_, inputs, outputs);
     check_post_ops(call_, inputs, outputs);
   }
+
+ private:
+  std::unique_ptr<NonFiniteInputs> nonfinite_;
 };
 
 // The call's operands as oneDNN sees them; false when oneDNN cannot express them (or the
@@ -124,6 +138,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
       dnnl::matmul::desc(desc_of(o.a, dense), b_want, desc_of(o.c, dense)), attr, cpu_engine());
   auto x = std::make_unique<DnnlMatMul>(call, threads);
   x->set_implementation(pd.impl_info_str());
+  if (flushes_nan(call)) x->set_nonfinite(matmul_nonfinite_inputs(call, b_constant));
   if (!worth_using(x->implementation(), false, !binaries.empty())) return nullptr;
   // oneDNN 2.6's GEMM-based matmul ("gemm:jit": every matmul on AVX2, and on AVX-512 a C
   // whose batch dim lies inside its rows) crashes with a binary post-op broadcast over the

@@ -241,6 +241,27 @@ void ReduceF32(ReduceKind k, const float* HWY_RESTRICT x, size_t n, float* HWY_R
   hn::StoreU(ReduceOp(k, ReduceOp(k, v0, v1), ReduceOp(k, v2, v3)), d, acc);
 }
 
+// x * 0 is 0 for a finite x, NaN for an infinity or NaN: four such sums over x, NaN-free
+// exactly when every x is finite.
+bool AnyNonFiniteF32(const float* x, size_t n) {
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const VF zero = hn::Zero(d);
+  VF v0 = zero, v1 = zero, v2 = zero, v3 = zero;
+  size_t i = 0;
+  for (; i + 4 * N <= n; i += 4 * N) {
+    v0 = hn::MulAdd(hn::LoadU(d, x + i), zero, v0);
+    v1 = hn::MulAdd(hn::LoadU(d, x + i + N), zero, v1);
+    v2 = hn::MulAdd(hn::LoadU(d, x + i + 2 * N), zero, v2);
+    v3 = hn::MulAdd(hn::LoadU(d, x + i + 3 * N), zero, v3);
+  }
+  for (; i + N <= n; i += N) v0 = hn::MulAdd(hn::LoadU(d, x + i), zero, v0);
+  float tail = 0;
+  for (; i < n; ++i) tail += x[i] * 0.0f;
+  const VF all = hn::Add(hn::Add(v0, v1), hn::Add(v2, v3));
+  return !hn::AllTrue(d, hn::Eq(all, all)) || tail != tail;
+}
+
 // The partials ReduceF32 writes: one vector; past it, acc keeps the identity.
 size_t AccLanesUsed() {
   return hn::Lanes(DF());
@@ -264,6 +285,7 @@ HWY_EXPORT(BinaryF32);
 HWY_EXPORT(CompareF32);
 HWY_EXPORT(WhereF32);
 HWY_EXPORT(ReduceF32);
+HWY_EXPORT(AnyNonFiniteF32);
 HWY_EXPORT(AccLanesUsed);
 HWY_EXPORT(TargetName);
 
@@ -284,6 +306,9 @@ void where_f32(const int32_t* cond, const float* a, const float* b, float* out, 
 }
 void reduce_f32(ReduceKind kind, const float* x, size_t n, float* acc) {
   HWY_DYNAMIC_DISPATCH(ReduceF32)(kind, x, n, acc);
+}
+bool any_nonfinite_f32(const float* x, size_t n) {
+  return HWY_DYNAMIC_DISPATCH(AnyNonFiniteF32)(x, n);
 }
 size_t acc_lanes_used() {
   return HWY_DYNAMIC_DISPATCH(AccLanesUsed)();

@@ -227,6 +227,49 @@ TEST(DnnlConv, WinogradForLarge3x3ConvolutionsWithTheResidualAsSum) {
   EXPECT_EQ(impl.find("wino"), std::string::npos) << impl;
 }
 
+TEST(DnnlConv, NonFiniteInputsGiveTheReferenceValues) {
+  // Around an infinity or NaN in X, oneDNN's Winograd kernels make whole tiles NaN and its
+  // fused relu makes NaN 0; those runs get the reference's values instead, with the
+  // residual sum and relu after them (nonfinite_inputs.h). A Winograd convolution and a
+  // grouped, strided, dilated direct one; W constant (its signs kept) or given at run time.
+  // A W with an infinity: a constant one is not taken on Winograd and has no such handling
+  // (no relu then), one given at run time makes that run a reference convolution.
+  std::mt19937 rng(31);
+  Geometry direct = conv_geometry::conv2d(2, 16, 12, 2, {13, 11}, 3, 2, 2, 1);
+  const Geometry geometries[] = {conv2d(1, 64, 48, 1, {28, 28}, 3, 1, 1), direct};
+  auto at = [](const Operand& o, const Dims& idx) {
+    int64_t off = o.ref.offset;
+    for (size_t e = 0; e < idx.size(); ++e) off += idx[e] * o.ref.strides[e];
+    return static_cast<size_t>(off);
+  };
+  for (const Geometry& g : geometries) {
+    for (int w_inf = 0; w_inf < 2; ++w_inf) {
+      for (bool prepacked : {false, true}) {
+        SCOPED_TRACE(
+            str_cat(g.text(), w_inf ? ", an infinity in W" : "", prepacked ? ", constant" : ""));
+        ConvCase c = make_conv(g, Storage::ChannelsLast, Storage::ChannelsLast, rng);
+        c.add_binary(PostOpKind::Add, stored(g.y_dims(), Storage::ChannelsLast, rng));
+        const bool handled = !(w_inf && prepacked);
+        if (handled) c.call.post_ops.push_back({PostOpKind::Relu});
+        Operand& x = c.ins[0];
+        x.data[at(x, {0, 3, 10, 10})] = INFINITY;
+        x.data[at(x, {0, 5, 0, 10})] = -INFINITY;  // an edge
+        x.data[at(x, {0, 7, 12, 7})] = NAN;
+        x.data[at(x, {0, 9, 12, 9})] = INFINITY;  // windows meeting the NaN's
+        if (w_inf) c.ins[1].data[at(c.ins[1], {4, 2, 1, 1})] = -INFINITY;
+        const std::vector<size_t> constants = prepacked ? c.constants() : std::vector<size_t>{};
+        std::string impl;
+        const std::vector<float> got = run_dnnl(c.call, c.ins, c.out, constants, 1, &impl);
+        const bool wino = &g == &geometries[0] && dnnl_has_avx512() && handled;
+        EXPECT_EQ(impl.find("wino") != std::string::npos, wino) << impl;
+        const std::vector<float> want = run_reference(c.call, c.ins, c.out);
+        const size_t finite = expect_same_classes(got, want, c.g.tol());
+        EXPECT_GT(finite, 0u);
+      }
+    }
+  }
+}
+
 TEST(DnnlConv, SharesOneScratchArena) {
   // As in a Session: two calls whose channels-first operands are copied channels-last into
   // scratch, and their scratchpads, in one arena, refilled with junk before every run.

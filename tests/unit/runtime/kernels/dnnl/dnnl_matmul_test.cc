@@ -365,6 +365,42 @@ TEST(DnnlMatMul, JitBackendTakesTheDnnlPathUnlessDisabled) {
   EXPECT_TRUE(dnnl_enabled());
 }
 
+TEST(DnnlMatMul, NonFiniteInputsGiveTheReferenceValues) {
+  // oneDNN's fused relu makes NaN 0; a run whose A holds an infinity or NaN gets the
+  // reference's values instead (nonfinite_inputs.h), through alpha, a residual and relu.
+  // B broadcast over the batch, constant (its signs kept) or given at run time; a B with an
+  // infinity: a constant one has no such handling (no relu then), one given at run time
+  // makes that run a reference matmul.
+  std::mt19937 rng(41);
+  const std::vector<int> rows = identity_order(3);
+  for (int b_inf = 0; b_inf < 2; ++b_inf) {
+    for (bool prepacked : {false, true}) {
+      MatMulCase c = make_matmul({2}, 8, 16, 12, {}, {true}, rows, rows, rows, -0.5, rng);
+      SCOPED_TRACE(c.text() + (b_inf ? ", an infinity in B" : "") +
+                   (prepacked ? ", constant" : ""));
+      c.add_binary(PostOpKind::Add, dense({2, 8, 12}, rng));
+      const bool handled = !(b_inf && prepacked);
+      if (handled) c.call.post_ops.push_back({PostOpKind::Relu});
+      Operand& a = c.ins[0];
+      auto at = [](const Operand& o, const Dims& idx) {
+        int64_t off = o.ref.offset;
+        for (size_t e = 0; e < idx.size(); ++e) off += idx[e] * o.ref.strides[e];
+        return static_cast<size_t>(off);
+      };
+      a.data[at(a, {0, 1, 3})] = INFINITY;
+      a.data[at(a, {0, 1, 7})] = -INFINITY;  // both signs in one row
+      a.data[at(a, {1, 4, 0})] = NAN;
+      a.data[at(a, {1, 6, 15})] = -INFINITY;
+      if (b_inf) c.ins[1].data[at(c.ins[1], {0, 5, 2})] = INFINITY;
+      const std::vector<size_t> constants =
+          prepacked ? std::vector<size_t>{1} : std::vector<size_t>{};
+      const std::vector<float> got = run_dnnl(c.call, c.ins, c.out, constants);
+      const std::vector<float> want = run_reference(c.call, c.ins, c.out);
+      EXPECT_GT(expect_same_classes(got, want, tol_for(16)), 0u);
+    }
+  }
+}
+
 TEST(DnnlMatMul, BadBuffersGiveTheReferenceErrors) {
   std::mt19937 rng(6);
   MatMulCase c = plain_matmul({2}, 4, 5, 6, rng);

@@ -134,7 +134,7 @@ inline std::vector<float> run_dnnl(const ExternCall& call, const std::vector<Ope
   p->run(in.data(), &o);
   const std::vector<float> second = gather(out);
   for (size_t i = 0; i < first.size(); ++i)
-    if (!(first[i] == second[i])) {
+    if (!(first[i] == second[i]) && !(std::isnan(first[i]) && std::isnan(second[i]))) {
       ADD_FAILURE() << "a second run differs at " << i << ": " << first[i] << " vs " << second[i];
       break;
     }
@@ -184,6 +184,26 @@ inline void expect_close(const std::vector<float>& got, const std::vector<float>
     if (worst) *worst = std::max(*worst, err);
     ASSERT_TRUE(err <= tol) << what << " at " << i << ": got " << got[i] << ", want " << want[i];
   }
+}
+
+// got == want where want is NaN or infinite (NaN for NaN, the same infinity); elsewhere
+// within tol * max(1, |want|). Returns how many of want are finite.
+inline size_t expect_same_classes(const std::vector<float>& got, const std::vector<float>& want,
+                                  double tol) {
+  EXPECT_EQ(got.size(), want.size());
+  size_t finite = 0;
+  for (size_t i = 0; i < want.size() && i < got.size(); ++i) {
+    if (std::isfinite(want[i])) {
+      ++finite;
+      EXPECT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(double{want[i]}))) << "at " << i;
+    } else if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << "at " << i << ": " << got[i];
+    } else {
+      EXPECT_EQ(got[i], want[i]) << "at " << i;
+    }
+    if (::testing::Test::HasFailure()) break;
+  }
+  return finite;
 }
 
 // Each of `bad` (the call's input buffers, made wrong) makes `prepared` fail with exactly

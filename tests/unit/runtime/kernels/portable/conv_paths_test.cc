@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -30,6 +31,25 @@ std::string portable_path(const Geometry& g, std::mt19937& rng) {
       ->prepare_extern(make_call(g, ins, y), constants)
       ->implementation();
 }
+
+// The call of a geometry on x, w, b into y (filled with `fill`), the reference's output,
+// and the portable implementation prepared with W and B constants, as a session prepares it.
+struct PreparedConv {
+  ExternCall call;
+  std::vector<ExternBuffer> in;
+  ExternBuffer out;
+  std::vector<float> want;
+  std::unique_ptr<PreparedExtern> prepared;
+
+  PreparedConv(const Geometry& g, Operand* x, Operand* w, Operand* b, Operand* y, float fill)
+      : call(make_call(g, {x, w, b}, *y)), in{x->buffer(), w->buffer(), b->buffer()} {
+    out = y->buffer();
+    run_reference_extern(call, in.data(), &out);
+    want = y->data;
+    prepared = make_backend("portable")->prepare_extern(call, {{}, in[1], in[2]});
+    std::fill(y->data.begin(), y->data.end(), fill);
+  }
+};
 
 TEST(Conv, WinogradMatchesReference) {
   std::mt19937 rng(5);
@@ -83,15 +103,10 @@ TEST(Conv, WinogradGivesTheExactSumNextToNonFiniteValues) {
     x.data[9 * 156 + 8 * 13 + 3] = 3e37f;                // its products overflow the transform
     if (w_inf) w.data[(4 * 16 + 2) * 9 + 4] = INFINITY;  // output 4, input 2, the center
     Operand y = dense(g.y_dims(), std::vector<float>(product(g.y_dims()), 0));
-    const ExternCall call = make_call(g, {&x, &w, &b}, y);
-    std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
-    ExternBuffer out = y.buffer();
-    run_reference_extern(call, in.data(), &out);
-    const std::vector<float> want = y.data;
-    auto prepared = make_backend("portable")->prepare_extern(call, {{}, in[1], in[2]});
-    EXPECT_EQ(prepared->implementation(), "winograd 2x2 3x3");
-    std::fill(y.data.begin(), y.data.end(), 0.0f);
-    prepared->run(in.data(), &out);
+    PreparedConv p(g, &x, &w, &b, &y, 0.0f);
+    EXPECT_EQ(p.prepared->implementation(), "winograd 2x2 3x3");
+    p.prepared->run(p.in.data(), &p.out);
+    const std::vector<float>& want = p.want;
     size_t finite = 0;
     for (size_t i = 0; i < want.size(); ++i) {
       if (std::isnan(want[i])) {
@@ -125,18 +140,13 @@ TEST(Conv, PackedWeightsRunWithoutTheirBuffer) {
     Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
     Operand b = random_dense({g.m}, rng);
     Operand y = dense(g.y_dims(), std::vector<float>(product(g.y_dims()), NAN));
-    const ExternCall call = make_call(g, {&x, &w, &b}, y);
-    std::vector<ExternBuffer> in{x.buffer(), w.buffer(), b.buffer()};
-    ExternBuffer out = y.buffer();
-    run_reference_extern(call, in.data(), &out);
-    const std::vector<float> want = y.data;
-    auto prepared = make_backend("portable")->prepare_extern(call, {{}, in[1], in[2]});
-    EXPECT_EQ(prepared->constants_copied(),
+    PreparedConv p(g, &x, &w, &b, &y, NAN);
+    EXPECT_EQ(p.prepared->constants_copied(),
               copies ? std::vector<size_t>{1} : std::vector<size_t>{});
     if (!copies) continue;
-    in[1].data = nullptr;
-    std::fill(y.data.begin(), y.data.end(), NAN);
-    prepared->run(in.data(), &out);
+    p.in[1].data = nullptr;
+    p.prepared->run(p.in.data(), &p.out);
+    const std::vector<float>& want = p.want;
     const double tol = 1e-4 * max_abs(want);
     for (size_t i = 0; i < want.size(); ++i) ASSERT_NEAR(y.data[i], want[i], tol) << "at " << i;
   }
