@@ -31,9 +31,7 @@ int compile_command(const std::vector<std::string>& arg_list) {
   if (output.empty()) throw UsageError("compile needs -o FILE (the plan to write)");
   EngineOptions options;
   apply_session_options(args, &options.session);
-  apply_limit_options(args, &options);
-  options.compile.dump_dir = dump_dir_option(args);
-  options.compile.fuse = !args.has("no-fusion");
+  apply_compile_options(args, &options);
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
 
   const std::string& model = args.positional[0];

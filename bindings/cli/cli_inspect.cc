@@ -118,9 +118,7 @@ int inspect_command(const std::vector<std::string>& arg_list) {
   const CliArgs args = parse_cli_args("inspect", arg_list, kInspectOptions);
   if (args.positional.size() != 1) throw UsageError("inspect needs exactly one MODEL argument");
   EngineOptions options;
-  apply_limit_options(args, &options);
-  options.compile.dump_dir = dump_dir_option(args);
-  options.compile.fuse = !args.has("no-fusion");
+  apply_compile_options(args, &options);
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
   const std::string& model = args.positional[0];
   std::unique_ptr<Engine> engine = load_model(model, options);

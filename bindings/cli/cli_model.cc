@@ -71,7 +71,9 @@ std::string dump_dir_option(const CliArgs& args) {
   return env_dump ? env_dump : "";
 }
 
-void apply_limit_options(const CliArgs& args, EngineOptions* options) {
+void apply_compile_options(const CliArgs& args, EngineOptions* options) {
+  options->compile.dump_dir = dump_dir_option(args);
+  options->compile.fuse = !args.has("no-fusion");
   if (args.has("memory-limit")) {
     try {
       options->session.memory_limit =

@@ -29,8 +29,9 @@ std::string dump_dir_option(const CliArgs& args);
 // --backend, --isa, --threads and the dump directory into the session options (the
 // options each command lists must include "backend", "isa" and "threads").
 void apply_session_options(const CliArgs& args, SessionOptions* session);
-// --memory-limit SIZE and --max-unrolled-nodes N (resource_limits.h) into the engine
-// options (the options each command lists must include both).
-void apply_limit_options(const CliArgs& args, EngineOptions* options);
+// --dump DIR (dump_dir_option), --no-fusion, --memory-limit SIZE and --max-unrolled-nodes N
+// (resource_limits.h) into the engine options (the options each command lists must include
+// all four).
+void apply_compile_options(const CliArgs& args, EngineOptions* options);
 
 }  // namespace ferrite

@@ -189,9 +189,7 @@ int run_command(const std::vector<std::string>& arg_list) {
   }
   EngineOptions options;
   apply_session_options(args, &options.session);
-  apply_limit_options(args, &options);
-  options.compile.dump_dir = dump_dir_option(args);
-  options.compile.fuse = !args.has("no-fusion");
+  apply_compile_options(args, &options);
   options.session.profile = args.has("profile");
   const std::string output_dir = args.get("output-dir");
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);

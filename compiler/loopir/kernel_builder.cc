@@ -151,7 +151,8 @@ V KernelBuilder::constant_i64(int64_t value) {
   return emit(in);
 }
 
-V KernelBuilder::unary(Op op, V a) {
+// An instruction of `op` on `a` (whose type it must accept) and operands of its type.
+static Instr typed_instr(Op op, V a) {
   if (!op_accepts(op, a.type)) {
     fail("internal: ", op_name(op), " is not defined on ", scalar_type_name(a.type));
   }
@@ -159,7 +160,11 @@ V KernelBuilder::unary(Op op, V a) {
   in.op = op;
   in.type = op_result_type(op, a.type);
   in.a = a.id;
-  return emit(in);
+  return in;
+}
+
+V KernelBuilder::unary(Op op, V a) {
+  return emit(typed_instr(op, a));
 }
 
 V KernelBuilder::binary(Op op, V a, V b) {
@@ -167,13 +172,7 @@ V KernelBuilder::binary(Op op, V a, V b) {
     fail("internal: ", op_name(op), " operands differ: ", scalar_type_name(a.type), " vs ",
          scalar_type_name(b.type));
   }
-  if (!op_accepts(op, a.type)) {
-    fail("internal: ", op_name(op), " is not defined on ", scalar_type_name(a.type));
-  }
-  Instr in;
-  in.op = op;
-  in.type = op_result_type(op, a.type);
-  in.a = a.id;
+  Instr in = typed_instr(op, a);
   in.b = b.id;
   return emit(in);
 }

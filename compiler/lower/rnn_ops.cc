@@ -36,6 +36,19 @@ TensorBoxPtr read_peepholes(const LowerCtx& c, const RnnSpec& s) {
   return p;
 }
 
+// For each direction d and its time steps t in the order it takes them, h = step(d, t, h)
+// from the direction's initial state (null without one); the last h of each direction.
+template <class Step>
+std::vector<TensorBoxPtr> each_step(const RnnSpec& s, Step step) {
+  std::vector<TensorBoxPtr> last_h;
+  for (int d = 0; d < s.dirs; ++d) {
+    TensorBoxPtr h = s.h0 ? rnn_direction(s.h0, d) : nullptr;
+    for (int64_t k = 0; k < s.seq; ++k) h = step(d, s.backwards(d) ? s.seq - 1 - k : k, h);
+    last_h.push_back(h);
+  }
+  return last_h;
+}
+
 // it = f(Xt·Wiᵀ + Ht-1·Riᵀ + Pi⊙Ct-1 + Wbi + Rbi)    ft = f(... Pf⊙Ct-1 ...), or 1 - it
 // ct = g(Xt·Wcᵀ + Ht-1·Rcᵀ + Wbc + Rbc)              Ct = ft⊙Ct-1 + it⊙ct
 // ot = f(Xt·Woᵀ + Ht-1·Roᵀ + Po⊙Ct + Wbo + Rbo)      Ht = ot⊙h(Ct)
@@ -100,43 +113,37 @@ std::vector<TensorBoxPtr> lower_gru(LowerCtx& c) {
   bool linear_before_reset = c.node.attr_int("linear_before_reset", 0) != 0;
   RnnUnroll u(c, spec, wanted(c, 0));
   RnnTermsPtr T = u.terms();
-  const RnnSpec& s = T->s;
-  std::vector<TensorBoxPtr> last_h;
-  for (int d = 0; d < s.dirs; ++d) {
-    TensorBoxPtr h = s.h0 ? rnn_direction(s.h0, d) : nullptr;
-    for (int64_t k = 0; k < s.seq; ++k) {
-      int64_t t = s.backwards(d) ? s.seq - 1 - k : k;
-      // hzr: Ht-1·R[z r (h)]ᵀ; rh: (rt⊙Ht-1)·Rhᵀ when the reset comes first.
-      TensorBoxPtr hzr = u.recurrent(d, h, 0, linear_before_reset ? 3 : 2), rh;
-      auto gate = [T, d, t, hzr](KernelBuilder& b, int g, const Idx& i) {
-        return T->act(b, d, 0,
-                      add(b, T->input_term(b, d, t, g, i, true), T->load_gate(b, hzr, g, i)));
-      };
-      if (!linear_before_reset && h) {
-        TensorBoxPtr prev = h;
-        rh = u.recurrent(d, u.step_box([=](KernelBuilder& b, const Idx& i) {
-          return mul(b, gate(b, 1, i), prev->load(b, i));
-        }),
-                         2, 1);
-      }
-      TensorBoxPtr prev_h = h;
-      TensorBoxPtr next_h = u.step_box([=](KernelBuilder& b, const Idx& i) {
-        V z = gate(b, 0, i);
-        V cand;
-        if (linear_before_reset) {
-          V lin = add(b, T->load_gate(b, hzr, 2, i), T->recurrent_bias(b, d, 2, i));
-          cand = add(b, T->input_term(b, d, t, 2, i, false), mul(b, gate(b, 1, i), lin));
-        } else {
-          cand = add(b, T->input_term(b, d, t, 2, i, true), T->load_gate(b, rh, 0, i));
-        }
-        V next = mul(b, one_minus(b, z), T->act(b, d, 1, cand));
-        if (prev_h) next = add(b, next, mul(b, z, prev_h->load(b, i)));
-        return T->keep_in_sequence(b, t, i, next, prev_h);
-      });
-      h = u.realize_hidden(d, t, next_h);
+  auto step = [&](int d, int64_t t, TensorBoxPtr h) {
+    // hzr: Ht-1·R[z r (h)]ᵀ; rh: (rt⊙Ht-1)·Rhᵀ when the reset comes first.
+    TensorBoxPtr hzr = u.recurrent(d, h, 0, linear_before_reset ? 3 : 2), rh;
+    auto gate = [T, d, t, hzr](KernelBuilder& b, int g, const Idx& i) {
+      return T->act(b, d, 0,
+                    add(b, T->input_term(b, d, t, g, i, true), T->load_gate(b, hzr, g, i)));
+    };
+    if (!linear_before_reset && h) {
+      TensorBoxPtr prev = h;
+      rh = u.recurrent(d, u.step_box([=](KernelBuilder& b, const Idx& i) {
+        return mul(b, gate(b, 1, i), prev->load(b, i));
+      }),
+                       2, 1);
     }
-    last_h.push_back(h);
-  }
+    TensorBoxPtr prev_h = h;
+    TensorBoxPtr next_h = u.step_box([=](KernelBuilder& b, const Idx& i) {
+      V z = gate(b, 0, i);
+      V cand;
+      if (linear_before_reset) {
+        V lin = add(b, T->load_gate(b, hzr, 2, i), T->recurrent_bias(b, d, 2, i));
+        cand = add(b, T->input_term(b, d, t, 2, i, false), mul(b, gate(b, 1, i), lin));
+      } else {
+        cand = add(b, T->input_term(b, d, t, 2, i, true), T->load_gate(b, rh, 0, i));
+      }
+      V next = mul(b, one_minus(b, z), T->act(b, d, 1, cand));
+      if (prev_h) next = add(b, next, mul(b, z, prev_h->load(b, i)));
+      return T->keep_in_sequence(b, t, i, next, prev_h);
+    });
+    return u.realize_hidden(d, t, next_h);
+  };
+  const std::vector<TensorBoxPtr> last_h = each_step(T->s, step);
   return {wanted(c, 0) ? u.y() : nullptr, wanted(c, 1) ? u.final_state(last_h) : nullptr};
 }
 
@@ -145,21 +152,14 @@ std::vector<TensorBoxPtr> lower_rnn(LowerCtx& c) {
   RnnSpec spec = read_rnn_spec(c, 1, {"Tanh"});
   RnnUnroll u(c, spec, wanted(c, 0));
   RnnTermsPtr T = u.terms();
-  const RnnSpec& s = T->s;
-  std::vector<TensorBoxPtr> last_h;
-  for (int d = 0; d < s.dirs; ++d) {
-    TensorBoxPtr h = s.h0 ? rnn_direction(s.h0, d) : nullptr;
-    for (int64_t k = 0; k < s.seq; ++k) {
-      int64_t t = s.backwards(d) ? s.seq - 1 - k : k;
-      TensorBoxPtr hr = u.recurrent(d, h, 0, 1), prev_h = h;
-      TensorBoxPtr next_h = u.step_box([=](KernelBuilder& b, const Idx& i) {
-        V v = add(b, T->input_term(b, d, t, 0, i, true), T->load_gate(b, hr, 0, i));
-        return T->keep_in_sequence(b, t, i, T->act(b, d, 0, v), prev_h);
-      });
-      h = u.realize_hidden(d, t, next_h);
-    }
-    last_h.push_back(h);
-  }
+  const std::vector<TensorBoxPtr> last_h = each_step(T->s, [&](int d, int64_t t, TensorBoxPtr h) {
+    TensorBoxPtr hr = u.recurrent(d, h, 0, 1), prev_h = h;
+    TensorBoxPtr next_h = u.step_box([=](KernelBuilder& b, const Idx& i) {
+      V v = add(b, T->input_term(b, d, t, 0, i, true), T->load_gate(b, hr, 0, i));
+      return T->keep_in_sequence(b, t, i, T->act(b, d, 0, v), prev_h);
+    });
+    return u.realize_hidden(d, t, next_h);
+  });
   return {wanted(c, 0) ? u.y() : nullptr, wanted(c, 1) ? u.final_state(last_h) : nullptr};
 }
 
