@@ -56,6 +56,16 @@ int64_t dense_run(const std::vector<int64_t>& shape, const std::vector<int64_t>&
   return dense;
 }
 
+// Whether a view's strides are row-major dense.
+bool row_major(const TensorRef& r) {
+  int64_t dense = 1;
+  for (size_t d = r.shape.size(); d-- > 0;) {
+    if (r.shape[d] != 1 && r.strides[d] != dense) return false;
+    dense *= r.shape[d];
+  }
+  return true;
+}
+
 // Calls f(index, offset) for every element of a view.
 template <class F>
 void for_each_in_view(const TensorRef& r, F f) {
@@ -101,6 +111,8 @@ class ConvNonFinite : public NonFiniteInputs {
   bool signs_of(const ExternCall& call, const float* w, Signs* out) const override {
     const ConvArgs a = parse_conv_shapes(call);
     const int64_t count = a.c_out * a.c_in_group() * a.kernel_size();
+    const TensorRef& r = call.inputs[1];
+    if (row_major(r)) return linear_signs(w + r.offset, count, out);
     out->assign(static_cast<size_t>((count + 3) / 4), 0);
     int64_t i = 0;
     for (int64_t m = 0; m < a.c_out; ++m)
@@ -218,6 +230,8 @@ class MatMulNonFinite : public NonFiniteInputs {
   // Signs per element of B's buffer from its offset (a broadcast dim reads the same ones).
   bool signs_of(const ExternCall& call, const float* w, Signs* out) const override {
     const TensorRef& b = call.inputs[1];
+    const int64_t run = dense_run(b.shape, b.strides);
+    if (run >= 0) return linear_signs(w + b.offset, run, out);  // (memory order: span = run)
     int64_t span = 1;
     for (size_t d = 0; d < b.shape.size(); ++d) span += (b.shape[d] - 1) * b.strides[d];
     out->assign(static_cast<size_t>((span + 3) / 4), 0);
@@ -294,6 +308,19 @@ bool flushes_nan(const ExternCall& call) {
     }
   }
   return false;
+}
+
+bool NonFiniteInputs::linear_signs(const float* w, int64_t n, Signs* out) {
+  if (simd::any_nonfinite_f32(w, static_cast<size_t>(n))) return false;
+  out->assign(static_cast<size_t>((n + 3) / 4), 0);
+  auto code = [](float v) { return static_cast<uint8_t>((v > 0) | ((v < 0) << 1)); };
+  uint8_t* o = out->data();
+  int64_t i = 0;
+  for (; i + 4 <= n; i += 4)
+    o[i / 4] = static_cast<uint8_t>(code(w[i]) | code(w[i + 1]) << 2 | code(w[i + 2]) << 4 |
+                                    code(w[i + 3]) << 6);
+  for (; i < n; ++i) o[i / 4] |= static_cast<uint8_t>(code(w[i]) << (2 * (i % 4)));
+  return true;
 }
 
 bool NonFiniteInputs::add_sign(float v, int64_t i, Signs* out) {

@@ -42,7 +42,8 @@ class NonFiniteInputs {
 
  protected:
   using Signs = std::vector<uint8_t>;  // 0, 1 (> 0) or 2 (< 0) per weight, four to a byte
-  static bool add_sign(float v, int64_t i, Signs* out);  // false for a non-finite v
+  static bool add_sign(float v, int64_t i, Signs* out);             // false for a non-finite v
+  static bool linear_signs(const float* w, int64_t n, Signs* out);  // of w[0, n)
   static int sign(const Signs& s, int64_t i) {
     return (s[static_cast<size_t>(i / 4)] >> (2 * (i % 4))) & 3;
   }

@@ -248,6 +248,10 @@ TEST(DnnlConv, NonFiniteInputsGiveTheReferenceValues) {
         SCOPED_TRACE(
             str_cat(g.text(), w_inf ? ", an infinity in W" : "", prepacked ? ", constant" : ""));
         ConvCase c = make_conv(g, Storage::ChannelsLast, Storage::ChannelsLast, rng);
+        if (&g == &geometries[1]) {  // W strided: its signs taken element by element
+          c.ins[1] = stored(g.w_dims(), Storage::Scattered, rng);
+          c.call.inputs[1] = c.ins[1].ref;
+        }
         c.add_binary(PostOpKind::Add, stored(g.y_dims(), Storage::ChannelsLast, rng));
         const bool handled = !(w_inf && prepacked);
         if (handled) c.call.post_ops.push_back({PostOpKind::Relu});
