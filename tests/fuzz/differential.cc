@@ -19,22 +19,26 @@ namespace {
 // Per-element tolerance relative to the element, plus an absolute one relative to the
 // output's largest finite magnitude (a result that cancels to ~0 keeps the rounding error
 // of terms at that scale). Half types get their own epsilon's worth.
-// `float_sums`: the plan has an extern that sums float32 products (float_sum_externs).
-// There, where the reference gives an infinity, any infinity or NaN agrees: the reference
-// sums in double and rounds once, so a sum past float32's range is the infinity of its
-// sign, but a float32 GEMM (oneDNN's, the portable one, MLAS in onnxruntime) overflows as
-// its order of partial sums decides: +inf, -inf or NaN.
-std::string compare_one(const Tensor& ref, const Tensor& got, bool float_sums) {
+// In a plan with an extern that sums float32 products (FloatSums, float_sums_of), a float32
+// GEMM (oneDNN's, the portable one, MLAS in onnxruntime) overflows as its order of partial
+// sums decides, where the reference sums in double and rounds once: where the reference
+// gives an infinity any infinity or NaN agrees (Overflows); and when an operand passes
+// sqrt(FLT_MAX), whose products overflow float32, a GEMM's infinity or NaN agrees wherever
+// the reference is finite too (Huge: its double sums of such products may cancel to a
+// finite value no float32 GEMM can give).
+enum class FloatSums { None, Overflows, Huge };
+
+std::string compare_one(const Tensor& ref, const Tensor& got, FloatSums sums) {
   if (ref.dtype() == got.dtype() && dtype_size(ref.dtype()) == 0) return "";  // strings
-  if (float_sums && ref.dtype() == DType::F32 && got.dtype() == DType::F32 &&
+  if (sums != FloatSums::None && ref.dtype() == DType::F32 && got.dtype() == DType::F32 &&
       ref.shape() == got.shape()) {
     Tensor same(DType::F32, got.shape());
     std::memcpy(same.data(), got.data(), got.nbytes());
     float* g = same.as<float>();
     const float* r = ref.as<float>();
     for (int64_t i = 0; i < ref.elements(); ++i)
-      if (std::isinf(r[i]) && !std::isfinite(g[i])) g[i] = r[i];
-    return compare_one(ref, same, false);
+      if (!std::isfinite(g[i]) && (std::isinf(r[i]) || sums == FloatSums::Huge)) g[i] = r[i];
+    return compare_one(ref, same, FloatSums::None);
   }
   double rtol = 1e-3;
   if (ref.dtype() == DType::F16) rtol = 4e-3;
@@ -49,14 +53,32 @@ std::string compare_one(const Tensor& ref, const Tensor& got, bool float_sums) {
   return compare_tensors(got, ref, rtol, 1e-5 + 1e-4 * scale);
 }
 
-// Whether the plan calls an extern that sums float32 products (compare_one).
-bool float_sum_externs(const Plan& plan) {
+// How the plan's float32 sums compare (compare_one): None without a MatMul, Conv or
+// ConvTranspose extern; Huge when a float32 constant or input passes sqrt(FLT_MAX).
+FloatSums float_sums_of(const Plan& plan, const std::vector<Tensor>& inputs) {
+  bool sums = false;
   for (const ExternCall& x : plan.externs) {
     const std::optional<ExternOp> op = find_extern_op(x.op);
-    if (op == ExternOp::MatMul || op == ExternOp::Conv || op == ExternOp::ConvTranspose)
-      return true;
+    sums = sums || op == ExternOp::MatMul || op == ExternOp::Conv || op == ExternOp::ConvTranspose;
   }
-  return false;
+  if (!sums) return FloatSums::None;
+  auto huge = [](const float* v, size_t n) {
+    for (size_t i = 0; i < n; ++i)
+      if (std::isfinite(v[i]) && std::fabs(v[i]) > 1.8e19f) return true;
+    return false;
+  };
+  for (const PlanBuffer& b : plan.buffers) {
+    if (b.kind != BufferKind::Constant || b.dtype != DType::F32 || b.constant < 0 ||
+        static_cast<size_t>(b.constant) >= plan.constants.size())
+      continue;
+    const ConstantBytes& c = plan.constants[static_cast<size_t>(b.constant)];
+    if (huge(reinterpret_cast<const float*>(c.data()), c.size() / sizeof(float)))
+      return FloatSums::Huge;
+  }
+  for (const Tensor& t : inputs)
+    if (t.dtype() == DType::F32 && huge(t.as<float>(), static_cast<size_t>(t.elements())))
+      return FloatSums::Huge;
+  return FloatSums::Overflows;
 }
 
 struct Outcome {
@@ -123,7 +145,8 @@ DiffMode diff_mode() {
 }  // namespace
 
 std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Tensor>& got,
-                            bool float_sums) {
+                            const Plan& plan, const std::vector<Tensor>& inputs) {
+  const FloatSums float_sums = float_sums_of(plan, inputs);
   if (ref.size() != got.size()) {
     return str_cat(got.size(), " outputs, the reference ", ref.size());
   }
@@ -155,7 +178,7 @@ void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs) {
                        : str_cat("it ran, the reference failed: ", ref.error));
     }
     if (!ref.ran) continue;
-    const std::string d = compare_outputs(ref.outputs, got.outputs, float_sum_externs(plan));
+    const std::string d = compare_outputs(ref.outputs, got.outputs, plan, inputs);
     if (!d.empty()) disagree(backends[b], plan, d);
   }
 }

@@ -19,11 +19,12 @@
 
 namespace ferrite::fuzz {
 
-// "" when `got` agrees with `ref`, else the first difference. `float_sums`: the plan calls
-// an extern that sums float32 products, whose overflow may come out as any infinity or NaN
-// where the reference (summing in double) gives an infinity.
+// "" when `got` agrees with `ref`, else the first difference. In a plan that sums float32
+// products in an extern, where the reference's double sums part from what float32 can give
+// (an overflow), any infinity or NaN agrees (differential.cc, compare_one); `inputs` are
+// the plan's, for their magnitudes.
 std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Tensor>& got,
-                            bool float_sums);
+                            const Plan& plan, const std::vector<Tensor>& inputs);
 
 // Loads and runs `plan` with `inputs` on every backend of the build and compares them.
 void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs);

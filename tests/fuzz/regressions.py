@@ -10,10 +10,11 @@ runtime-only tool), what must happen, and extra arguments:
           differential.cc: a sum that cancels keeps the rounding error of terms at that
           scale; NaN equal to NaN, infinities exact; the rest exact)
   agree-float-sums
-          the same, except that where the reference gives an infinity any infinity or NaN
-          agrees: the model sums float32 products in a MatMul or Conv extern, which the
-          reference sums in double (the sign of a sum past float32's range), and a float32
-          GEMM overflows as its order of partial sums decides (as differential.cc)
+          the same, except that any infinity or NaN agrees: the model sums float32 products
+          in a MatMul or Conv extern, with operands past sqrt(FLT_MAX), whose products
+          overflow float32; the reference sums them in double and rounds once (an infinity
+          of the sum's sign, or a finite value where they cancel), a float32 GEMM overflows
+          as its order of partial sums decides (differential.cc's FloatSums::Huge)
 Each run must end within --timeout seconds (a hang is a failure). Natively (not under a
 sanitizer) runs get an 8 GB address-space limit, so that a model that allocates without
 bound fails instead of taking the machine.
@@ -98,7 +99,7 @@ def compare(ref, got, float_sums=False):
             return f"{name}: {b.dtype}{list(b.shape)} vs reference {a.dtype}{list(a.shape)}"
         if a.dtype.kind == "f":
             if float_sums and a.dtype == np.float32:
-                b = np.where(np.isinf(a) & ~np.isfinite(b), a, b)
+                b = np.where(~np.isfinite(b), a, b)
             finite = np.abs(a[np.isfinite(a)])
             scale = float(finite.max()) if finite.size else 0.0
             ok = np.isclose(b, a, rtol=1e-4, atol=1e-6 + 1e-4 * scale, equal_nan=True)
