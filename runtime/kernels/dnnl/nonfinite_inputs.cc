@@ -340,8 +340,8 @@ void NonFiniteInputs::run(const ExternCall& call, const ExternBuffer* inputs,
   // every call); anything else is parsed, and so checked, first.
   const float* x = static_cast<const float*>(inputs[0].data);
   const int64_t offset = call.inputs[0].offset;
-  if (!dynamic_ && input_run_ >= 0 && x && offset >= 0 && offset <= inputs[0].elements &&
-      input_run_ <= inputs[0].elements - offset &&
+  if (!dynamic_ && input_run_ >= 0 && x && inputs[0].dtype == DType::F32 && offset >= 0 &&
+      offset <= inputs[0].elements && input_run_ <= inputs[0].elements - offset &&
       !simd::any_nonfinite_f32(x + offset, static_cast<size_t>(input_run_)))
     return steps(inputs, outputs);
   check(call, inputs, outputs);  // every view inside its buffer

@@ -466,13 +466,15 @@ TEST(DnnlConv, BadBuffersGiveTheReferenceErrors) {
   ConvCase c = make_conv(conv2d(1, 4, 6, 2, {5, 5}, 3, 1, 1), Storage::ChannelsFirst,
                          Storage::ChannelsFirst, rng);
   c.add_binary(PostOpKind::Add, broadcast_operand(c.g.y_dims(), 1, rng));
+  c.call.post_ops.push_back({PostOpKind::Relu});  // X scanned first (nonfinite_inputs.h)
   auto p = prepare_dnnl_extern(c.call, {}, 1);
   ASSERT_NE(p, nullptr);
-  std::vector<ExternBuffer> f64 = buffers(c.ins), small_w = f64, small_t = f64;
+  std::vector<ExternBuffer> f64 = buffers(c.ins), small_w = f64, small_t = f64, f16 = f64;
   f64[0].dtype = DType::F64;
+  f16[0].dtype = DType::F16;  // half the bytes: a scan taking it for float32 reads past it
   small_w[1].elements -= 1;
   small_t[3].elements = 2;
-  expect_reference_errors(c.call, p.get(), ExternOp::Conv, c.out, {f64, small_w, small_t});
+  expect_reference_errors(c.call, p.get(), ExternOp::Conv, c.out, {f64, f16, small_w, small_t});
   // Shapes the attributes contradict: refused when prepared, so the fallback reports them.
   ExternCall bad = c.call;
   bad.outputs[0].shape[3] = 4;
