@@ -202,14 +202,13 @@ class JitBackend : public KernelBackend {
     return std::make_unique<JitKernel>(std::move(layout), std::move(code), threads_, portable_);
   }
 
-  ExternFn find_extern(const std::string& op) const override { return portable_->find_extern(op); }
   // MatMul and convolutions on oneDNN when it takes the call, SegmentReduce with a row loop
   // generated for it (AVX-512), else (and every other extern) on the portable backend. A
   // GEMV by a weight goes to the portable GEMM, which streams the weight faster.
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& packed) const override {
-    switch (extern_op_of(call)) {  // the registration table
+    switch (call.op) {  // the registration table
       case ExternOp::MatMul:
         if (portable_matmul_streams_weights(call, constants)) break;
         [[fallthrough]];

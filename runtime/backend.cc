@@ -47,9 +47,7 @@ std::unique_ptr<PreparedExtern> prepare_function_extern(const ExternCall& call, 
 std::unique_ptr<PreparedExtern> KernelBackend::prepare_extern(
     const ExternCall& call, const std::vector<ExternBuffer>& /*constants*/,
     const std::vector<PackedInput>& /*packed*/) const {
-  ExternFn fn = find_extern(call.op);
-  if (!fn) fail("extern '", call.op, "': not implemented by backend '", name(), "'");
-  return prepare_function_extern(call, fn);
+  fail("extern '", extern_op_name(call.op), "': not implemented by backend '", name(), "'");
 }
 
 void register_backend(const std::string& name, BackendFactory factory) {

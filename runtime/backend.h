@@ -1,9 +1,9 @@
 // The interface between the Session and the code that executes a Plan's steps. A backend
 // turns each Kernel into a PreparedKernel once, at session load (analysis, dispatch
-// tables, scratch memory), and implements extern calls (MatMul, ...) by op name. The
-// Session then only passes base pointers. Built in: "reference" (the scalar oracle) and
-// "portable" (Highway SIMD, the path for wasm and ARM); native x86 builds add "jit" (jit/)
-// with register_backend.
+// tables, scratch memory), and implements extern calls (MatMul, ...) in prepare_extern, its
+// switch over ExternOp. The Session then only passes base pointers. Built in: "reference" (the
+// scalar oracle) and "portable" (Highway SIMD, the path for wasm and ARM); native x86 builds add
+// "jit" (jit/) with register_backend.
 #pragma once
 
 #include <memory>
@@ -84,8 +84,6 @@ class KernelBackend {
   virtual const char* name() const = 0;
   // Validates `k` (validate_kernel) and prepares it; the result keeps its own copy.
   virtual std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const = 0;
-  // The implementation of extern `op` in this backend, or nullptr.
-  virtual ExternFn find_extern(const std::string& op) const = 0;
   // Prepares one extern call; `call` must outlive the result. `constants` has one entry per
   // call.inputs[i]: its buffer when that is a plan constant (fixed for the session's life:
   // weights a backend may prepack here), else {nullptr, ...}; it may also be empty (nothing
@@ -93,7 +91,8 @@ class KernelBackend {
   // inputs: the call uses one (copies it, and counts it in packed_inputs_adopted) when its
   // layout is the one it would make, and then lists that input in constants_copied. A
   // constant's data is null when the plan holds it only packed; the Session refuses the plan
-  // when such an input does not end up in constants_copied. The default wraps find_extern and
+  // when such an input does not end up in constants_copied. Each backend's override is its
+  // registration table (a switch over ExternOp); the default, for a backend of kernels only,
   // throws "extern '<op>': not implemented by backend '<name>'".
   virtual std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,

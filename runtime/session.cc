@@ -149,7 +149,7 @@ void Session::Impl::load() {
       } else {
         const ExternCall& call = plan.externs[step.index];
         const std::string impl = externs[step.index]->implementation();
-        t.label = "extern " + (call.origin.empty() ? call.op : call.origin) +
+        t.label = "extern " + (call.origin.empty() ? extern_op_name(call.op) : call.origin) +
                   (impl.empty() ? "" : " [" + impl + "]");
       }
       times.push_back(std::move(t));
@@ -183,8 +183,9 @@ void Session::Impl::prepare_extern(size_t e) {
     std::string layouts;
     for (const PackedInput& p : packed)
       if (p.input == i) layouts += str_cat(layouts.empty() ? "" : ", ", "'", p.layout, "'");
-    fail(call.origin.empty() ? call.op : call.origin, ": input ", i, " ('", b.name,
-         "') is in the plan only prepacked (", layouts, "), in a form backend '", options.backend,
+    fail(call.origin.empty() ? std::string(extern_op_name(call.op)) : call.origin, ": input ", i,
+         " ('", b.name, "') is in the plan only prepacked (", layouts, "), in a form backend '",
+         options.backend,
          "' does not use on this machine; compile the plan for this backend on this machine, or "
          "without prepacking");
   }

@@ -81,7 +81,7 @@ std::pair<int, int> print_steps(const Plan& plan) {
     if (s.kind == StepKind::Kernel) {
       ++kernels[kernel_origin_op(plan.kernels[s.index].name)];
     } else {
-      ++externs[plan.externs[s.index].op];
+      ++externs[extern_op_name(plan.externs[s.index].op)];
     }
     guarded += s.guards.empty() ? 0 : 1;
   }

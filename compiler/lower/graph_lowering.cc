@@ -441,7 +441,7 @@ std::string lowered_program_to_string(const LoweredProgram& prog) {
       out += b->output_index >= 0 ? str_cat(" -> output ", b->output_index, "\n") : "\n";
     } else {
       const ExternNode& e = prog.externs[it.extern_index];
-      out += str_cat("extern ", e.op, " from ", e.origin, ":");
+      out += str_cat("extern ", extern_op_name(e.op), " from ", e.origin, ":");
       for (const auto& op : e.inputs) out += " " + op.buffer->name;
       out += " ->";
       for (const Buffer* b : e.outputs) out += " " + b->name + " " + shape(b);

@@ -26,7 +26,7 @@ struct ExternOperand {
 };
 
 struct ExternNode {
-  std::string op;
+  ExternOp op = ExternOp::MatMul;
   std::map<std::string, int64_t> ints;
   std::map<std::string, double> floats;
   std::vector<ExternOperand> inputs;

@@ -195,7 +195,7 @@ std::string step_label(const Plan& plan, int s) {
   const Step& st = plan.steps.at(s);
   if (st.kind == StepKind::Kernel) return "kernel " + plan.kernels.at(st.index).name;
   const ExternCall& x = plan.externs.at(st.index);
-  return str_cat("extern ", x.op, x.origin.empty() ? "" : " (" + x.origin + ")");
+  return str_cat("extern ", extern_op_name(x.op), x.origin.empty() ? "" : " (" + x.origin + ")");
 }
 
 std::string memory_to_text(const Plan& plan, const TempMemory& m) {

@@ -203,8 +203,8 @@ void check_extern_step(const Plan& p, size_t s, const Step& st) {
       const size_t n = x.inputs.size();
       return static_cast<size_t>(i) < n ? str_cat("input ", i) : str_cat("output ", i - n);
     };
-    fail("plan: step ", s, " (extern ", x.op, ") ", name(c[0].operand), " and ", name(c[1].operand),
-         " share bytes (an extern's outputs are distinct memory)");
+    fail("plan: step ", s, " (extern ", extern_op_name(x.op), ") ", name(c[0].operand), " and ",
+         name(c[1].operand), " share bytes (an extern's outputs are distinct memory)");
   });
 }
 

@@ -57,7 +57,9 @@ void append(std::string* s, const T& v) {
   } else if constexpr (std::is_same_v<U, bool>) {
     s->push_back(v ? '1' : '0');
   } else if constexpr (std::is_enum_v<U>) {
-    append(s, static_cast<std::underlying_type_t<U>>(v));
+    // An enum prints as its name (op_name, extern_op_name, ...) or a cast number; a uint8_t
+    // one would otherwise come out as a character.
+    static_assert(!std::is_enum_v<U>, "str_cat: pass an enum's name, or cast it to int");
   } else if constexpr (std::is_same_v<U, signed char> || std::is_same_v<U, unsigned char>) {
     s->push_back(static_cast<char>(v));  // what an ostream does with them
   } else if constexpr (std::is_integral_v<U> && std::is_signed_v<U>) {

@@ -175,14 +175,15 @@ namespace {
 
 void check_extern(const Plan& p, size_t e) {
   const ExternCall& x = p.externs[e];
-  if (!find_extern_op(x.op)) fail("plan: extern ", e, " has unknown op '", x.op, "'");
+  if (static_cast<size_t>(x.op) >= kExternOpCount)
+    fail("plan: extern ", e, " has unknown op ", static_cast<int>(x.op));
+  const std::string where = str_cat("extern ", e, " (", extern_op_name(x.op), ")");
   for (size_t i = 0; i < x.inputs.size(); ++i)
-    check_ref(p, str_cat("extern ", e, " (", x.op, ") input ", i), x.inputs[i], false);
+    check_ref(p, str_cat(where, " input ", i), x.inputs[i], false);
   for (size_t i = 0; i < x.outputs.size(); ++i)
-    check_ref(p, str_cat("extern ", e, " (", x.op, ") output ", i), x.outputs[i], true);
+    check_ref(p, str_cat(where, " output ", i), x.outputs[i], true);
   if (x.post_ops.empty()) return;
-  const std::string where = str_cat("extern ", e, " (", x.op, ")");
-  if (!extern_takes_post_ops(x.op)) fail("plan: ", where, " takes no post-ops");
+  if (!extern_op_info(x.op).takes_post_ops) fail("plan: ", where, " takes no post-ops");
   if (x.outputs.empty()) fail("plan: ", where, " has post-ops but no output");
   for (size_t i = 0; i < x.post_ops.size(); ++i) {
     const PostOp& po = x.post_ops[i];
@@ -237,7 +238,7 @@ std::string ref_text(const TensorRef& r) {
 }
 
 void print_extern(const ExternCall& x, std::ostringstream& os) {
-  os << "extern " << x.op;
+  os << "extern " << extern_op_name(x.op);
   for (const auto& kv : x.ints) os << " " << kv.first << "=" << kv.second;
   for (const auto& kv : x.floats) {
     char buf[32];
@@ -311,7 +312,7 @@ void check_packed(const Plan& p, const std::vector<bool>& packed_only) {
     const ExternCall& x = p.externs[static_cast<size_t>(c.extern_index)];
     if (c.input < 0 || c.input >= static_cast<int32_t>(x.inputs.size()))
       fail("plan: packed constant ", i, " is input ", c.input, " of extern ", c.extern_index, " (",
-           x.op, ") with ", x.inputs.size(), " inputs");
+           extern_op_name(x.op), ") with ", x.inputs.size(), " inputs");
     const int32_t id = x.inputs[static_cast<size_t>(c.input)].buffer;
     if (p.buffers[static_cast<size_t>(id)].kind != BufferKind::Constant)
       fail("plan: packed constant ", i, " is ", buffer_label(p, id), ", not a constant");
@@ -336,7 +337,8 @@ void check_packed(const Plan& p, const std::vector<bool>& packed_only) {
     const ExternCall& x = p.externs[static_cast<size_t>(st.index)];
     for (size_t i = 0; i < x.inputs.size(); ++i)
       if (packed_away(x.inputs[i].buffer) && !has_packed(p, static_cast<size_t>(st.index), i))
-        refuse(x.inputs[i].buffer, str_cat("step ", s, " (extern ", x.op, ") input ", i));
+        refuse(x.inputs[i].buffer,
+               str_cat("step ", s, " (extern ", extern_op_name(x.op), ") input ", i));
   }
 }
 

@@ -11,6 +11,7 @@
 
 #include "compiler/plan/aligned_bytes.h"
 #include "compiler/plan/dtype.h"
+#include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/kernel.h"
 #include "compiler/plan/post_ops.h"
 
@@ -41,7 +42,7 @@ struct TensorRef {
 // A library call (MatMul, later Conv, ...). The meaning of each `op` is defined once, by
 // its reference implementation in runtime/kernels/reference.
 struct ExternCall {
-  std::string op;
+  ExternOp op = ExternOp::MatMul;
   std::string origin;  // the node it came from ("ScatterND 'y'"), prefixed to its run errors
   std::map<std::string, int64_t> ints;
   std::map<std::string, double> floats;

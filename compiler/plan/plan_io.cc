@@ -199,7 +199,7 @@ void write_ref(Writer& w, const TensorRef& r) {
 }
 
 void write_extern(Writer& w, const ExternCall& x) {
-  w.str(x.op);
+  w.str(extern_op_name(x.op));
   w.str(x.origin);
   w.count(x.ints.size());
   for (const auto& kv : x.ints) {
@@ -313,9 +313,12 @@ void read_map(Reader& r, std::map<std::string, V>* m, const char* what, ReadValu
   }
 }
 
-ExternCall read_extern(Reader& r) {
+ExternCall read_extern(Reader& r, size_t e) {
   ExternCall x;
-  x.op = r.str("extern op");
+  const std::string op = r.str("extern op");
+  const std::optional<ExternOp> known = find_extern_op(op);
+  if (!known) fail("plan: extern ", e, " has unknown op '", op, "'");
+  x.op = *known;
   x.origin = r.str("extern origin");
   read_map(r, &x.ints, "extern ints", [&] { return r.i64("extern int"); });
   read_map(r, &x.floats, "extern floats", [&] { return r.f64("extern float"); });
@@ -377,7 +380,7 @@ Plan read_plan(Reader& r) {
   p.kernels.resize(r.count(kMinKernel, "kernels"));
   for (Kernel& k : p.kernels) k = read_kernel(r);
   p.externs.resize(r.count(kMinExtern, "externs"));
-  for (ExternCall& x : p.externs) x = read_extern(r);
+  for (size_t e = 0; e < p.externs.size(); ++e) p.externs[e] = read_extern(r, e);
   p.steps.resize(r.count(kMinStep, "steps"));
   for (Step& s : p.steps) {
     s.kind = r.enum8<StepKind>(static_cast<int>(StepKind::Extern), "step kind");

@@ -73,9 +73,4 @@ float apply_binary_post_op(PostOpKind kind, float y, float t) {
   return act::post_op(b, PostOp{kind}, y, t);
 }
 
-bool extern_takes_post_ops(const std::string& op) {
-  std::optional<ExternOp> x = find_extern_op(op);
-  return x && extern_op_info(*x).takes_post_ops;
-}
-
 }  // namespace ferrite

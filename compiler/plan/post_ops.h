@@ -66,7 +66,4 @@ std::string post_op_text(const PostOp& p);
 float apply_unary_post_op(const PostOp& p, float y);
 float apply_binary_post_op(PostOpKind kind, float y, float t);
 
-// The externs that take post-ops.
-bool extern_takes_post_ops(const std::string& op);
-
 }  // namespace ferrite

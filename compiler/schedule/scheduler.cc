@@ -70,7 +70,7 @@ Scheduler::Scheduler(LoweredProgram& prog, SchedulerOptions options)
     } else {
       n.extern_index = it.extern_index;
       const ExternNode& e = prog.externs[it.extern_index];
-      n.name = str_cat("extern ", e.op, " (", e.origin, ")");
+      n.name = str_cat("extern ", extern_op_name(e.op), " (", e.origin, ")");
     }
     n.guards = it.guards;
     compute_deps(&n, prog);

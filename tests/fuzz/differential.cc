@@ -1,5 +1,6 @@
 #include "tests/fuzz/differential.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include "compiler/plan/externs/extern_op.h"
 #include "runtime/session.h"
 #include "tests/fuzz/fuzz_inputs.h"
+#include "tests/fuzz/jittered_reference.h"
 #include "tests/fuzz/plan_hazards.h"
 
 namespace ferrite::fuzz {
@@ -58,8 +60,8 @@ std::string compare_one(const Tensor& ref, const Tensor& got, FloatSums sums) {
 FloatSums float_sums_of(const Plan& plan, const std::vector<Tensor>& inputs) {
   bool sums = false;
   for (const ExternCall& x : plan.externs) {
-    const std::optional<ExternOp> op = find_extern_op(x.op);
-    sums = sums || op == ExternOp::MatMul || op == ExternOp::Conv || op == ExternOp::ConvTranspose;
+    sums = sums || x.op == ExternOp::MatMul || x.op == ExternOp::Conv ||
+           x.op == ExternOp::ConvTranspose;
   }
   if (!sums) return FloatSums::None;
   auto huge = [](const float* v, size_t n) {
@@ -117,7 +119,7 @@ std::string plan_summary(const Plan& plan) {
   std::string ops;
   for (const Step& s : plan.steps) {
     if (s.kind != StepKind::Extern) continue;
-    const std::string& op = plan.externs[static_cast<size_t>(s.index)].op;
+    const std::string op = extern_op_name(plan.externs[static_cast<size_t>(s.index)].op);
     if (ops.find(op) == std::string::npos) ops += (ops.empty() ? "" : ",") + op;
   }
   return str_cat("externs [", ops, "], ", plan.kernels.empty() ? "no kernels" : "kernels");
@@ -143,9 +145,10 @@ DiffMode diff_mode() {
 }
 
 // The inputs with every float32 element moved by 2^-20 of itself, up or down by its index
-// (a fixed pattern): what an implementation's own rounding amounts to, since a sum taken in
-// another order is the exact sum of inputs moved by a few ulps each.
-std::vector<Tensor> perturbed(const std::vector<Tensor>& inputs) {
+// (a fixed pattern, or its opposite when `flip`): what an implementation's own rounding
+// amounts to, since a sum taken in another order is the exact sum of inputs moved by a few
+// ulps each.
+std::vector<Tensor> perturbed(const std::vector<Tensor>& inputs, bool flip) {
   std::vector<Tensor> out;
   for (const Tensor& t : inputs) {
     Tensor c(t.dtype(), t.shape());
@@ -154,7 +157,7 @@ std::vector<Tensor> perturbed(const std::vector<Tensor>& inputs) {
       float* v = c.as<float>();
       for (int64_t i = 0; i < c.elements(); ++i) {
         const uint64_t h = (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull;
-        v[i] *= (h >> 63) ? 1.0f + 0x1p-20f : 1.0f - 0x1p-20f;
+        v[i] *= ((h >> 63) != flip) ? 1.0f + 0x1p-20f : 1.0f - 0x1p-20f;
       }
     }
     out.push_back(std::move(c));
@@ -162,31 +165,46 @@ std::vector<Tensor> perturbed(const std::vector<Tensor>& inputs) {
   return out;
 }
 
+bool is_f32_like(const Tensor& t, const Tensor& like) {
+  return t.dtype() == DType::F32 && t.shape() == like.shape();
+}
+
+// Whether a and b are the same non-finite value (NaN, or an infinity of one sign).
+bool same_non_finite(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || (std::isinf(a) && a == b);
+}
+
 // `got` with its float32 elements set to the reference's where they lie within 4 times
-// what the reference itself moves by under perturbed inputs (`moved`): elements whose
-// result that small a change of the inputs moves that far (a division by a cancellation,
-// the edge of a rounding) are as well-defined as float32 makes them, no better. Where that
-// is a quarter of the element or more, or the moved result is not finite, float32 does not
-// determine the element to two bits, nor its domain (1 / sqrt of a variance that cancels to
-// about 0 is huge, NaN or moderate by a rounding): it is not compared. (A wrong value there
-// goes unseen; a wrong kernel is wrong at well-conditioned elements too.)
+// what the reference itself moves by when moved by 2^-20 (`up` and `down`: its inputs and
+// every step's results moved one way, then the other; jittered_reference.h): elements whose
+// result that small a change moves that far (a division by a cancellation, the edge of a
+// rounding) are as well-defined as float32 makes them, no better. Where that is a quarter of
+// the element or more, or a moved result is not finite where the reference's is, or finite
+// or another non-finite value where it is not, float32 does not determine the element to two
+// bits, nor its domain (1 / sqrt of a variance that cancels to about 0 is huge, NaN or
+// moderate by a rounding): it is not compared. (A wrong value there goes unseen; a wrong
+// kernel is wrong at well-conditioned elements too.)
 std::vector<Tensor> within_sensitivity(const std::vector<Tensor>& ref,
                                        const std::vector<Tensor>& got,
-                                       const std::vector<Tensor>& moved) {
+                                       const std::vector<Tensor>& up,
+                                       const std::vector<Tensor>& down) {
   std::vector<Tensor> out;
   for (size_t k = 0; k < got.size(); ++k) {
     Tensor c(got[k].dtype(), got[k].shape());
     std::memcpy(c.data(), got[k].data(), got[k].nbytes());
-    if (k < ref.size() && k < moved.size() && c.dtype() == DType::F32 &&
-        ref[k].dtype() == DType::F32 && moved[k].dtype() == DType::F32 &&
-        ref[k].shape() == c.shape() && moved[k].shape() == c.shape()) {
+    if (k < ref.size() && k < up.size() && k < down.size() && c.dtype() == DType::F32 &&
+        is_f32_like(ref[k], c) && is_f32_like(up[k], c) && is_f32_like(down[k], c)) {
       float* g = c.as<float>();
-      const float *r = ref[k].as<float>(), *m = moved[k].as<float>();
+      const float *r = ref[k].as<float>(), *u = up[k].as<float>(), *d = down[k].as<float>();
       for (int64_t i = 0; i < c.elements(); ++i) {
-        const double spread = 4.0 * std::fabs(double{r[i]} - m[i]);
+        if (!std::isfinite(r[i])) {
+          if (!same_non_finite(r[i], u[i]) || !same_non_finite(r[i], d[i])) g[i] = r[i];
+          continue;
+        }
+        const double spread =
+            4.0 * std::max(std::fabs(double{r[i]} - u[i]), std::fabs(double{r[i]} - d[i]));
         const bool undefined =
-            std::isfinite(r[i]) &&
-            (!std::isfinite(spread) || (spread > 0 && spread >= std::fabs(double{r[i]})));
+            !std::isfinite(spread) || (spread > 0 && spread >= std::fabs(double{r[i]}));
         if (undefined || std::fabs(double{g[i]} - r[i]) <= spread) g[i] = r[i];
       }
     }
@@ -233,10 +251,12 @@ void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs) {
     if (!ref.ran) continue;
     std::string d = compare_outputs(ref.outputs, got.outputs, plan, inputs);
     if (d.empty()) continue;
-    // Before reporting: how far the reference itself moves under inputs moved by 2^-20.
-    const Outcome moved = run_on(backends[0], plan, perturbed(inputs));
-    if (moved.ran) {
-      d = compare_outputs(ref.outputs, within_sensitivity(ref.outputs, got.outputs, moved.outputs),
+    // Before reporting: how far the reference itself moves when moved by 2^-20.
+    const Outcome up = run_on(jittered_reference(true), plan, perturbed(inputs, false));
+    const Outcome down = run_on(jittered_reference(false), plan, perturbed(inputs, true));
+    if (up.ran && down.ran) {
+      d = compare_outputs(ref.outputs,
+                          within_sensitivity(ref.outputs, got.outputs, up.outputs, down.outputs),
                           plan, inputs);
     }
     if (!d.empty()) disagree(backends[b], plan, d);

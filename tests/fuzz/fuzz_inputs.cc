@@ -135,9 +135,10 @@ double estimated_work(const Plan& plan) {
       for (const TensorRef& r : x.outputs) out += elements(r.shape);
       for (const TensorRef& r : x.inputs) in += elements(r.shape);
       double inner = 1;
-      if (x.op == "MatMul" && !x.inputs.empty() && !x.inputs[0].shape.empty()) {
+      const bool conv = x.op == ExternOp::Conv || x.op == ExternOp::ConvTranspose;
+      if (x.op == ExternOp::MatMul && !x.inputs.empty() && !x.inputs[0].shape.empty()) {
         inner = static_cast<double>(x.inputs[0].shape.back());
-      } else if (x.op.rfind("Conv", 0) == 0 && x.inputs.size() > 1 && !x.inputs[1].shape.empty()) {
+      } else if (conv && x.inputs.size() > 1 && !x.inputs[1].shape.empty()) {
         inner = elements(x.inputs[1].shape) / std::max<double>(1, x.inputs[1].shape[0]);
       } else {
         inner = 16;  // sorts, scatters, segment sums: a few passes over their operands
@@ -155,7 +156,7 @@ const std::vector<std::string>& fuzz_backends() {
     std::vector<std::string> all = available_backends();
     std::vector<std::string> ordered = {"reference"};
     for (const std::string& b : all) {
-      if (b != "reference") ordered.push_back(b);
+      if (b.rfind("reference", 0) != 0) ordered.push_back(b);  // not its jittered forms
     }
     return ordered;
   }();

@@ -112,12 +112,13 @@ std::string extern_step_hazard(const Plan& p, const Step& s) {
     const Region out = region_of(p, x.outputs[o].buffer);
     for (const TensorRef& in : x.inputs) {
       if (overlap(region_of(p, in.buffer), out)) {
-        return str_cat("extern ", x.op, " reads the memory of its output ", o);
+        return str_cat("extern ", extern_op_name(x.op), " reads the memory of its output ", o);
       }
     }
     for (size_t o2 = o + 1; o2 < x.outputs.size(); ++o2) {
       if (overlap(region_of(p, x.outputs[o2].buffer), out)) {
-        return str_cat("extern ", x.op, " outputs ", o, " and ", o2, " share memory");
+        return str_cat("extern ", extern_op_name(x.op), " outputs ", o, " and ", o2,
+                       " share memory");
       }
     }
   }

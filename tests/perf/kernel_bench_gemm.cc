@@ -150,7 +150,7 @@ OpCase matmul_case(int64_t m, int64_t k, int64_t n, std::mt19937& rng) {
   OpCase c;
   c.name = str_cat("matmul ", m, "x", k, "x", n);
   c.flops = 2.0 * static_cast<double>(m * k * n);
-  c.call.op = "MatMul";
+  c.call.op = ExternOp::MatMul;
   c.call.inputs = {dense_ref(0, {m, k}), dense_ref(1, {k, n})};
   c.call.outputs = {dense_ref(2, {m, n})};
   c.inputs.push_back(random_buffer(m * k, rng));
@@ -165,7 +165,7 @@ OpCase conv_case(int64_t channels, int64_t size, std::mt19937& rng) {
   OpCase c;
   c.name = str_cat("conv ", channels, "ch ", size, "x", size, " 3x3 pad 1 +bias");
   c.flops = 2.0 * static_cast<double>(channels * channels * 9 * size * size);
-  c.call.op = "Conv";
+  c.call.op = ExternOp::Conv;
   c.call.inputs = {dense_ref(0, {1, channels, size, size}),
                    dense_ref(1, {channels, channels, 3, 3}), dense_ref(2, {channels})};
   c.call.outputs = {dense_ref(3, {1, channels, size, size})};

@@ -119,7 +119,7 @@ OpCase matmul_case(const std::string& name, int64_t batch, int64_t m, int64_t k,
                    bool b_activation, bool bt, Epi epi, std::mt19937& rng) {
   OpCase c;
   c.name = name;
-  c.call.op = "MatMul";
+  c.call.op = ExternOp::MatMul;
   c.call.origin = name;
   const Dims bd = batch > 1 ? Dims{batch} : Dims{};
   auto with_batch = [&](Dims d) {
@@ -150,7 +150,7 @@ OpCase conv_case(const std::string& name, int64_t c_in, int64_t m, int64_t group
                  int64_t k, int64_t stride, int64_t pad, Epi epi, std::mt19937& rng) {
   OpCase c;
   c.name = name;
-  c.call.op = "Conv";
+  c.call.op = ExternOp::Conv;
   c.call.origin = name;
   if (group != 1) c.call.ints["group"] = group;
   for (const char* d : {"0", "1"}) {
@@ -303,7 +303,7 @@ int portable_ops_command(const std::vector<std::string>& arg_list) {
     const double gflops = c.flops / s.median / 1e6, best = c.flops / s.min / 1e6;
     table.add({c.name, c.shape, fmt(s.median, 3), fmt(gflops, 1), fmt(best, 1),
                fmt(100 * gflops / peak, 1), err <= 1e-4 ? fmt(err, 8) : "WRONG " + fmt(err, 6)});
-    report.add({{"kind", json_str(c.call.op)},
+    report.add({{"kind", json_str(extern_op_name(c.call.op))},
                 {"case", json_str(c.name)},
                 {"shape", json_str(c.shape)},
                 {"threads", json_num(options.threads)},

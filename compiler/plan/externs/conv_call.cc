@@ -33,9 +33,9 @@ ExternAttrs encode(const ConvCall& c) {
 }
 
 ConvCall decode_conv_call(const ExternCall& call, size_t spatial) {
-  const ExternOp x = extern_op_of(call);
+  const ExternOp x = call.op;
   if (x != ExternOp::Conv && x != ExternOp::ConvTranspose)
-    fail("extern '", call.op, "' is not a convolution");
+    fail("extern '", extern_op_name(call.op), "' is not a convolution");
   ConvCall c;
   c.transpose = x == ExternOp::ConvTranspose;
   const char* op = extern_op_name(x);

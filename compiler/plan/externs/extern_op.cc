@@ -1,7 +1,6 @@
 #include "compiler/plan/externs/extern_op.h"
 
 #include "compiler/plan/error.h"
-#include "compiler/plan/plan.h"
 
 namespace ferrite {
 
@@ -19,14 +18,6 @@ std::optional<ExternOp> find_extern_op(const std::string& name) {
   for (const ExternOpInfo& info : kExternOps)
     if (name == info.name) return info.op;
   return std::nullopt;
-}
-
-ExternOp extern_op_of(const ExternCall& call) {
-  if (std::optional<ExternOp> op = find_extern_op(call.op)) return *op;
-  std::string known;
-  for (const ExternOpInfo& info : kExternOps)
-    known += str_cat(known.empty() ? "" : ", ", info.name);
-  fail("extern '", call.op, "': unknown op (", known, ")");
 }
 
 std::string dims_text(const std::vector<int64_t>& dims) {

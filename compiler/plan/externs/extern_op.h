@@ -2,8 +2,8 @@
 // contract (oneDNN, the portable GEMM, hand-written loops). Each op has an entry here, a
 // typed call in this folder (its attributes, with the one encode and the one decode of
 // them), its definition as a reference implementation (runtime/kernels/reference/), and a
-// case in each backend's registration switch (`prepare_extern`). Plans, dumps and errors
-// spell an op by its name; code compares ExternOps.
+// case in each backend's registration switch (`prepare_extern`). Plan files, dumps and
+// errors spell an op by its name; code holds and compares ExternOps (ExternCall::op).
 //
 // Adding an extern: an enumerator and a kExternOps row here, its typed call beside this
 // file, the lowering that emits it, its reference implementation, and a case in each
@@ -21,7 +21,7 @@
 
 namespace ferrite {
 
-struct ExternCall;
+struct ExternCall;  // plan.h
 
 enum class ExternOp : uint8_t {
   MatMul,           // matmul_call.h
@@ -46,12 +46,13 @@ extern const ExternOpInfo kExternOps[kExternOpCount];
 inline const ExternOpInfo& extern_op_info(ExternOp op) {
   return kExternOps[static_cast<size_t>(op)];
 }
+// Its name; "(invalid extern op)" for a value past the table (a plan built in memory, before
+// validate_plan refuses it).
 inline const char* extern_op_name(ExternOp op) {
-  return extern_op_info(op).name;
+  return static_cast<size_t>(op) < kExternOpCount ? extern_op_info(op).name : "(invalid extern op)";
 }
+// The op a plan file names (nullopt when none is).
 std::optional<ExternOp> find_extern_op(const std::string& name);
-// call.op as an ExternOp; throws ferrite::Error "extern '<op>': unknown op (MatMul, ...)".
-ExternOp extern_op_of(const ExternCall& call);
 
 // "[2,3]": a shape as extern errors print it.
 std::string dims_text(const std::vector<int64_t>& dims);
@@ -68,7 +69,7 @@ struct ExternAttrs {
 template <class Call, class Typed>
 void encode_extern(const Typed& typed, Call* call) {
   ExternAttrs a = encode(typed);
-  call->op = extern_op_name(typed.op());
+  call->op = typed.op();
   call->ints = std::move(a.ints);
   call->floats = std::move(a.floats);
 }

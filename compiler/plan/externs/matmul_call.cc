@@ -12,7 +12,7 @@ ExternAttrs encode(const MatMulCall& c) {
 }
 
 MatMulCall decode_matmul_call(const ExternCall& call) {
-  if (extern_op_of(call) != ExternOp::MatMul) fail("extern '", call.op, "' is not a MatMul");
+  if (call.op != ExternOp::MatMul) fail("extern '", extern_op_name(call.op), "' is not a MatMul");
   MatMulCall c;
   auto alpha = call.floats.find("alpha");
   if (alpha != call.floats.end()) c.alpha = alpha->second;

@@ -15,9 +15,9 @@ ExternAttrs encode(const ScatterCall& c) {
 }
 
 ScatterCall decode_scatter_call(const ExternCall& call, size_t data_rank) {
-  const ExternOp x = extern_op_of(call);
+  const ExternOp x = call.op;
   if (x != ExternOp::ScatterElements && x != ExternOp::ScatterND)
-    fail("extern '", call.op, "' is not a scatter");
+    fail("extern '", extern_op_name(call.op), "' is not a scatter");
   const char* op = extern_op_name(x);
   ScatterCall c;
   c.nd = x == ExternOp::ScatterND;

@@ -15,8 +15,8 @@ ExternAttrs encode(const SegmentReduceCall& c) {
 
 SegmentReduceCall decode_segment_reduce_call(const ExternCall& call) {
   const char* op = "SegmentReduce";
-  if (extern_op_of(call) != ExternOp::SegmentReduce)
-    fail("extern '", call.op, "' is not a SegmentReduce");
+  if (call.op != ExternOp::SegmentReduce)
+    fail("extern '", extern_op_name(call.op), "' is not a SegmentReduce");
   auto get = [&](const char* key) {
     auto it = call.ints.find(key);
     if (it == call.ints.end()) fail(op, ": missing ints[\"", key, "\"]");

@@ -25,7 +25,7 @@ ExternAttrs encode(const TopKCall& c) {
 
 TopKCall decode_topk_call(const ExternCall& call, const std::vector<int64_t>& x) {
   const char* op = "TopK";
-  if (extern_op_of(call) != ExternOp::TopK) fail("extern '", call.op, "' is not a TopK");
+  if (call.op != ExternOp::TopK) fail("extern '", extern_op_name(call.op), "' is not a TopK");
   TopKCall c;
   const int64_t rank = static_cast<int64_t>(x.size());
   c.axis = int_arg(call, "axis", -1);

@@ -148,7 +148,7 @@ const ExternBuffer* constant_input(const ExternCall& call,
   if (!is_constant_input(constants, i)) return nullptr;
   try {
     const TensorRef& r = call.inputs[i];
-    check_f32_view(call.op.c_str(), "operand", r, constants[i], r.shape.size());
+    check_f32_view(extern_op_name(call.op), "operand", r, constants[i], r.shape.size());
   } catch (const Error&) {
     *bad = true;
   }

@@ -57,7 +57,7 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<PackedInput>& packed,
                                                     int threads) {
   if (!dnnl_enabled()) return nullptr;
-  const ExternOp op = extern_op_of(call);
+  const ExternOp op = call.op;
   if (multiply_adds(op, call) < kMinParallelMultiplyAdds) threads = 1;
   switch (op) {  // the registration table
     case ExternOp::MatMul:

@@ -327,7 +327,7 @@ void SteppedExtern::run(const ExternBuffer* inputs, const ExternBuffer* outputs)
   try {
     steps_.run(inputs, outputs);
   } catch (const dnnl::error& e) {
-    fail(call_.op, ": oneDNN: ", e.what());
+    fail(extern_op_name(call_.op), ": oneDNN: ", e.what());
   }
 }
 

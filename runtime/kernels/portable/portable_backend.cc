@@ -25,15 +25,13 @@ class PortableBackend : public KernelBackend {
     StageTimer timer("portable/block_program");
     return std::make_unique<portable::BlockExecutor>(k);
   }
-  // Every op is prepared (prepare_extern's switch): nothing to look up.
-  ExternFn find_extern(const std::string&) const override { return nullptr; }
   // The registration table. MatMul and convolutions pack constant weights once and keep
   // their scratch memory; SegmentReduce keeps its destination-sorted edges while the
   // indices stay the same; the rest are functions.
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& packed) const override {
-    const ExternOp op = extern_op_of(call);
+    const ExternOp op = call.op;
     switch (op) {
       case ExternOp::MatMul:
         return prepare_portable_matmul(call, constants, packed, threads_);
@@ -48,7 +46,7 @@ class PortableBackend : public KernelBackend {
       case ExternOp::TopK:
         return prepare_function_extern(call, reference_extern(op));
     }
-    fail("extern '", call.op, "': not an extern op");  // extern_op_of returned one
+    fail("extern '", extern_op_name(call.op), "': not an extern op");
   }
 
  private:

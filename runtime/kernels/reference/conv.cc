@@ -88,9 +88,9 @@ void parse_spatial(ConvArgs& a, const ConvCall& c, const TensorRef& x, const Ten
 
 ConvArgs parse_conv_shapes(const ExternCall& call) {
   ConvArgs a;
-  const ExternOp op = extern_op_of(call);
+  const ExternOp op = call.op;
   if (op != ExternOp::Conv && op != ExternOp::ConvTranspose)
-    fail("extern '", call.op, "' is not a convolution");
+    fail("extern '", extern_op_name(call.op), "' is not a convolution");
   a.transpose = op == ExternOp::ConvTranspose;
   const size_t n_in = op_input_count(call);
   if ((n_in != 2 && n_in != 3) || call.outputs.size() != 1)

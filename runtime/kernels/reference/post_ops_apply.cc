@@ -12,8 +12,8 @@ namespace ferrite {
 void check_post_ops(const ExternCall& call, const ExternBuffer* inputs,
                     const ExternBuffer* outputs) {
   if (call.post_ops.empty()) return;
-  const char* op = call.op.c_str();
-  if (!extern_takes_post_ops(call.op)) fail(op, ": takes no post-ops");
+  const char* op = extern_op_name(call.op);
+  if (!extern_op_info(call.op).takes_post_ops) fail(op, ": takes no post-ops");
   if (call.outputs.empty()) fail(op, ": post-ops need an output");
   const TensorRef& y = call.outputs[0];
   check_f32_view(op, "output", y, outputs[0], y.shape.size());

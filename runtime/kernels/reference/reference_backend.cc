@@ -1,9 +1,9 @@
 #include "runtime/kernels/reference/reference_backend.h"
 
-#include <optional>
-
+#include "compiler/plan/error.h"
 #include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/interpret.h"
+#include "runtime/function_extern.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/matmul.h"
 #include "runtime/kernels/reference/scatter.h"
@@ -29,9 +29,12 @@ class ReferenceBackend : public KernelBackend {
     validate_kernel(k);
     return std::make_unique<ReferenceKernel>(k);
   }
-  ExternFn find_extern(const std::string& op) const override {
-    const std::optional<ExternOp> x = find_extern_op(op);
-    return x ? reference_extern(*x) : nullptr;
+  std::unique_ptr<PreparedExtern> prepare_extern(
+      const ExternCall& call, const std::vector<ExternBuffer>& /*constants*/,
+      const std::vector<PackedInput>& /*packed*/) const override {
+    ExternFn fn = reference_extern(call.op);
+    if (!fn) fail("extern '", extern_op_name(call.op), "': not an extern op");
+    return prepare_function_extern(call, fn);
   }
 };
 

@@ -105,7 +105,7 @@ TEST(Conv, RejectsBadOperands) {
   bad_stride.ints["stride0"] = 0;
   expect_error(bad_stride, in, "Conv: stride0 = 0 is out of range");
   ExternCall transpose = ok;
-  transpose.op = "ConvTranspose";  // W is [M, C/group, ...], not [C, M/group, ...]
+  transpose.op = ExternOp::ConvTranspose;  // W is [M, C/group, ...], not [C, M/group, ...]
   expect_error(transpose, in, "ConvTranspose: X[1,4,5,5] and W[6,2,3,3] do not agree");
   ExternBuffer f64[3] = {x.buffer(), w.buffer(), b.buffer()};
   f64[0].dtype = DType::F64;

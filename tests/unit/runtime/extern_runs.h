@@ -15,7 +15,7 @@ namespace ferrite {
 
 inline void run_reference_extern(const ExternCall& call, const ExternBuffer* inputs,
                                  const ExternBuffer* outputs) {
-  reference_extern(extern_op_of(call))(call, inputs, outputs);
+  reference_extern(call.op)(call, inputs, outputs);
 }
 
 inline void run_backend_extern(const std::string& backend, const ExternCall& call,

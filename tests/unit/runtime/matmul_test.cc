@@ -75,7 +75,7 @@ void run_case(const Case& c) {
   Operand out_ref = make_operand(batch, c.m, c.n, false, false, 3);
   Operand out_port = out_ref;
   ExternCall call;
-  call.op = "MatMul";
+  call.op = ExternOp::MatMul;
   call.inputs = {a.ref, b.ref};
   call.outputs = {out_ref.ref};
   if (c.alpha != 1) call.floats["alpha"] = c.alpha;
@@ -135,7 +135,7 @@ Call make_call(const Case& c, bool tc = false, bool bcast_a = false,
   k.ins.push_back(make_operand(batch, c.m, c.k, c.ta, bcast_a, 11));
   k.ins.push_back(make_operand(batch, c.k, c.n, c.tb, c.bcast_b, 12));
   k.out = make_operand(batch, c.m, c.n, tc, false, 13);
-  k.call.op = "MatMul";
+  k.call.op = ExternOp::MatMul;
   k.call.inputs = {k.ins[0].ref, k.ins[1].ref};
   k.call.outputs = {k.out.ref};
   if (c.alpha != 1) k.call.floats["alpha"] = c.alpha;
@@ -315,7 +315,7 @@ TEST(MatMul, RejectsBadOperands) {
   Operand a = make_operand({}, 2, 3, false, false, 1), b = make_operand({}, 4, 5, false, false, 2);
   Operand c = make_operand({}, 2, 5, false, false, 3);
   ExternCall call;
-  call.op = "MatMul";
+  call.op = ExternOp::MatMul;
   call.inputs = {a.ref, b.ref};
   call.outputs = {c.ref};
   ExternBuffer in[2] = {a.buffer(), b.buffer()};

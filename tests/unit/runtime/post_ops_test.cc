@@ -94,7 +94,7 @@ struct MatMulCase {
     for (auto* v : {&a, &b, &bias, &res})
       for (float& x : *v) x = d(rng);
     c.assign(15, -7.0f);
-    call.op = "MatMul";
+    call.op = ExternOp::MatMul;
     call.inputs = {TensorRef{0, {3, 4}, {4, 1}, 0}, TensorRef{1, {4, 5}, {5, 1}, 0},
                    TensorRef{2, {3, 5}, {0, 1}, 0}, TensorRef{3, {3, 5}, {1, 3}, 0}};
     call.outputs = {TensorRef{4, {3, 5}, {5, 1}, 0}};
@@ -131,7 +131,7 @@ TEST(PostOps, ConvWithBiasThenPostOps) {
   std::vector<float> x(18), w = {1, -1, 0.5f, 2}, b = {0.25f, -0.5f}, t = {1, -3}, y(18, 9);
   for (int i = 0; i < 18; ++i) x[i] = static_cast<float>(i % 7) - 3;
   ExternCall call;
-  call.op = "Conv";
+  call.op = ExternOp::Conv;
   call.inputs = {TensorRef{0, {1, 2, 3, 3}, {18, 9, 3, 1}, 0},
                  TensorRef{1, {2, 2, 1, 1}, {2, 1, 1, 1}, 0}, TensorRef{2, {2}, {1}, 0},
                  TensorRef{3, {1, 2, 3, 3}, {0, 1, 0, 0}, 0}};
@@ -163,7 +163,7 @@ struct FusedMatMul {
   FusedMatMul(int64_t m_, int64_t k_, int64_t n_, const std::vector<float>& a,
               const std::vector<float>& b)
       : m(m_), k(k_), n(n_) {
-    call.op = "MatMul";
+    call.op = ExternOp::MatMul;
     data = {a, b};
     call.inputs = {TensorRef{0, {m, k}, {k, 1}, 0}, TensorRef{1, {k, n}, {n, 1}, 0}};
   }

@@ -313,7 +313,6 @@ TEST(RandomOpsKernels, GuardsCatchWritesPastAnArg) {
     std::unique_ptr<PreparedKernel> prepare(const Kernel&) const override {
       return std::make_unique<PastTheEnd>();
     }
-    ExternFn find_extern(const std::string&) const override { return nullptr; }
     void run(void* const* args) override { static_cast<float*>(args[1])[4] = 1; }
   };
   Kernel k;

@@ -32,8 +32,8 @@ constexpr int64_t kMax = static_cast<int64_t>(ReduceKind::Max);
 constexpr int64_t kMin = static_cast<int64_t>(ReduceKind::Min);
 
 // Runs extern `op` on {data, indices, updates} and returns the output (data's shape).
-Operand scatter(const std::string& op, const Operand& data, const Operand& indices,
-                const Operand& updates, std::map<std::string, int64_t> ints) {
+Operand scatter(ExternOp op, const Operand& data, const Operand& indices, const Operand& updates,
+                std::map<std::string, int64_t> ints) {
   Operand out = garbage(data.dtype, data.ref.shape);
   ExternCall call;
   call.op = op;
@@ -59,7 +59,7 @@ Operand scatter(const std::string& op, const Operand& data, const Operand& indic
     throw;
   }
   EXPECT_EQ(fast_error, "");
-  EXPECT_EQ(fast.bytes, out.bytes) << op << ": portable differs from the reference";
+  EXPECT_EQ(fast.bytes, out.bytes) << extern_op_name(op) << ": portable differs from the reference";
   return out;
 }
 
@@ -67,7 +67,7 @@ TEST(ScatterElements, OnnxExampleAxis0) {
   Operand data = operand<float>(DType::F32, {3, 3}, std::vector<float>(9, 0.f));
   Operand ind = operand<int64_t>(DType::I64, {2, 3}, {1, 0, 2, 0, 2, 1});
   Operand upd = operand<float>(DType::F32, {2, 3}, {1.f, 1.1f, 1.2f, 2.f, 2.1f, 2.2f});
-  Operand out = scatter("ScatterElements", data, ind, upd, {{"axis", 0}});
+  Operand out = scatter(ExternOp::ScatterElements, data, ind, upd, {{"axis", 0}});
   EXPECT_EQ(out.values<float>(),
             (std::vector<float>{2.f, 1.1f, 0.f, 1.f, 0.f, 2.2f, 0.f, 2.1f, 1.2f}));
 }
@@ -76,7 +76,7 @@ TEST(ScatterElements, NegativeIndicesCountFromTheEnd) {
   Operand data = operand<float>(DType::F32, {1, 5}, {1, 2, 3, 4, 5});
   Operand ind = operand<int32_t>(DType::I32, {1, 2}, {1, -3});
   Operand upd = operand<float>(DType::F32, {1, 2}, {1.1f, 2.1f});
-  Operand out = scatter("ScatterElements", data, ind, upd, {{"axis", 1}});
+  Operand out = scatter(ExternOp::ScatterElements, data, ind, upd, {{"axis", 1}});
   EXPECT_EQ(out.values<float>(), (std::vector<float>{1.f, 1.1f, 2.1f, 4.f, 5.f}));
 }
 
@@ -86,7 +86,7 @@ TEST(ScatterElements, DuplicateIndicesUnderEachReduction) {
   Operand upd = operand<float>(DType::F32, {1, 2}, {1.1f, 2.1f});
   auto at1 = [&](std::map<std::string, int64_t> ints) {
     ints["axis"] = 1;
-    return scatter("ScatterElements", data, ind, upd, ints).values<float>()[1];
+    return scatter(ExternOp::ScatterElements, data, ind, upd, ints).values<float>()[1];
   };
   EXPECT_EQ(at1({}), 2.1f);  // the last update wins
   EXPECT_EQ(at1({{"reduction", kSum}}), 2.f + 1.1f + 2.1f);
@@ -94,7 +94,8 @@ TEST(ScatterElements, DuplicateIndicesUnderEachReduction) {
   EXPECT_EQ(at1({{"reduction", kMax}}), 2.1f);
   EXPECT_EQ(at1({{"reduction", kMin}}), 1.1f);
   // The other elements are data's.
-  Operand out = scatter("ScatterElements", data, ind, upd, {{"axis", 1}, {"reduction", kSum}});
+  Operand out =
+      scatter(ExternOp::ScatterElements, data, ind, upd, {{"axis", 1}, {"reduction", kSum}});
   EXPECT_EQ(out.values<float>()[0], 1.f);
   EXPECT_EQ(out.values<float>()[4], 5.f);
 }
@@ -145,7 +146,7 @@ TEST(ScatterElements, RandomFloatGeometriesMatchTheReference) {
       SCOPED_TRACE(::testing::Message() << "round " << round << " reduction " << red);
       std::map<std::string, int64_t> ints{{"axis", static_cast<int64_t>(axis)}};
       if (red >= 0) ints["reduction"] = red;
-      scatter("ScatterElements", data, ind, upd, ints);
+      scatter(ExternOp::ScatterElements, data, ind, upd, ints);
     }
   }
 }
@@ -158,7 +159,7 @@ TEST(ScatterElements, TiesOfSignedZerosTakeTheUpdate) {
   Operand upd = operand<float>(DType::F32, {2}, {-0.0f, 0.0f});
   for (int64_t red : {kMax, kMin}) {
     const std::vector<float> out =
-        scatter("ScatterElements", data, ind, upd, {{"axis", 0}, {"reduction", red}})
+        scatter(ExternOp::ScatterElements, data, ind, upd, {{"axis", 0}, {"reduction", red}})
             .values<float>();
     EXPECT_TRUE(std::signbit(out[0]));
     EXPECT_FALSE(std::signbit(out[1]));
@@ -172,7 +173,8 @@ TEST(ScatterElements, Rank3Int64AddWithSmallerIndices) {
   Operand data = operand<int64_t>(DType::I64, {2, 3, 4}, d);
   Operand ind = operand<int64_t>(DType::I64, {1, 2, 3}, {2, 0, 1, 0, -1, 2});
   Operand upd = operand<int64_t>(DType::I64, {1, 2, 3}, {100, 200, 300, 400, 500, 600});
-  Operand out = scatter("ScatterElements", data, ind, upd, {{"axis", 1}, {"reduction", kSum}});
+  Operand out =
+      scatter(ExternOp::ScatterElements, data, ind, upd, {{"axis", 1}, {"reduction", kSum}});
   std::vector<int64_t> want = {400, 201, 2,  3,  4,  5,  306, 7,  108, 509, 610, 11,
                                12,  13,  14, 15, 16, 17, 18,  19, 20,  21,  22,  23};
   EXPECT_EQ(out.values<int64_t>(), want);
@@ -183,35 +185,36 @@ TEST(ScatterElements, NarrowTypes) {
   Operand u8 = operand<uint8_t>(DType::U8, {3}, {250, 7, 9});
   Operand ind = operand<int64_t>(DType::I64, {2}, {0, 2});
   Operand u8_upd = operand<uint8_t>(DType::U8, {2}, {10, 1});
-  EXPECT_EQ(scatter("ScatterElements", u8, ind, u8_upd, {{"axis", 0}, {"reduction", kSum}})
+  EXPECT_EQ(scatter(ExternOp::ScatterElements, u8, ind, u8_upd, {{"axis", 0}, {"reduction", kSum}})
                 .values<uint8_t>(),
             (std::vector<uint8_t>{4, 7, 10}));
   Operand b = operand<uint8_t>(DType::Bool, {3}, {0, 1, 1});
   Operand b_upd = operand<uint8_t>(DType::Bool, {2}, {1, 0});
-  EXPECT_EQ(scatter("ScatterElements", b, ind, b_upd, {{"axis", 0}, {"reduction", kSum}})
+  EXPECT_EQ(scatter(ExternOp::ScatterElements, b, ind, b_upd, {{"axis", 0}, {"reduction", kSum}})
                 .values<uint8_t>(),
             (std::vector<uint8_t>{1, 1, 1}));
-  EXPECT_EQ(scatter("ScatterElements", b, ind, b_upd, {{"axis", 0}, {"reduction", kProd}})
+  EXPECT_EQ(scatter(ExternOp::ScatterElements, b, ind, b_upd, {{"axis", 0}, {"reduction", kProd}})
                 .values<uint8_t>(),
             (std::vector<uint8_t>{0, 1, 0}));
   // A NaN with a payload and -0 keep their exact bits.
   Operand h = operand<uint16_t>(DType::F16, {3}, {0x3C00, 0x4000, 0x4200});
   Operand h_upd = operand<uint16_t>(DType::F16, {2}, {0x7E01, 0x8000});
-  EXPECT_EQ(scatter("ScatterElements", h, ind, h_upd, {{"axis", 0}}).values<uint16_t>(),
+  EXPECT_EQ(scatter(ExternOp::ScatterElements, h, ind, h_upd, {{"axis", 0}}).values<uint16_t>(),
             (std::vector<uint16_t>{0x7E01, 0x4000, 0x8000}));
   // float16 add: 1 + 2 = 3, 3 + 0.5 = 3.5.
   Operand h_add = operand<uint16_t>(DType::F16, {2}, {float_to_half(2.f), float_to_half(0.5f)});
   std::vector<uint16_t> got =
-      scatter("ScatterElements", h, ind, h_add, {{"axis", 0}, {"reduction", kSum}})
+      scatter(ExternOp::ScatterElements, h, ind, h_add, {{"axis", 0}, {"reduction", kSum}})
           .values<uint16_t>();
   EXPECT_EQ(half_to_float(got[0]), 3.f);
   EXPECT_EQ(half_to_float(got[2]), 3.5f);
   // uint64 max compares as unsigned.
   Operand u64 = operand<uint64_t>(DType::U64, {3}, {1, 2, 3});
   Operand u64_upd = operand<uint64_t>(DType::U64, {2}, {~uint64_t{0}, 2});
-  EXPECT_EQ(scatter("ScatterElements", u64, ind, u64_upd, {{"axis", 0}, {"reduction", kMax}})
-                .values<uint64_t>(),
-            (std::vector<uint64_t>{~uint64_t{0}, 2, 3}));
+  EXPECT_EQ(
+      scatter(ExternOp::ScatterElements, u64, ind, u64_upd, {{"axis", 0}, {"reduction", kMax}})
+          .values<uint64_t>(),
+      (std::vector<uint64_t>{~uint64_t{0}, 2, 3}));
 }
 
 TEST(ScatterElements, StridedOperands) {
@@ -226,7 +229,7 @@ TEST(ScatterElements, StridedOperands) {
   Operand ind = operand<int64_t>(DType::I64, {1, 2}, {1, 0});
   ind.ref.shape = {2, 2};
   ind.ref.strides = {0, 1};
-  Operand out = scatter("ScatterElements", data, ind, upd, {{"axis", 1}});
+  Operand out = scatter(ExternOp::ScatterElements, data, ind, upd, {{"axis", 1}});
   EXPECT_EQ(out.values<float>(), (std::vector<float>{8, 9, 8, 9, 3, 6}));
 }
 
@@ -236,7 +239,7 @@ TEST(ScatterElements, OutOfRangeIndexIsAnError) {
   for (int64_t bad : {5, -6}) {
     Operand ind = operand<int64_t>(DType::I64, {1, 2}, {0, bad});
     const std::string msg = error_of([&] {
-      scatter("ScatterElements", data, ind, upd, {{"axis", 1}});
+      scatter(ExternOp::ScatterElements, data, ind, upd, {{"axis", 1}});
     });
     EXPECT_EQ(msg, "ScatterElements: index " + std::to_string(bad) +
                        " out of range [-5, 5) for data dim 1 at indices position [0,1]");
@@ -252,7 +255,7 @@ TEST(ScatterElements, RejectsBadOperands) {
   Operand big = operand<float>(DType::F32, {3, 2}, {0, 0, 0, 0, 0, 0});
   Operand big_ind = operand<int64_t>(DType::I64, {3, 2}, {0, 0, 0, 0, 0, 0});
   auto msg = [&](const Operand& i, const Operand& u, std::map<std::string, int64_t> ints) {
-    return error_of([&] { scatter("ScatterElements", data, i, u, ints); });
+    return error_of([&] { scatter(ExternOp::ScatterElements, data, i, u, ints); });
   };
   EXPECT_NE(msg(ind, upd64, {{"axis", 0}}).find("share one dtype"), std::string::npos);
   EXPECT_NE(msg(find, upd, {{"axis", 0}}).find("int32 or int64"), std::string::npos);
@@ -277,16 +280,17 @@ TEST(ScatterND, OnnxExampleAndReductions) {
   Operand data = operand<float>(DType::F32, {8}, d);
   Operand ind = operand<int64_t>(DType::I64, {4, 1}, {4, 3, 1, 7});
   Operand upd = operand<float>(DType::F32, {4}, {9, 10, 11, 12});
-  EXPECT_EQ(scatter("ScatterND", data, ind, upd, {}).values<float>(),
+  EXPECT_EQ(scatter(ExternOp::ScatterND, data, ind, upd, {}).values<float>(),
             (std::vector<float>{1, 11, 3, 10, 9, 6, 7, 12}));
   Operand dup = operand<int64_t>(DType::I64, {3, 1}, {0, 0, -1});
   Operand dup_upd = operand<float>(DType::F32, {3}, {5, 6, 7});
-  EXPECT_EQ(scatter("ScatterND", data, dup, dup_upd, {}).values<float>(),
+  EXPECT_EQ(scatter(ExternOp::ScatterND, data, dup, dup_upd, {}).values<float>(),
             (std::vector<float>{6, 2, 3, 4, 5, 6, 7, 7}));
-  EXPECT_EQ(scatter("ScatterND", data, dup, dup_upd, {{"reduction", kSum}}).values<float>(),
+  EXPECT_EQ(scatter(ExternOp::ScatterND, data, dup, dup_upd, {{"reduction", kSum}}).values<float>(),
             (std::vector<float>{12, 2, 3, 4, 5, 6, 7, 15}));
-  EXPECT_EQ(scatter("ScatterND", data, dup, dup_upd, {{"reduction", kProd}}).values<float>(),
-            (std::vector<float>{30, 2, 3, 4, 5, 6, 7, 56}));
+  EXPECT_EQ(
+      scatter(ExternOp::ScatterND, data, dup, dup_upd, {{"reduction", kProd}}).values<float>(),
+      (std::vector<float>{30, 2, 3, 4, 5, 6, 7, 56}));
 }
 
 TEST(ScatterND, PartialIndexTuplesReplaceSlices) {
@@ -294,14 +298,14 @@ TEST(ScatterND, PartialIndexTuplesReplaceSlices) {
   Operand data = operand<float>(DType::F32, {2, 2, 2}, d);
   Operand ind = operand<int32_t>(DType::I32, {2, 2}, {0, 1, 1, 0});
   Operand upd = operand<float>(DType::F32, {2, 2}, {10, 11, 12, 13});
-  EXPECT_EQ(scatter("ScatterND", data, ind, upd, {}).values<float>(),
+  EXPECT_EQ(scatter(ExternOp::ScatterND, data, ind, upd, {}).values<float>(),
             (std::vector<float>{0, 1, 10, 11, 12, 13, 6, 7}));
   // Full tuples with max / min, one index repeated.
   Operand full = operand<int64_t>(DType::I64, {3, 3}, {1, 1, 1, 0, 0, 0, 1, 1, 1});
   Operand vals = operand<float>(DType::F32, {3}, {-5, 50, 3});
-  EXPECT_EQ(scatter("ScatterND", data, full, vals, {{"reduction", kMax}}).values<float>(),
+  EXPECT_EQ(scatter(ExternOp::ScatterND, data, full, vals, {{"reduction", kMax}}).values<float>(),
             (std::vector<float>{50, 1, 2, 3, 4, 5, 6, 7}));
-  EXPECT_EQ(scatter("ScatterND", data, full, vals, {{"reduction", kMin}}).values<float>(),
+  EXPECT_EQ(scatter(ExternOp::ScatterND, data, full, vals, {{"reduction", kMin}}).values<float>(),
             (std::vector<float>{0, 1, 2, 3, 4, 5, 6, -5}));
 }
 
@@ -309,13 +313,14 @@ TEST(ScatterND, OutOfRangeIndexAndBadShapesAreErrors) {
   Operand data = operand<float>(DType::F32, {2, 3}, {0, 1, 2, 3, 4, 5});
   Operand ind = operand<int64_t>(DType::I64, {1, 2}, {1, 3});
   Operand upd = operand<float>(DType::F32, {1}, {9});
-  EXPECT_EQ(error_of([&] { scatter("ScatterND", data, ind, upd, {}); }),
+  EXPECT_EQ(error_of([&] { scatter(ExternOp::ScatterND, data, ind, upd, {}); }),
             "ScatterND: index 3 out of range [-3, 3) for data dim 1 at indices position [0,1]");
   Operand wrong = operand<float>(DType::F32, {2}, {9, 9});
-  EXPECT_NE(error_of([&] { scatter("ScatterND", data, ind, wrong, {}); }).find("must have shape"),
-            std::string::npos);
+  EXPECT_NE(
+      error_of([&] { scatter(ExternOp::ScatterND, data, ind, wrong, {}); }).find("must have shape"),
+      std::string::npos);
   Operand deep = operand<int64_t>(DType::I64, {1, 3}, {0, 0, 0});
-  EXPECT_NE(error_of([&] { scatter("ScatterND", data, deep, upd, {}); }).find("at most"),
+  EXPECT_NE(error_of([&] { scatter(ExternOp::ScatterND, data, deep, upd, {}); }).find("at most"),
             std::string::npos);
 }
 

@@ -35,7 +35,7 @@ struct Call {
   // Runs `backend`'s implementation (prepared as a session would) and returns out.
   std::vector<float> run(const std::string& backend) const {
     ExternCall call;
-    call.op = "SegmentReduce";
+    call.op = ExternOp::SegmentReduce;
     call.ints = ints;
     call.inputs = {x.ref, src.ref, dst.ref};
     std::vector<ExternBuffer> in{x.buffer(), src.buffer(), dst.buffer()};

@@ -61,7 +61,7 @@ Plan two_step_plan() {
   b.store(t, V(0), b.binary(Op::Add, b.load(x, V(0)), b.load(c, V(0))));
   p.kernels.push_back(b.build());
   ExternCall mm;
-  mm.op = "MatMul";
+  mm.op = ExternOp::MatMul;
   mm.inputs = {ref(3, {2, 3}, {3, 1}), ref(2, {3, 2}, {2, 1})};
   mm.outputs = {ref(4, {2, 2}, {2, 1})};
   p.externs.push_back(mm);
@@ -125,12 +125,12 @@ TEST(Session, UnknownBackendAndExternAreNamed) {
     EXPECT_NE(std::string(e.what()).find("unknown backend 'gpu'"), std::string::npos) << e.what();
   }
   Plan p = two_step_plan();
-  p.externs[0].op = "NoSuchOp";
+  p.externs[0].op = static_cast<ExternOp>(kExternOpCount);
   try {
     Session s(std::move(p), SessionOptions{});
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "plan: extern 0 has unknown op 'NoSuchOp'");
+    EXPECT_EQ(std::string(e.what()), str_cat("plan: extern 0 has unknown op ", kExternOpCount));
   }
   const std::vector<std::string> names = available_backends();
   EXPECT_NE(std::find(names.begin(), names.end(), "portable"), names.end());
@@ -178,7 +178,6 @@ class ScratchBackend : public KernelBackend {
   std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
     return make_backend("reference")->prepare(k);
   }
-  ExternFn find_extern(const std::string&) const override { return nullptr; }
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& /*packed*/) const override {
@@ -262,7 +261,6 @@ class CopyingBackend : public KernelBackend {
   std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
     return make_backend("reference")->prepare(k);
   }
-  ExternFn find_extern(const std::string&) const override { return nullptr; }
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& /*packed*/) const override {

@@ -29,7 +29,7 @@ TopKResult topk(const Operand& x, int64_t axis, int64_t k, int64_t largest) {
   shape[static_cast<size_t>(axis)] = k;
   TopKResult r{garbage(x.dtype, shape), garbage(DType::I64, shape)};
   ExternCall call;
-  call.op = "TopK";
+  call.op = ExternOp::TopK;
   call.ints = {{"axis", axis}, {"k", k}, {"largest", largest}};
   call.inputs = {x.ref};
   call.outputs = {r.values.ref, r.indices.ref};
@@ -96,7 +96,7 @@ TEST(TopK, RejectsBadCalls) {
   Operand x = operand<float>(DType::F32, {2, 3}, {1, 2, 3, 4, 5, 6});
   EXPECT_EQ(error_of([&] { topk(x, 1, 4, 1); }), "TopK: k = 4 outside [0, 3] (X [2,3], axis 1)");
   ExternCall call;
-  call.op = "TopK";
+  call.op = ExternOp::TopK;
   call.ints = {{"axis", 0}, {"k", 1}};
   Operand v = garbage(DType::F32, {1, 3}), i32 = garbage(DType::I32, {1, 3});
   call.inputs = {x.ref};

@@ -105,7 +105,7 @@ TEST(LiveRangesTest, AssignPoolOffsetsOnAPlan) {
 TEST(LiveRangesTest, ExternUsesCount) {
   Plan p = chain_plan();
   ExternCall x;
-  x.op = "TopK";  // a known op; its operands are not checked here
+  x.op = ExternOp::TopK;  // a known op; its operands are not checked here
   TensorRef r;
   r.buffer = 1;
   r.shape = {100};

@@ -98,7 +98,7 @@ int count_op(const Graph& g, const std::string& op) {
   return n;
 }
 
-int count_externs(const Plan& plan, const std::string& op) {
+int count_externs(const Plan& plan, ExternOp op) {
   int n = 0;
   for (const auto& e : plan.externs) n += e.op == op;
   return n;
@@ -132,13 +132,14 @@ void expect_matches_unfused(const Gnn& p) {
     Plan plan;
     const std::vector<float> one = run(*fused, in, backend, 1, &plan);
     const bool takes = !p.per_element_weight && p.expand_to < 0;
-    EXPECT_EQ(count_externs(plan, "SegmentReduce"), takes ? 1 : 0);
+    EXPECT_EQ(count_externs(plan, ExternOp::SegmentReduce), takes ? 1 : 0);
     for (const ExternCall& e : plan.externs) {
-      if (e.op != "SegmentReduce") continue;
+      if (e.op != ExternOp::SegmentReduce) continue;
       ASSERT_EQ(e.post_ops.size(), 3u);  // the epilogue, fused
       EXPECT_EQ(e.post_ops[2].kind, PostOpKind::Relu);
     }
-    EXPECT_EQ(count_externs(plan, p.scatter_nd ? "ScatterND" : "ScatterElements"), takes ? 0 : 1);
+    EXPECT_EQ(count_externs(plan, p.scatter_nd ? ExternOp::ScatterND : ExternOp::ScatterElements),
+              takes ? 0 : 1);
     ASSERT_EQ(one.size(), want.size());
     int nans = 0;
     for (size_t i = 0; i < want.size(); ++i) {

@@ -151,7 +151,7 @@ TEST(AliasingTest, OtherOverlapsAreRefused) {
 TEST(AliasingTest, ExternOutputsAreDistinct) {
   Plan p = chain();
   ExternCall mm;
-  mm.op = "MatMul";
+  mm.op = ExternOp::MatMul;
   mm.inputs = {plan_test::ref(1, {2, 4}, {4, 1}), plan_test::ref(0, {4, 2}, {2, 1})};
   mm.outputs = {plan_test::ref(2, {2, 2}, {2, 1})};
   p.externs = {mm};

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -247,6 +248,16 @@ TEST(PlanIoTest, InvalidPlansAreRejectedAfterParsing) {
   bytes = serialize_plan(p);
   EXPECT_NE(error_of(bytes).find("instr op has invalid value 200"), std::string::npos)
       << error_of(bytes);
+}
+
+// A plan file spells each extern op by name; one no build of Ferrite has is refused at read.
+TEST(PlanIoTest, UnknownExternOpIsRefusedByName) {
+  std::vector<uint8_t> bytes = serialize_plan(plan_test::full_plan());
+  const std::string name = "MatMul";
+  auto at = std::search(bytes.begin(), bytes.end(), name.begin(), name.end());
+  ASSERT_NE(at, bytes.end());
+  at[5] = 'x';
+  EXPECT_EQ(error_of(bytes), "plan: extern 0 has unknown op 'MatMux'");
 }
 
 TEST(PlanIoTest, RandomByteFlipsNeverCrash) {

@@ -153,11 +153,8 @@ TEST(PlanTest, ExternViews) {
   p.externs[0].outputs[0].buffer = 1;
   EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) output 0 writes constant buffer");
   p = full_plan();
-  p.externs[0].op.clear();
-  EXPECT_PLAN_ERROR(p, "extern 0 has unknown op ''");
-  p = full_plan();
-  p.externs[0].op = "NoSuchOp";  // a backend would have no implementation to look up
-  EXPECT_PLAN_ERROR(p, "extern 0 has unknown op 'NoSuchOp'");
+  p.externs[0].op = static_cast<ExternOp>(kExternOpCount);  // no backend implements it
+  EXPECT_PLAN_ERROR(p, str_cat("extern 0 has unknown op ", kExternOpCount));
 }
 
 TEST(PlanTest, ExternPostOps) {
@@ -175,7 +172,7 @@ TEST(PlanTest, ExternPostOps) {
   p.externs[0].post_ops[2].kind = static_cast<PostOpKind>(kPostOpKinds);
   EXPECT_PLAN_ERROR(p, "post-op 2 has invalid kind");
   p = full_plan();
-  p.externs[0].op = "TopK";
+  p.externs[0].op = ExternOp::TopK;
   EXPECT_PLAN_ERROR(p, "extern 0 (TopK) takes no post-ops");
 }
 

@@ -131,7 +131,7 @@ inline Plan full_plan() {
   std::memcpy(p.constants[1].data(), idx, 24);
   p.kernels = {reduce_kernel(), gather_kernel()};
   ExternCall mm;
-  mm.op = "MatMul";
+  mm.op = ExternOp::MatMul;
   mm.origin = "MatMul 'mm'";
   mm.ints = {{"trans_a", 0}, {"huge", INT64_MIN}};
   mm.floats = {{"alpha", 1.0}, {"beta", -0.0}, {"tiny", 1e-310}};

@@ -73,7 +73,7 @@ MatMulCase make_matmul(const Dims& batch, int64_t m, int64_t k, int64_t n,
   c.ins.push_back(make_operand(shape(m, k), a_order, ab, rng() % 3, rng));
   c.ins.push_back(make_operand(shape(k, n), b_order, bb, rng() % 3, rng));
   c.out = make_operand(shape(m, n), c_order, {}, rng() % 3, rng);
-  c.call.op = "MatMul";
+  c.call.op = ExternOp::MatMul;
   c.call.inputs = {c.ins[0].ref, c.ins[1].ref};
   c.call.inputs[0].buffer = 0;
   c.call.inputs[1].buffer = 1;

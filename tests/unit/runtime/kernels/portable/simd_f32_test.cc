@@ -158,7 +158,7 @@ TEST(PortableBench, DISABLED_MatMul) {
   for (int64_t n : {64, 256, 512, 1024}) {
     std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n);
     ExternCall call;
-    call.op = "MatMul";
+    call.op = ExternOp::MatMul;
     TensorRef r;
     r.shape = {n, n};
     r.strides = {n, 1};
