@@ -7,11 +7,10 @@
 //   Linear(alpha, beta)                                 alpha * y + beta
 //   Add, Sub, Mul, Div, Max, Min                        y op t   (Sub: y - t, Div: y / t)
 //
-// Each kind's formula is written in compiler/plan/activations.h (act::post_op_k), in the
-// Kernel contract's ops: the lowering builds the unfused ONNX op from the same formula and
-// the reference evaluates it (apply_*_post_op here). oneDNN maps each kind to its own
-// algorithm (dnnl_post_ops.cc); the portable epilogue has its vector versions
-// (runtime/kernels/portable/epilogue-inl.h), checked against apply_*_post_op.
+// Each kind's formula is written once, in compiler/plan/activations.h (act::post_op_k), in
+// the Kernel contract's ops: the lowering builds the unfused ONNX op from the same formula,
+// the reference and portable backends evaluate it (apply_*_post_op here, and the portable
+// epilogue on vectors), and oneDNN maps each kind to its own algorithm (dnnl_post_ops.cc).
 //
 // t is the element of call.inputs[input] at the output element's coordinates: that
 // TensorRef has the output's shape, with stride 0 along the dims it is broadcast over (a

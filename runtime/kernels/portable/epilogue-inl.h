@@ -1,13 +1,9 @@
 // Per-target code of the fused epilogue (epilogue.h): EpilogueRow applies an Epilogue to one
-// row segment of an output block held in a vector-padded buffer. The common post-ops are
-// vector formulas (vec_math-inl.h); lanes where a formula is not exact enough (NaN, inf,
-// exp out of range) and any kind without one go through the scalar apply_unary_post_op /
-// apply_binary_post_op, so results match the reference backend's.
-// These vector formulas are the one copy of the activations left outside
-// compiler/plan/activations.h. Instantiating activations.h's formulas here on Highway vectors
-// gave the same results and cost 1-2% natively, but made every wasm convolution twice as slow
-// (resnet18 70 -> 121 ms): the microkernels that inline EpilogueTile lost their register
-// allocation in V8. Until that is understood, they stay written out.
+// row segment of an output block held in a vector-padded buffer, EpilogueTile to a tile still
+// in registers. Each post-op is its formula of compiler/plan/activations.h evaluated on
+// vectors (VecOps): the same ops in the same order as the reference's scalar evaluation, each
+// op as the pointwise kernels compute it (vec_math-inl.h: lanes a vector formula does not get
+// right go through scalar_ops).
 // Included once per target, after hwy/highway.h, by files compiled with foreach_target.h.
 
 #if defined(FERRITE_PORTABLE_EPILOGUE_INL_H_) == defined(HWY_TARGET_TOGGLE)
@@ -19,8 +15,10 @@
 
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 
 #include "compiler/plan/post_ops.h"
+#include "compiler/plan/scalar_ops.h"
 #include "hwy/highway.h"
 #include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/portable/vec_math-inl.h"
@@ -35,6 +33,11 @@ using vm::DF;
 using vm::kMaxLanes;
 using vm::VF;
 
+// activations.h's formulas, compiled for this target.
+namespace act {
+#include "compiler/plan/activations-inl.h"
+}  // namespace act
+
 // row[0 : nv * N) = f(row[0 : nv * N)) (any alignment).
 template <class F>
 HWY_INLINE void MapRow(DF d, float* HWY_RESTRICT row, int64_t nv, F f) {
@@ -42,68 +45,126 @@ HWY_INLINE void MapRow(DF d, float* HWY_RESTRICT row, int64_t nv, F f) {
   for (int64_t v = 0; v < nv; ++v) hn::StoreU(f(hn::LoadU(d, row + v * N)), d, row + v * N);
 }
 
-// The vector formula of a unary post-op, lanes listed by `special` recomputed in scalar.
-#define FERRITE_EPI_UNARY(FORMULA, SPECIAL)                                   \
-  return MapRow(d, row, nv, [&](VF y) {                                       \
-    return vm::FixLanes(d, y, FORMULA, SPECIAL,                               \
-                        [&p](float v) { return apply_unary_post_op(p, v); }); \
-  })
+// The builder of activations.h's formulas on vectors: an op of the Kernel contract as the
+// portable pointwise kernels compute it; a comparison gives a lane mask as a vector. Max and
+// Min are the plain vector ones, right when no operand is NaN: a post-op that reaches them
+// (kReachesMinMax) gets its lanes with a non-finite y or t, and parameters that are not
+// finite, from the scalar evaluation (apply_*_post_op), as the reference computes them.
+struct VecOps {
+  using V = VF;
+  DF d;
+
+  HWY_INLINE V unary(Op op, V x) const {
+    switch (op) {
+      case Op::Relu:
+        return vm::UnaryOp<Op::Relu>(d, x);
+      case Op::Exp:
+        return vm::UnaryOp<Op::Exp>(d, x);
+      case Op::Sigmoid:
+        return vm::UnaryOp<Op::Sigmoid>(d, x);
+      case Op::Tanh:
+        return vm::UnaryOp<Op::Tanh>(d, x);
+      case Op::Erf:
+        return vm::UnaryOp<Op::Erf>(d, x);
+      default:  // not in an activation today: scalar_ops, lane by lane
+        return Lanes(x, x, [op](float a, float) {
+          return eval_unary(op, ScalarType::F32, scalar_f32(a)).f32;
+        });
+    }
+  }
+  HWY_INLINE V binary(Op op, V a, V b) const {
+    switch (op) {
+      case Op::Add:
+        return hn::Add(a, b);
+      case Op::Sub:
+        return hn::Sub(a, b);
+      case Op::Mul:
+        return hn::Mul(a, b);
+      case Op::Div:
+        return hn::Div(a, b);
+      case Op::Max:
+        return hn::Max(a, b);
+      case Op::Min:
+        return hn::Min(a, b);
+      case Op::Lt:
+        return hn::VecFromMask(d, hn::Lt(a, b));
+      case Op::Gt:
+        return hn::VecFromMask(d, hn::Gt(a, b));
+      default:
+        return Lanes(a, b, [op](float x, float y) {
+          const Scalar r = eval_binary(op, ScalarType::F32, scalar_f32(x), scalar_f32(y));
+          return op_is_compare(op) ? (r.b ? 1.0f : 0.0f) : r.f32;
+        });
+    }
+  }
+  HWY_INLINE V where(V cond, V a, V b) const { return hn::IfThenElse(hn::MaskFromVec(cond), a, b); }
+  HWY_INLINE V constant(V, double v) const { return hn::Set(d, static_cast<float>(v)); }
+
+ private:
+  template <class F>
+  HWY_NOINLINE V Lanes(V a, V b, F f) const {
+    HWY_ALIGN float as[kMaxLanes], bs[kMaxLanes];
+    hn::Store(a, d, as);
+    hn::Store(b, d, bs);
+    for (size_t l = 0; l < hn::Lanes(d); ++l) as[l] = f(as[l], bs[l]);
+    return hn::Load(d, as);
+  }
+};
+
+template <PostOpKind K>
+constexpr bool kBinaryKind = K >= PostOpKind::Add;
+
+// Whether post-op K's formula reaches a Max or a Min: activations.h evaluated at compile time
+// on facts ("this value depends on a Max or a Min").
+struct ReachesMinMax {
+  using V = bool;
+  constexpr V unary(Op, V a) const { return a; }
+  constexpr V binary(Op op, V a, V b) const { return a || b || op == Op::Max || op == Op::Min; }
+  constexpr V where(V c, V a, V b) const { return c || a || b; }
+  constexpr V constant(V, double) const { return false; }
+};
+template <PostOpKind K>
+constexpr bool kReachesMinMax = [] {
+  ReachesMinMax b;
+  return act::post_op_k<K>(b, PostOp{K}, false, false);
+}();
+
+inline bool FiniteParams(const PostOp& p) {
+  return std::isfinite(p.alpha) && std::isfinite(p.beta);
+}
+
+// Post-op K on the vector y (t: a binary one's operand), with VecOps' precondition kept.
+template <PostOpKind K>
+HWY_INLINE VF PostOpVec(const VecOps& ops, const PostOp& p, VF y, VF t) {
+  const VF r = act::post_op_k<K>(ops, p, y, t);
+  if constexpr (!kReachesMinMax<K>) return r;
+  if constexpr (kBinaryKind<K>) {
+    const auto special = hn::Not(hn::And(hn::IsFinite(y), hn::IsFinite(t)));
+    if (HWY_LIKELY(hn::AllFalse(ops.d, special))) return r;
+    HWY_ALIGN float ys[kMaxLanes], ts[kMaxLanes];
+    hn::Store(y, ops.d, ys);
+    hn::Store(t, ops.d, ts);
+    for (size_t l = 0; l < hn::Lanes(ops.d); ++l) ys[l] = apply_binary_post_op(K, ys[l], ts[l]);
+    return hn::Load(ops.d, ys);
+  } else {
+    return vm::FixLanes(ops.d, y, r, hn::Not(hn::IsFinite(y)),
+                        [&p](float v) { return apply_unary_post_op(p, v); });
+  }
+}
 
 inline void UnaryRow(DF d, const PostOp& p, float* HWY_RESTRICT row, int64_t nv) {
-  const VF zero = hn::Zero(d), one = hn::Set(d, 1.0f), half = hn::Set(d, 0.5f);
-  const VF alpha = hn::Set(d, p.alpha), beta = hn::Set(d, p.beta);
-  const bool finite_params = std::isfinite(p.alpha) && std::isfinite(p.beta);
-  switch (p.kind) {
-    case PostOpKind::Relu:  // exact, NaN included
-      return MapRow(d, row, nv, [&](VF y) { return hn::IfThenZeroElse(hn::Lt(y, zero), y); });
-    case PostOpKind::LeakyRelu:  // exact, NaN included
-      return MapRow(d, row, nv,
-                    [&](VF y) { return hn::IfThenElse(hn::Ge(y, zero), y, hn::Mul(alpha, y)); });
-    case PostOpKind::Linear:
-      return MapRow(d, row, nv, [&](VF y) { return hn::MulAdd(alpha, y, beta); });
-    case PostOpKind::Clip:  // fmin/fmax semantics for NaN differ from vector min/max
-      if (!finite_params) break;
-      FERRITE_EPI_UNARY(hn::Min(hn::Max(y, alpha), beta), hn::IsNaN(y));
-    case PostOpKind::HardSigmoid:
-      if (!finite_params) break;
-      FERRITE_EPI_UNARY(hn::Min(hn::Max(hn::MulAdd(alpha, y, beta), zero), one),
-                        hn::Not(hn::IsFinite(y)));
-    case PostOpKind::HardSwish:
-      FERRITE_EPI_UNARY(
-          hn::Mul(y, hn::Min(hn::Max(hn::MulAdd(y, hn::Set(d, 1.0f / 6.0f), half), zero), one)),
-          hn::Not(hn::IsFinite(y)));
-    case PostOpKind::Elu:  // exp of non-positive numbers only; below -87 exp underflows
-      FERRITE_EPI_UNARY(hn::IfThenElse(hn::Gt(y, zero), y,
-                                       hn::Mul(alpha, hn::Sub(hn::Exp(d, hn::Min(y, zero)), one))),
-                        hn::Or(hn::Lt(y, hn::Set(d, -87.0f)), hn::IsNaN(y)));
-    case PostOpKind::Sigmoid:
-      FERRITE_EPI_UNARY(vm::Sigmoid(d, y), vm::Outside(d, y, -87.0f, 87.0f));
-    case PostOpKind::Silu:
-      FERRITE_EPI_UNARY(hn::Mul(y, vm::Sigmoid(d, y)), vm::Outside(d, y, -87.0f, 87.0f));
-    case PostOpKind::Tanh:
-      FERRITE_EPI_UNARY(hn::Tanh(d, y), hn::IsNaN(y));
-    case PostOpKind::GeluErf:
-      FERRITE_EPI_UNARY(
-          hn::Mul(hn::Mul(half, y),
-                  hn::Add(one, vm::Erf(d, hn::Mul(y, hn::Set(d, 0.70710678118654752f))))),
-          hn::Not(hn::IsFinite(y)));
-    case PostOpKind::GeluTanh: {
-      // Beyond |y| = 1e4 the cube could overflow; tanh is +-1 long before.
-      const VF k0 = hn::Set(d, 0.79788456080286536f), k1 = hn::Set(d, 0.044715f);
-      FERRITE_EPI_UNARY(
-          hn::Mul(
-              hn::Mul(half, y),
-              hn::Add(one, hn::Tanh(d, hn::Mul(k0, hn::MulAdd(hn::Mul(k1, y), hn::Mul(y, y), y))))),
-          vm::Outside(d, y, -1e4f, 1e4f));
-    }
-    default:
-      break;
+  if (!FiniteParams(p)) {  // VecOps' precondition does not hold: the reference, lane by lane
+    const int64_t n = nv * static_cast<int64_t>(hn::Lanes(d));
+    for (int64_t l = 0; l < n; ++l) row[l] = apply_unary_post_op(p, row[l]);
+    return;
   }
-  // No vector formula (or parameters it cannot take): the reference, lane by lane.
-  const int64_t n = nv * static_cast<int64_t>(hn::Lanes(d));
-  for (int64_t l = 0; l < n; ++l) row[l] = apply_unary_post_op(p, row[l]);
+  const VecOps ops{d};
+  act::with_post_op_kind(p.kind, [&](auto kind) {
+    constexpr PostOpKind K = decltype(kind)::value;
+    if constexpr (!kBinaryKind<K>)
+      MapRow(d, row, nv, [&](VF y) { return PostOpVec<K>(ops, p, y, y); });
+  });
 }
-#undef FERRITE_EPI_UNARY
 
 // y op t over the row, t(j .. j + w) read from the operand row `t` with column stride `cs`.
 template <class F>
@@ -128,22 +189,13 @@ HWY_INLINE void BinaryMap(DF d, const float* t, int64_t cs, float* HWY_RESTRICT 
 
 inline void BinaryRow(DF d, PostOpKind kind, const float* t, int64_t cs, float* HWY_RESTRICT row,
                       int64_t w) {
-  switch (kind) {
-    case PostOpKind::Add:
-      return BinaryMap(d, t, cs, row, w, [](VF y, VF x) { return hn::Add(y, x); });
-    case PostOpKind::Sub:
-      return BinaryMap(d, t, cs, row, w, [](VF y, VF x) { return hn::Sub(y, x); });
-    case PostOpKind::Mul:
-      return BinaryMap(d, t, cs, row, w, [](VF y, VF x) { return hn::Mul(y, x); });
-    case PostOpKind::Div:
-      return BinaryMap(d, t, cs, row, w, [](VF y, VF x) { return hn::Div(y, x); });
-    case PostOpKind::Max:
-      return BinaryMap(d, t, cs, row, w, [](VF y, VF x) { return vm::MaxNaN(y, x); });
-    case PostOpKind::Min:
-      return BinaryMap(d, t, cs, row, w, [](VF y, VF x) { return vm::MinNaN(y, x); });
-    default:
-      for (int64_t c = 0; c < w; ++c) row[c] = apply_binary_post_op(kind, row[c], t[c * cs]);
-  }
+  const VecOps ops{d};
+  const PostOp p{kind};
+  act::with_post_op_kind(kind, [&](auto k) {
+    constexpr PostOpKind K = decltype(k)::value;
+    if constexpr (kBinaryKind<K>)
+      BinaryMap(d, t, cs, row, w, [&](VF y, VF x) { return PostOpVec<K>(ops, p, y, x); });
+  });
 }
 
 // Applies `e` to the output elements (i, j .. j + w), held in row[0 : w); `row` has room for
@@ -195,26 +247,48 @@ inline bool EpilogueInRegisters(const Epilogue& e) {
   return true;
 }
 
-// y[r][v] = f(y[r][v], t(i + r, j + v * N ..)) over an H x NV-vector tile.
-template <int H, int NV, class F>
-HWY_INLINE void BinaryTile(DF d, const EpilogueOperand& t, int64_t i, int64_t j, VF (&y)[H][NV],
-                           F f) {
-  const int64_t N = static_cast<int64_t>(hn::Lanes(d));
-  for (int r = 0; r < H; ++r) {
-    const float* row = t.p + (i + r) * t.rs + j * t.cs;
-    if (t.cs == 0) {
-      const VF tv = hn::Set(d, *row);
-      for (int v = 0; v < NV; ++v) y[r][v] = f(y[r][v], tv);
-    } else {
-      for (int v = 0; v < NV; ++v) y[r][v] = f(y[r][v], hn::LoadU(d, row + v * N));
+// Post-op K in a tile (a kind EpilogueInRegisters admits, parameters finite): its formula
+// alone, with a NaN y passed through where the formula reaches a Max or a Min (Clip). The
+// same values as PostOpVec's, without its scalar escape for non-finite lanes (an infinity
+// clips as the plain vector Max and Min clip it), whose stack arrays have no place in a
+// microkernel.
+template <PostOpKind K>
+HWY_INLINE VF TileVec(const VecOps& ops, const PostOp& p, VF y, VF t) {
+  static_assert(!(kReachesMinMax<K> && kBinaryKind<K>), "Max and Min post-ops are not tiled");
+  const VF r = act::post_op_k<K>(ops, p, y, t);
+  if constexpr (kReachesMinMax<K>) return hn::IfThenElse(hn::IsNaN(y), y, r);
+  return r;
+}
+
+// Post-op K over an H x NV-vector tile; a binary one reads its operand t at (i + r,
+// j + v * N ..). Forced inline, without lambdas: wasm keeps the tile in registers only when
+// the whole epilogue is inlined into the microkernel (through lambdas it ran convolutions
+// at half speed).
+template <PostOpKind K, int H, int NV>
+HWY_INLINE void TileOp(DF d, const PostOp& p, const EpilogueOperand& t, int64_t i, int64_t j,
+                       VF (&y)[H][NV]) {
+  const VecOps ops{d};
+  if constexpr (kBinaryKind<K>) {
+    const int64_t N = static_cast<int64_t>(hn::Lanes(d));
+    for (int r = 0; r < H; ++r) {
+      const float* row = t.p + (i + r) * t.rs + j * t.cs;
+      if (t.cs == 0) {
+        const VF tv = hn::Set(d, *row);
+        for (int v = 0; v < NV; ++v) y[r][v] = TileVec<K>(ops, p, y[r][v], tv);
+      } else {
+        for (int v = 0; v < NV; ++v)
+          y[r][v] = TileVec<K>(ops, p, y[r][v], hn::LoadU(d, row + v * N));
+      }
     }
+  } else {
+    for (int r = 0; r < H; ++r)
+      for (int v = 0; v < NV; ++v) y[r][v] = TileVec<K>(ops, p, y[r][v], y[r][v]);
   }
 }
 
 // Applies `e` to the H x NV-vector tile y holding the elements (i + r, j .. j + NV * N), all
-// inside the output, when EpilogueInRegisters(e). Every value equals EpilogueRow's, so a tile's
-// result does not depend on which of the two finished it (Clip: a NaN stays NaN, as
-// activations.h's min(max(y, alpha), beta) has it with scalar_ops' Max and Min).
+// inside the output, when EpilogueInRegisters(e). Every value equals EpilogueRow's (the same
+// formulas on the same vectors), so a tile's result does not depend on which finished it.
 template <int H, int NV>
 HWY_INLINE void EpilogueTile(const Epilogue& e, int64_t i, int64_t j, VF (&y)[H][NV]) {
   const DF d;
@@ -224,40 +298,33 @@ HWY_INLINE void EpilogueTile(const Epilogue& e, int64_t i, int64_t j, VF (&y)[H]
       for (int v = 0; v < NV; ++v) y[r][v] = hn::Add(y[r][v], b);
     }
   }
-  const VF zero = hn::Zero(d);
   for (size_t k = 0; k < e.op_count; ++k) {
     const PostOp& p = e.ops[k];
-    const VF alpha = hn::Set(d, p.alpha), beta = hn::Set(d, p.beta);
+    const EpilogueOperand& t = e.operands[k];
+    // Only the kinds EpilogueInRegisters admits: each one's code sits in every microkernel.
     switch (p.kind) {
       case PostOpKind::Relu:
-        for (int r = 0; r < H; ++r)
-          for (int v = 0; v < NV; ++v) y[r][v] = hn::IfThenZeroElse(hn::Lt(y[r][v], zero), y[r][v]);
+        TileOp<PostOpKind::Relu>(d, p, t, i, j, y);
         break;
       case PostOpKind::LeakyRelu:
-        for (int r = 0; r < H; ++r)
-          for (int v = 0; v < NV; ++v)
-            y[r][v] = hn::IfThenElse(hn::Ge(y[r][v], zero), y[r][v], hn::Mul(alpha, y[r][v]));
+        TileOp<PostOpKind::LeakyRelu>(d, p, t, i, j, y);
         break;
       case PostOpKind::Linear:
-        for (int r = 0; r < H; ++r)
-          for (int v = 0; v < NV; ++v) y[r][v] = hn::MulAdd(alpha, y[r][v], beta);
+        TileOp<PostOpKind::Linear>(d, p, t, i, j, y);
         break;
       case PostOpKind::Clip:
-        for (int r = 0; r < H; ++r)
-          for (int v = 0; v < NV; ++v)
-            y[r][v] =
-                hn::IfThenElse(hn::IsNaN(y[r][v]), y[r][v], hn::Min(hn::Max(y[r][v], alpha), beta));
+        TileOp<PostOpKind::Clip>(d, p, t, i, j, y);
         break;
       case PostOpKind::Add:
-        BinaryTile(d, e.operands[k], i, j, y, [](VF a, VF b) { return hn::Add(a, b); });
+        TileOp<PostOpKind::Add>(d, p, t, i, j, y);
         break;
       case PostOpKind::Sub:
-        BinaryTile(d, e.operands[k], i, j, y, [](VF a, VF b) { return hn::Sub(a, b); });
+        TileOp<PostOpKind::Sub>(d, p, t, i, j, y);
         break;
       case PostOpKind::Mul:
-        BinaryTile(d, e.operands[k], i, j, y, [](VF a, VF b) { return hn::Mul(a, b); });
+        TileOp<PostOpKind::Mul>(d, p, t, i, j, y);
         break;
-      default:  // excluded by EpilogueInRegisters
+      default:
         break;
     }
   }

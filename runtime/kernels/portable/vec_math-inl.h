@@ -89,9 +89,10 @@ HWY_INLINE VF MinNaN(VF a, VF b) {
   return hn::IfThenElse(hn::Or(hn::IsNaN(a), hn::IsNaN(b)), hn::Add(a, b), hn::Min(a, b));
 }
 
-// Unary ops of the Kernel contract as the pointwise kernels (simd_f32.cc) compute them: a
-// vector formula, and scalar_ops' value for the lanes it does not get right (NaN,
-// infinities, and arguments outside its accurate range).
+// The unary ops of the Kernel contract the activations use (compiler/plan/activations.h),
+// as the pointwise kernels (simd_f32.cc) and the fused epilogue (epilogue-inl.h) both
+// compute them: a vector formula, and scalar_ops' value for the lanes it does not get
+// right (NaN, infinities, and arguments outside its accurate range).
 template <Op O>
 HWY_INLINE VF UnaryOp(DF d, VF x) {
   auto scalar = [](float v) { return eval_unary(O, ScalarType::F32, scalar_f32(v)).f32; };
