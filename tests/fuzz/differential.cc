@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <optional>
 
 #include "bindings/cli/tensor_values.h"
@@ -228,7 +229,23 @@ std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Te
   return "";
 }
 
-void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs) {
+namespace {
+
+// The plan the jittered reruns run: `unfused()` when given and it compiles, else `plan`.
+Plan rerun_plan(const Plan& plan, const std::function<Plan()>& unfused) {
+  if (unfused) {
+    try {
+      return unfused();
+    } catch (const Error&) {
+    }
+  }
+  return plan;
+}
+
+}  // namespace
+
+void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs,
+                          const std::function<Plan()>& unfused) {
   const std::vector<std::string>& backends = fuzz_backends();
   DiffMode mode = diff_mode();
   if (mode != DiffMode::Off) {
@@ -252,8 +269,9 @@ void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs) {
     std::string d = compare_outputs(ref.outputs, got.outputs, plan, inputs);
     if (d.empty()) continue;
     // Before reporting: how far the reference itself moves when moved by 2^-20.
-    const Outcome up = run_on(jittered_reference(true), plan, perturbed(inputs, false));
-    const Outcome down = run_on(jittered_reference(false), plan, perturbed(inputs, true));
+    const Plan moved = rerun_plan(plan, unfused);
+    const Outcome up = run_on(jittered_reference(true), moved, perturbed(inputs, false));
+    const Outcome down = run_on(jittered_reference(false), moved, perturbed(inputs, true));
     if (up.ran && down.ran) {
       d = compare_outputs(ref.outputs,
                           within_sensitivity(ref.outputs, got.outputs, up.outputs, down.outputs),

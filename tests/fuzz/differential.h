@@ -11,6 +11,7 @@
 // order-dependent plan that validate_plan accepted.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,11 @@ std::string compare_outputs(const std::vector<Tensor>& ref, const std::vector<Te
                             const Plan& plan, const std::vector<Tensor>& inputs);
 
 // Loads and runs `plan` with `inputs` on every backend of the build and compares them.
-void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs);
+// `unfused`, when given, makes the same computation with a kernel per intermediate (the
+// model compiled without fusion): before reporting a disagreement the oracle moves the
+// reference's every step result by 2^-20 (jittered_reference.h), which reaches the
+// intermediates a fused kernel keeps in registers only in that form.
+void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs,
+                          const std::function<Plan()>& unfused = {});
 
 }  // namespace ferrite::fuzz

@@ -31,6 +31,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     return 0;
   }
   fuzz::check_compiled_plan(plan);
-  if (fuzz::fits_budget(plan)) fuzz::run_on_every_backend(plan, inputs);
+  CompileOptions unfused = options;
+  unfused.fuse = false;
+  if (fuzz::fits_budget(plan)) {
+    fuzz::run_on_every_backend(plan, inputs,
+                               [&] { return fuzz::compile_for(*g, types, inputs, unfused); });
+  }
   return 0;
 }
