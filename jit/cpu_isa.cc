@@ -2,6 +2,7 @@
 
 #include <xbyak/xbyak_util.h>
 #include <cstdlib>
+#include <iterator>
 
 #include "compiler/plan/error.h"
 
@@ -9,15 +10,9 @@ namespace ferrite {
 namespace jit {
 
 const char* isa_name(Isa isa) {
-  switch (isa) {
-    case Isa::Avx512:
-      return "avx512";
-    case Isa::Avx2:
-      return "avx2";
-    case Isa::None:
-      break;
-  }
-  return "none";
+  static constexpr const char* kNames[] = {"none", "avx2", "avx512"};  // enumerator order
+  const size_t i = static_cast<size_t>(isa);
+  return i < std::size(kNames) ? kNames[i] : "none";
 }
 
 bool host_supports(Isa isa) {

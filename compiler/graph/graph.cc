@@ -2,6 +2,7 @@
 // bookkeeping (naming, creation, use lists). Sorting and checking live in graph_sort.cc.
 #include <cmath>
 #include <cstring>
+#include <iterator>
 #include <limits>
 
 #include "compiler/graph/graph.h"
@@ -63,29 +64,11 @@ int64_t saturate_to_int(double d) {
 }
 
 const char* attr_kind_name(AttrKind k) {
-  switch (k) {
-    case AttrKind::Float:
-      return "float";
-    case AttrKind::Int:
-      return "int";
-    case AttrKind::String:
-      return "string";
-    case AttrKind::Tensor:
-      return "tensor";
-    case AttrKind::Graph:
-      return "graph";
-    case AttrKind::Floats:
-      return "floats";
-    case AttrKind::Ints:
-      return "ints";
-    case AttrKind::Strings:
-      return "strings";
-    case AttrKind::Tensors:
-      return "tensors";
-    case AttrKind::Graphs:
-      return "graphs";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"float",   "int",    "string", "tensor",
+                                           "graph",   "floats", "ints",   "strings",
+                                           "tensors", "graphs"};  // enumerator order
+  const size_t i = static_cast<size_t>(k);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 // The attribute `key` if present with kind `want`; nullptr if absent; throws on a wrong kind.

@@ -1,90 +1,71 @@
 #include "compiler/plan/dtype.h"
 
+#include <iterator>
+
 namespace ferrite {
 
+namespace {
+
+// Each dtype's facts: its name (as errors and plans print it), its short name (kernel
+// listings), its element size (0: none fixed) and the type a loaded element computes in.
+struct DTypeInfo {
+  DType dtype;
+  const char* name;
+  const char* short_name;
+  size_t size;
+  ScalarType compute;
+};
+
+constexpr ScalarType kF = ScalarType::F32, kI = ScalarType::I64;
+constexpr DTypeInfo kDTypes[] = {
+    {DType::Undefined, "undefined", "undefined", 0, kI},
+    {DType::F32, "float32", "f32", 4, kF},
+    {DType::U8, "uint8", "u8", 1, kI},
+    {DType::I8, "int8", "i8", 1, kI},
+    {DType::U16, "uint16", "u16", 2, kI},
+    {DType::I16, "int16", "i16", 2, kI},
+    {DType::I32, "int32", "i32", 4, kI},
+    {DType::I64, "int64", "i64", 8, kI},
+    {DType::String, "string", "string", 0, kI},
+    {DType::Bool, "bool", "bool", 1, ScalarType::Bool},
+    {DType::F16, "float16", "f16", 2, kF},
+    {DType::F64, "float64", "f64", 8, ScalarType::F64},
+    {DType::U32, "uint32", "u32", 4, kI},
+    {DType::U64, "uint64", "u64", 8, kI},
+    {DType::BF16, "bfloat16", "bf16", 2, kF},
+};
+
+const DTypeInfo* find_dtype(DType t) {
+  for (const DTypeInfo& info : kDTypes)
+    if (info.dtype == t) return &info;
+  return nullptr;
+}
+
+}  // namespace
+
 size_t dtype_size(DType t) {
-  switch (t) {
-    case DType::F32:
-    case DType::I32:
-    case DType::U32:
-      return 4;
-    case DType::U8:
-    case DType::I8:
-    case DType::Bool:
-      return 1;
-    case DType::U16:
-    case DType::I16:
-    case DType::F16:
-    case DType::BF16:
-      return 2;
-    case DType::I64:
-    case DType::U64:
-    case DType::F64:
-      return 8;
-    case DType::Undefined:
-    case DType::String:
-      return 0;
-  }
-  return 0;
+  const DTypeInfo* info = find_dtype(t);
+  return info ? info->size : 0;
 }
 
 const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::Undefined:
-      return "undefined";
-    case DType::F32:
-      return "float32";
-    case DType::U8:
-      return "uint8";
-    case DType::I8:
-      return "int8";
-    case DType::U16:
-      return "uint16";
-    case DType::I16:
-      return "int16";
-    case DType::I32:
-      return "int32";
-    case DType::I64:
-      return "int64";
-    case DType::String:
-      return "string";
-    case DType::Bool:
-      return "bool";
-    case DType::F16:
-      return "float16";
-    case DType::F64:
-      return "float64";
-    case DType::U32:
-      return "uint32";
-    case DType::U64:
-      return "uint64";
-    case DType::BF16:
-      return "bfloat16";
-  }
-  return "?";
+  const DTypeInfo* info = find_dtype(t);
+  return info ? info->name : "?";
 }
 
-bool dtype_from_onnx(int64_t v, DType* out) {
-  switch (v) {
-    case 1:
-    case 2:
-    case 3:
-    case 4:
-    case 5:
-    case 6:
-    case 7:
-    case 8:
-    case 9:
-    case 10:
-    case 11:
-    case 12:
-    case 13:
-    case 16:
-      *out = static_cast<DType>(v);
+const char* dtype_short_name(DType t) {
+  const DTypeInfo* info = find_dtype(t);
+  return info ? info->short_name : "?";
+}
+
+bool dtype_from_onnx(int64_t v, DType* out) {  // the enumerators are ONNX's numbers
+  for (const DTypeInfo& info : kDTypes) {
+    if (info.dtype != DType::Undefined && static_cast<int64_t>(info.dtype) == v) {
+      *out = info.dtype;
       return true;
-    default:
-      return false;
+    }
   }
+  return false;
 }
 
 bool dtype_is_float(DType t) {
@@ -92,46 +73,20 @@ bool dtype_is_float(DType t) {
 }
 
 const char* scalar_type_name(ScalarType t) {
-  switch (t) {
-    case ScalarType::F32:
-      return "f32";
-    case ScalarType::F64:
-      return "f64";
-    case ScalarType::I64:
-      return "i64";
-    case ScalarType::Bool:
-      return "bool";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"f32", "f64", "i64", "bool"};  // enumerator order
+  const size_t i = static_cast<size_t>(t);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 ScalarType compute_type(DType t) {
-  switch (t) {
-    case DType::F32:
-    case DType::F16:
-    case DType::BF16:
-      return ScalarType::F32;
-    case DType::F64:
-      return ScalarType::F64;
-    case DType::Bool:
-      return ScalarType::Bool;
-    default:
-      return ScalarType::I64;
-  }
+  const DTypeInfo* info = find_dtype(t);
+  return info ? info->compute : ScalarType::I64;
 }
 
 DType storage_type(ScalarType t) {
-  switch (t) {
-    case ScalarType::F32:
-      return DType::F32;
-    case ScalarType::F64:
-      return DType::F64;
-    case ScalarType::I64:
-      return DType::I64;
-    case ScalarType::Bool:
-      return DType::Bool;
-  }
-  return DType::Undefined;
+  static constexpr DType kStorage[] = {DType::F32, DType::F64, DType::I64, DType::Bool};
+  const size_t i = static_cast<size_t>(t);
+  return i < std::size(kStorage) ? kStorage[i] : DType::Undefined;
 }
 
 }  // namespace ferrite

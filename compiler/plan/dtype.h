@@ -31,6 +31,8 @@ enum class DType : uint8_t {
 // Size in bytes of one element; 0 for Undefined and String.
 size_t dtype_size(DType t);
 const char* dtype_name(DType t);
+// "f32", "i64", ...: as kernel listings print it.
+const char* dtype_short_name(DType t);
 // Maps an ONNX TensorProto.DataType number; false for unknown or unsupported numbers.
 bool dtype_from_onnx(int64_t onnx_type, DType* out);
 bool dtype_is_float(DType t);

@@ -2,6 +2,8 @@
 
 #include <sstream>
 
+#include "compiler/plan/wrapping.h"
+
 namespace ferrite {
 
 Index ix_const(int64_t c) {
@@ -32,19 +34,6 @@ Index ix_binary(IndexKind kind, Index a, Index b) {
   n->b = std::move(b);
   return n;
 }
-
-namespace {
-
-// Wrapping arithmetic: an index computed from a corrupt plan may overflow, and signed
-// overflow must not be undefined behaviour (the result is then rejected by bounds checks).
-int64_t wrap_add(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-int64_t wrap_mul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
-
-}  // namespace
 
 int64_t floordiv64(int64_t a, int64_t b) {
   if (b == 0) return 0;

@@ -276,39 +276,6 @@ void InstrChecker::check_types() const {
 
 // ---- printing -------------------------------------------------------------------------
 
-const char* short_dtype(DType t) {
-  switch (t) {
-    case DType::F32:
-      return "f32";
-    case DType::F64:
-      return "f64";
-    case DType::F16:
-      return "f16";
-    case DType::BF16:
-      return "bf16";
-    case DType::I8:
-      return "i8";
-    case DType::I16:
-      return "i16";
-    case DType::I32:
-      return "i32";
-    case DType::I64:
-      return "i64";
-    case DType::U8:
-      return "u8";
-    case DType::U16:
-      return "u16";
-    case DType::U32:
-      return "u32";
-    case DType::U64:
-      return "u64";
-    case DType::Bool:
-      return "bool";
-    default:
-      return dtype_name(t);
-  }
-}
-
 // kernel_to_string also prints kernels that failed validation, so it must not trust them.
 bool index_printable(const IndexNode& e, int depth) {
   if (depth > kMaxIndexDepth) return false;
@@ -409,8 +376,8 @@ std::string kernel_to_string(const Kernel& k) {
        << k.ranges[i];
   os << "] args (";
   for (size_t i = 0; i < k.args.size(); ++i)
-    os << (i ? ", " : "") << short_dtype(k.args[i].dtype) << (k.args[i].output ? " out " : " in ")
-       << k.args[i].elements;
+    os << (i ? ", " : "") << dtype_short_name(k.args[i].dtype)
+       << (k.args[i].output ? " out " : " in ") << k.args[i].elements;
   os << ")\n";
   for (size_t i = 0; i < k.code.size(); ++i) {
     for (size_t L = 0; L + 1 < k.loop_ends.size(); ++L)

@@ -1,14 +1,9 @@
 #include "compiler/plan/linear_index.h"
 
+#include "compiler/plan/wrapping.h"
+
 namespace ferrite {
 namespace {
-
-int64_t wrap_add(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-int64_t wrap_mul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
 
 bool is_constant(const LinearForm& f) {
   if (!f.terms.empty()) return false;

@@ -1,6 +1,7 @@
 #include "compiler/plan/ops.h"
 
 #include <cstring>
+#include <iterator>
 
 namespace ferrite {
 namespace {
@@ -39,22 +40,10 @@ bool op_from_name(const char* name, Op* out) {
 }
 
 const char* reduce_name(ReduceKind k) {
-  switch (k) {
-    case ReduceKind::Sum:
-      return "sum";
-    case ReduceKind::Prod:
-      return "prod";
-    case ReduceKind::Max:
-      return "max";
-    case ReduceKind::Min:
-      return "min";
-    case ReduceKind::ArgMax:
-      return "argmax";
-    case ReduceKind::ArgMin:
-      return "argmin";
-    default:
-      return "?";
-  }
+  static constexpr const char* kNames[] = {"sum", "prod", "max", "min", "argmax", "argmin"};
+  static_assert(std::size(kNames) == static_cast<size_t>(ReduceKind::kCount));
+  const size_t i = static_cast<size_t>(k);
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 }  // namespace ferrite

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
 
 #include "compiler/plan/aliasing.h"
@@ -17,17 +18,9 @@ namespace {
 constexpr int64_t kOffsetAlignment = 64;
 
 const char* kind_name(BufferKind k) {
-  switch (k) {
-    case BufferKind::Input:
-      return "input";
-    case BufferKind::Output:
-      return "output";
-    case BufferKind::Constant:
-      return "constant";
-    case BufferKind::Temp:
-      return "temp";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"input", "output", "constant", "temp"};
+  const size_t i = static_cast<size_t>(k);  // enumerator order
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 std::string buffer_label(const Plan& p, int32_t id) {

@@ -9,22 +9,13 @@
 #include <limits>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/wrapping.h"
 
 namespace ferrite {
 namespace {
 
 constexpr int64_t kI64Min = std::numeric_limits<int64_t>::min();
 constexpr int64_t kI64Max = std::numeric_limits<int64_t>::max();
-
-int64_t wrap_add(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-int64_t wrap_sub(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
-}
-int64_t wrap_mul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
 
 [[noreturn]] void undefined_op(Op op, ScalarType t) {
   fail("op ", op_name(op), " is not defined on ", scalar_type_name(t));

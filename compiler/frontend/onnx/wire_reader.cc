@@ -1,6 +1,7 @@
 #include "compiler/frontend/onnx/wire_reader.h"
 
 #include <cstring>
+#include <iterator>
 
 #include "compiler/plan/error.h"
 
@@ -9,21 +10,10 @@ namespace ferrite::onnx {
 namespace {
 
 const char* wire_type_name(WireType wt) {
-  switch (wt) {
-    case WireType::Varint:
-      return "varint";
-    case WireType::I64:
-      return "fixed64";
-    case WireType::Len:
-      return "length-delimited";
-    case WireType::StartGroup:
-      return "start-group";
-    case WireType::EndGroup:
-      return "end-group";
-    case WireType::I32:
-      return "fixed32";
-  }
-  return "?";
+  static constexpr const char* kNames[] = {"varint",      "fixed64",   "length-delimited",
+                                           "start-group", "end-group", "fixed32"};
+  const size_t i = static_cast<size_t>(wt);  // enumerator order
+  return i < std::size(kNames) ? kNames[i] : "?";
 }
 
 }  // namespace

@@ -6,19 +6,13 @@
 #include <cstring>
 #include <type_traits>
 
+#include "compiler/plan/wrapping.h"
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/block_lanes.h"
 
 namespace ferrite {
 namespace portable {
 namespace {
-
-int64_t wrap_add(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
-}
-int64_t wrap_mul(int64_t a, int64_t b) {
-  return static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
-}
 
 // floordiv/mod as index_expr.h defines them, made total (x / -1 cannot overflow here).
 int64_t safe_floordiv(int64_t a, int64_t b) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <string>
 
 #include "compiler/plan/error.h"
@@ -176,23 +177,10 @@ class PortableConv : public PreparedExtern {
   }
 
   std::string implementation() const override {
-    switch (path_) {
-      case Path::BiasOnly:
-        return "bias only";
-      case Path::Depthwise:
-        return "depthwise";
-      case Path::Pointwise:
-        return "gemm 1x1";
-      case Path::Implicit:
-        return "gemm im2col";
-      case Path::Windowed:
-        return "gemm windows";
-      case Path::Winograd:
-        return "winograd 2x2 3x3";
-      case Path::Transpose:
-        return "gemm col2im";
-    }
-    return "";
+    static constexpr const char* kNames[] = {"bias only",   "depthwise",    "gemm 1x1",
+                                             "gemm im2col", "gemm windows", "winograd 2x2 3x3",
+                                             "gemm col2im"};  // Path's order
+    return kNames[static_cast<size_t>(path_)];
   }
 
   // A packed W is never read again, but for Winograd's: its outputs that the transforms

@@ -14,10 +14,7 @@
 namespace ferrite {
 namespace {
 
-using extern_test::error_of;
-using extern_test::garbage;
-using extern_test::operand;
-using extern_test::Operand;
+using namespace extern_test;
 
 constexpr int64_t kSum = static_cast<int64_t>(ReduceKind::Sum);
 constexpr int64_t kMax = static_cast<int64_t>(ReduceKind::Max);

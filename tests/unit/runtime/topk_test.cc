@@ -15,10 +15,7 @@
 namespace ferrite {
 namespace {
 
-using extern_test::error_of;
-using extern_test::garbage;
-using extern_test::operand;
-using extern_test::Operand;
+using namespace extern_test;
 
 struct TopKResult {
   Operand values, indices;

@@ -14,6 +14,7 @@ namespace ferrite {
 namespace {
 
 using plan_test::buffer;
+using plan_test::error_of;
 using plan_test::instr;
 using plan_test::mem;
 
@@ -62,21 +63,6 @@ Plan chain() {
   p.pool_bytes = 64;
   return p;
 }
-
-std::string error_of(const Plan& p) {
-  try {
-    validate_plan(p);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-#define EXPECT_PLAN_ERROR(plan, text)                                     \
-  do {                                                                    \
-    std::string msg_ = error_of(plan);                                    \
-    EXPECT_NE(msg_.find(text), std::string::npos) << "message: " << msg_; \
-  } while (0)
 
 TEST(AliasingTest, InPlacePairsPass) {
   EXPECT_EQ(error_of(chain()), "<no error>");

@@ -12,6 +12,7 @@
 namespace ferrite {
 namespace {
 
+using plan_test::error_of;
 using plan_test::instr;
 
 Instr load(ScalarType t, int arg, Index index, int mask = -1) {
@@ -127,21 +128,6 @@ Kernel softmax() {
   k.post_begin = 11;
   return k;
 }
-
-std::string error_of(const Kernel& k) {
-  try {
-    validate_kernel(k);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-#define EXPECT_KERNEL_ERROR(kernel, text)                                 \
-  do {                                                                    \
-    std::string msg_ = error_of(kernel);                                  \
-    EXPECT_NE(msg_.find(text), std::string::npos) << "message: " << msg_; \
-  } while (0)
 
 TEST(KernelTest, ValidKernelsPass) {
   EXPECT_NO_THROW(validate_kernel(pointwise()));

@@ -12,23 +12,9 @@
 namespace ferrite {
 namespace {
 
+using plan_test::error_of;
 using plan_test::full_plan;
 using plan_test::ref;
-
-std::string error_of(const Plan& p) {
-  try {
-    validate_plan(p);
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "<no error>";
-}
-
-#define EXPECT_PLAN_ERROR(plan, text)                                     \
-  do {                                                                    \
-    std::string msg_ = error_of(plan);                                    \
-    EXPECT_NE(msg_.find(text), std::string::npos) << "message: " << msg_; \
-  } while (0)
 
 TEST(PlanTest, FullPlanIsValid) {
   EXPECT_NO_THROW(validate_plan(full_plan()));

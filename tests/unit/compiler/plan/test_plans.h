@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstring>
+#include <string>
+#include <type_traits>
 
+#include "compiler/plan/error.h"
 #include "compiler/plan/plan.h"
 
 namespace ferrite {
@@ -161,5 +164,29 @@ inline Plan full_plan() {
   return p;
 }
 
+// validate_plan's / validate_kernel's message, or "<no error>".
+template <class T>
+std::string error_of(const T& planOrKernel) {
+  try {
+    if constexpr (std::is_same_v<T, Plan>) {
+      validate_plan(planOrKernel);
+    } else {
+      validate_kernel(planOrKernel);
+    }
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no error>";
+}
+
 }  // namespace plan_test
 }  // namespace ferrite
+
+// Expects validate_plan (validate_kernel) to refuse `x` with a message containing `text`.
+#define EXPECT_VALIDATION_ERROR(x, text)                                  \
+  do {                                                                    \
+    const std::string msg_ = ::ferrite::plan_test::error_of(x);           \
+    EXPECT_NE(msg_.find(text), std::string::npos) << "message: " << msg_; \
+  } while (0)
+#define EXPECT_PLAN_ERROR(plan, text) EXPECT_VALIDATION_ERROR(plan, text)
+#define EXPECT_KERNEL_ERROR(kernel, text) EXPECT_VALIDATION_ERROR(kernel, text)
