@@ -9,6 +9,19 @@
 namespace ferrite::fuzz {
 namespace {
 
+struct Jitter {
+  int group = 0, groups = 0;
+  bool up = true;
+  int next_ordinal = 0;  // of the next step prepared
+};
+Jitter g_jitter;  // the fuzz targets run on one thread
+
+// Whether the step prepared next moves, and which way.
+bool next_step_moves() {
+  const int ordinal = g_jitter.next_ordinal++;
+  return g_jitter.groups > 0 && ordinal % g_jitter.groups == g_jitter.group;
+}
+
 void jitter(void* data, DType dtype, int64_t elements, bool up) {
   if (dtype != DType::F32 || !data) return;
   float* v = static_cast<float*>(data);
@@ -52,37 +65,40 @@ class JitteredExtern : public PreparedExtern {
 
 class JitteredReference : public KernelBackend {
  public:
-  explicit JitteredReference(bool up) : reference_(make_backend("reference")), up_(up) {}
-  const char* name() const override { return jittered_reference(up_); }
+  JitteredReference() : reference_(make_backend("reference")) {}
+  const char* name() const override { return jittered_reference(); }
   std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
-    return std::make_unique<JitteredKernel>(reference_->prepare(k), k, up_);
+    std::unique_ptr<PreparedKernel> p = reference_->prepare(k);
+    if (!next_step_moves()) return p;
+    return std::make_unique<JitteredKernel>(std::move(p), k, g_jitter.up);
   }
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& packed) const override {
-    return std::make_unique<JitteredExtern>(reference_->prepare_extern(call, constants, packed),
-                                            call.outputs.size(), up_);
+    std::unique_ptr<PreparedExtern> p = reference_->prepare_extern(call, constants, packed);
+    if (!next_step_moves()) return p;
+    return std::make_unique<JitteredExtern>(std::move(p), call.outputs.size(), g_jitter.up);
   }
 
  private:
   std::unique_ptr<KernelBackend> reference_;
-  bool up_;
 };
 
 }  // namespace
 
-const char* jittered_reference(bool up) {
+void set_jitter(int group, int groups, bool up) {
+  g_jitter = Jitter{group, groups, up, 0};
+}
+
+const char* jittered_reference() {
   static const bool registered = [] {
-    register_backend("reference-jittered-up", [](const BackendOptions&) {
-      return std::unique_ptr<KernelBackend>(std::make_unique<JitteredReference>(true));
-    });
-    register_backend("reference-jittered-down", [](const BackendOptions&) {
-      return std::unique_ptr<KernelBackend>(std::make_unique<JitteredReference>(false));
+    register_backend("reference-jittered", [](const BackendOptions&) {
+      return std::unique_ptr<KernelBackend>(std::make_unique<JitteredReference>());
     });
     return true;
   }();
   (void)registered;
-  return up ? "reference-jittered-up" : "reference-jittered-down";
+  return "reference-jittered";
 }
 
 }  // namespace ferrite::fuzz

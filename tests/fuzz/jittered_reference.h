@@ -1,15 +1,20 @@
-// The reference backend with every float32 element each step writes moved by 2^-20 of itself
-// once the step has run: up ("reference-jittered-up") or down ("reference-jittered-down").
-// The differential oracle (differential.h) reruns a disagreeing plan on both, with its
-// inputs moved too, to see what float32 itself leaves undetermined. Moving the inputs alone
-// does not show a result that only rounding decides: the variance of constant data,
-// E[X - mean(X)], is exactly 0 for any X, and each backend's is the rounding of its mean,
-// of either sign; moving the mean up and then down moves that result to both signs.
+// The reference backend with the float32 results of chosen steps moved by 2^-20 of
+// themselves once each step has run ("reference-jittered"). The differential oracle
+// (differential.h) reruns a disagreeing plan on it, to see what float32 itself leaves
+// undetermined: moving the inputs alone does not show a result that only rounding decides
+// (the variance of constant data, E[X^2] - E[X]^2, is exactly 0; each backend's is the
+// rounding of its two terms, of either sign), moving one of the terms does, and moving both
+// at once by the same factor would not. So each rerun moves one group of steps.
 #pragma once
 
 namespace ferrite::fuzz {
 
-// The name of the jittered reference moving up or down (registered on the first call).
-const char* jittered_reference(bool up);
+// The steps the next sessions on jittered_reference() move: those whose ordinal (kernels,
+// then externs, in the order a Session prepares them) modulo `groups` is `group`, up by
+// 2^-20 of themselves or down. groups == 0: none.
+void set_jitter(int group, int groups, bool up);
+
+// The backend's name (registered on the first call).
+const char* jittered_reference();
 
 }  // namespace ferrite::fuzz
