@@ -11,6 +11,7 @@
 #include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/kernels/reference/matmul.h"
 #include "runtime/kernels/reference/operand_checks.h"
+#include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {
 namespace onednn {
@@ -387,17 +388,7 @@ float finish_element(const ExternCall& call, bool has_bias, const ExternBuffer* 
     const TensorRef& b = call.inputs[2];
     v += static_cast<const float*>(inputs[2].data)[b.offset + idx[1] * b.strides[0]];
   }
-  for (const PostOp& p : call.post_ops) {
-    if (!post_op_is_binary(p.kind)) {
-      v = apply_unary_post_op(p, v);
-      continue;
-    }
-    const TensorRef& t = call.inputs[static_cast<size_t>(p.input)];
-    int64_t off = t.offset;
-    for (size_t e = 0; e < idx.size(); ++e) off += idx[e] * t.strides[e];
-    v = apply_binary_post_op(p.kind, v, static_cast<const float*>(inputs[p.input].data)[off]);
-  }
-  return v;
+  return apply_post_ops_at(call, inputs, idx, v);
 }
 
 }  // namespace onednn

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "runtime/kernels/portable/conv_padded_nan_f32.h"
 #include "runtime/kernels/portable/conv_simd_f32.h"
 #include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/portable/float_buffer.h"
@@ -171,6 +172,9 @@ class PortableConv : public PreparedExtern {
                              std::max<int64_t>(1, kColBudget / std::max<int64_t>(per_row, 1)));
       checked_mul(a, per_row, chunk_rows_);
     }
+    pads_ = conv_pads(a);
+    // A constant W with an infinity or NaN stays for the exact sums (conv_padded_nan_f32.h).
+    w_nonfinite_ = pads_ && w_constant && conv_weight_nonfinite(call, a, constants[1]);
     if (w_constant) pack_weight(a, constants[1], packed);
     if (path_ == Path::Winograd && !w_packed_) path_ = direct;  // W's view is bad: run reports it
     scratch_floats_ = layout(a, nullptr).floats();
@@ -186,7 +190,8 @@ class PortableConv : public PreparedExtern {
   // A packed W is never read again, but for Winograd's: its outputs that the transforms
   // cannot give are summed from W, and U is made from it again to repack.
   std::vector<size_t> constants_copied() const override {
-    return w_packed_ && path_ != Path::Winograd ? std::vector<size_t>{1} : std::vector<size_t>{};
+    const bool keep = path_ == Path::Winograd || w_nonfinite_;
+    return w_packed_ && !keep ? std::vector<size_t>{1} : std::vector<size_t>{};
   }
 
   // Not Winograd's U: the filters it keeps (for the exact outputs) would have to travel
@@ -250,6 +255,9 @@ class PortableConv : public PreparedExtern {
                        [&](int64_t view, int64_t k) { a.y[view] = y[k]; });
     }
     if (!fused_) apply_post_ops(call_, inputs, outputs);
+    const bool w_runtime = a.w && a.w != weight_;
+    if (pads_ && (w_nonfinite_ || (w_runtime && conv_weight_nonfinite(call_, a, inputs[1]))))
+      conv_fix_padded_nan(call_, a, inputs);
   }
 
  private:
@@ -655,6 +663,8 @@ class PortableConv : public PreparedExtern {
   Epilogue epilogue_, group_epilogue_;   // of the image, of the group being computed
   const float* weight_ = nullptr;        // W's buffer when it is a plan constant
   bool w_packed_ = false;                // packed_w_ holds W
+  bool pads_ = false;                    // a Conv with padding
+  bool w_nonfinite_ = false;             // its constant W holds an infinity or NaN
   std::vector<PackedOperand> packed_w_;  // per group
   size_t adopted_ = 0;                   // packed_w_ came from the plan
   size_t scratch_floats_ = 0;

@@ -141,38 +141,6 @@ ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs,
 
 namespace {
 
-// Y[n, m, o] = B[m] + sum over c < Cg and kernel positions j of X[n, xc, i] W[...], xc =
-// g * Cg + c, for the input positions i = source(d, o, j) per dim (-1: none, padding); W is
-// [M, Cg, kernel] for Conv and [C, M / group, kernel] for ConvTranspose. Sums in double.
-template <class Source>
-void conv_sums(const ConvArgs& a, Source source) {
-  const int64_t cg = a.c_in_group(), mg = a.c_out_group();
-  for (int64_t n = 0; n < a.n; ++n)
-    for (int64_t m = 0; m < a.c_out; ++m)
-      for (int64_t o0 = 0; o0 < a.out[0]; ++o0)
-        for (int64_t o1 = 0; o1 < a.out[1]; ++o1)
-          for (int64_t o2 = 0; o2 < a.out[2]; ++o2) {
-            double acc = a.has_bias ? a.b[a.b_offset + m * a.b_stride] : 0.0;
-            for (int64_t c = 0; c < cg; ++c)
-              for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0)
-                for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1)
-                  for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2) {
-                    const int64_t i0 = source(0, o0, j0), i1 = source(1, o1, j1);
-                    const int64_t i2 = source(2, o2, j2);
-                    if (i0 < 0 || i1 < 0 || i2 < 0) continue;
-                    const int64_t xc = (m / mg) * cg + c;
-                    const int64_t w0 = a.transpose ? xc : m, w1 = a.transpose ? m % mg : c;
-                    const float xv = a.x[a.x_offset + n * a.xs[0] + xc * a.xs[1] + i0 * a.xs[2] +
-                                         i1 * a.xs[3] + i2 * a.xs[4]];
-                    const float wv = a.w[a.w_offset + w0 * a.ws[0] + w1 * a.ws[1] + j0 * a.ws[2] +
-                                         j1 * a.ws[3] + j2 * a.ws[4]];
-                    acc += static_cast<double>(xv) * wv;
-                  }
-            a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] + o1 * a.ys[3] +
-                o2 * a.ys[4]] = static_cast<float>(acc);
-          }
-}
-
 // Conv: i = o * stride + j * dilation - pad_begin, when inside X.
 int64_t direct_source(const ConvArgs& a, int d, int64_t o, int64_t j) {
   const int64_t i = o * a.stride[d] + j * a.dilation[d] - a.pad_begin[d];
@@ -187,16 +155,54 @@ int64_t transpose_source(const ConvArgs& a, int d, int64_t o, int64_t j) {
   return t / a.stride[d];
 }
 
+// Y[n, m, o] = B[m] + sum over c < Cg and kernel positions j of X[n, xc, i] W[...], xc =
+// g * Cg + c, for the input positions i = source(d, o, j) per dim (-1: none, padding: no
+// term); W is [M, Cg, kernel] for Conv and [C, M / group, kernel] for ConvTranspose. Sums in
+// double and rounds once.
+template <class Source>
+float output_at(const ConvArgs& a, int64_t n, int64_t m, const std::array<int64_t, 3>& o,
+                Source source) {
+  const int64_t cg = a.c_in_group(), mg = a.c_out_group();
+  double acc = a.has_bias ? a.b[a.b_offset + m * a.b_stride] : 0.0;
+  for (int64_t c = 0; c < cg; ++c)
+    for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0)
+      for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1)
+        for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2) {
+          const int64_t i0 = source(0, o[0], j0), i1 = source(1, o[1], j1);
+          const int64_t i2 = source(2, o[2], j2);
+          if (i0 < 0 || i1 < 0 || i2 < 0) continue;
+          const int64_t xc = (m / mg) * cg + c;
+          const int64_t w0 = a.transpose ? xc : m, w1 = a.transpose ? m % mg : c;
+          const float xv = a.x[a.x_offset + n * a.xs[0] + xc * a.xs[1] + i0 * a.xs[2] +
+                               i1 * a.xs[3] + i2 * a.xs[4]];
+          const float wv = a.w[a.w_offset + w0 * a.ws[0] + w1 * a.ws[1] + j0 * a.ws[2] +
+                               j1 * a.ws[3] + j2 * a.ws[4]];
+          acc += static_cast<double>(xv) * wv;
+        }
+  return static_cast<float>(acc);
+}
+
 }  // namespace
+
+float conv_output_at(const ConvArgs& a, int64_t n, int64_t m, const std::array<int64_t, 3>& o) {
+  if (a.transpose)
+    return output_at(a, n, m, o,
+                     [&a](int d, int64_t p, int64_t j) { return transpose_source(a, d, p, j); });
+  return output_at(a, n, m, o,
+                   [&a](int d, int64_t p, int64_t j) { return direct_source(a, d, p, j); });
+}
 
 void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
                     const ExternBuffer* outputs) {
   const ConvArgs a = parse_conv(call, inputs, outputs);
-  if (a.transpose) {
-    conv_sums(a, [&a](int d, int64_t o, int64_t j) { return transpose_source(a, d, o, j); });
-  } else {
-    conv_sums(a, [&a](int d, int64_t o, int64_t j) { return direct_source(a, d, o, j); });
-  }
+  std::array<int64_t, 3> o{};
+  for (int64_t n = 0; n < a.n; ++n)
+    for (int64_t m = 0; m < a.c_out; ++m)
+      for (o[0] = 0; o[0] < a.out[0]; ++o[0])
+        for (o[1] = 0; o[1] < a.out[1]; ++o[1])
+          for (o[2] = 0; o[2] < a.out[2]; ++o[2])
+            a.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o[0] * a.ys[2] + o[1] * a.ys[3] +
+                o[2] * a.ys[4]] = conv_output_at(a, n, m, o);
   apply_post_ops(call, inputs, outputs);
 }
 

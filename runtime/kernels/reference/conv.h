@@ -66,6 +66,11 @@ ConvArgs parse_conv_shapes(const ExternCall& call);
 ConvArgs parse_conv(const ExternCall& call, const ExternBuffer* inputs,
                     const ExternBuffer* outputs);
 
+// Y[n, m, o] before the post-ops (bias included), as reference_conv computes it: the sum over
+// the taps inside X (padding adds no term: 0 times an infinite or NaN weight is none), in
+// double, rounded once. `a` holds the buffers (parse_conv).
+float conv_output_at(const ConvArgs& a, int64_t n, int64_t m, const std::array<int64_t, 3>& o);
+
 // Both ops (by call.op): direct loops, one output element at a time, accumulating in double.
 void reference_conv(const ExternCall& call, const ExternBuffer* inputs,
                     const ExternBuffer* outputs);

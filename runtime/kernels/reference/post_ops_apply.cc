@@ -89,4 +89,19 @@ void apply_post_ops(const ExternCall& call, const ExternBuffer* inputs,
   } while (next_index(&idx, outer));
 }
 
+float apply_post_ops_at(const ExternCall& call, const ExternBuffer* inputs,
+                        const std::vector<int64_t>& idx, float v) {
+  for (const PostOp& p : call.post_ops) {
+    if (!post_op_is_binary(p.kind)) {
+      v = apply_unary_post_op(p, v);
+      continue;
+    }
+    const TensorRef& t = call.inputs[static_cast<size_t>(p.input)];
+    int64_t off = t.offset;
+    for (size_t e = 0; e < idx.size(); ++e) off += idx[e] * t.strides[e];
+    v = apply_binary_post_op(p.kind, v, static_cast<const float*>(inputs[p.input].data)[off]);
+  }
+  return v;
+}
+
 }  // namespace ferrite

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "compiler/plan/plan.h"
 #include "runtime/backend.h"
@@ -19,5 +20,10 @@ void check_post_ops(const ExternCall& call, const ExternBuffer* inputs,
 // element's result is the same).
 void apply_post_ops(const ExternCall& call, const ExternBuffer* inputs,
                     const ExternBuffer* outputs);
+
+// The post-ops of the call applied to v, as the element of outputs[0] at coordinates `idx`
+// (its rank); the operands as check_post_ops accepted them.
+float apply_post_ops_at(const ExternCall& call, const ExternBuffer* inputs,
+                        const std::vector<int64_t>& idx, float v);
 
 }  // namespace ferrite

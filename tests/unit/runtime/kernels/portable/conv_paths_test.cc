@@ -123,6 +123,52 @@ TEST(Conv, WinogradGivesTheExactSumNextToNonFiniteValues) {
   }
 }
 
+// The portable paths multiply the padding's zeros too; 0 times an infinite or NaN weight is
+// NaN where the reference adds no term for a padded tap: those outputs come out as the
+// reference's (conv_padded_nan_f32.h), with W a constant (kept, not freed) or given per run.
+// im2col, strided im2col, 1x1 with padding, depthwise, and a 3-D convolution padded past its
+// kernel (the fuzz finding diff_conv_padded_nan_957bb6768a).
+TEST(Conv, PaddedTapsAddNoTermForNonFiniteWeights) {
+  std::mt19937 rng(29);
+  Geometry three_d = conv2d(2, 3, 4, 1, {2, 3}, 2, 1, 1, 0);
+  three_d.in = {2, 3, 4};
+  three_d.kernel = {2, 3, 4};
+  three_d.stride = three_d.dilation = {1, 1, 1};
+  three_d.pad_begin = {1, 0, 0};
+  three_d.pad_end = {3, 0, 0};
+  const Geometry cases[] = {
+      conv2d(1, 4, 6, 1, {9, 9}, 3, 1, 1, 1), conv2d(1, 4, 6, 1, {9, 9}, 3, 2, 1, 1),
+      conv2d(1, 8, 6, 2, {5, 7}, 1, 1, 1, 1), conv2d(1, 6, 6, 6, {9, 9}, 3, 1, 1, 1), three_d};
+  for (const Geometry& g : cases) {
+    for (int runtime_w = 0; runtime_w < 2; ++runtime_w) {
+      SCOPED_TRACE(g.text() + (runtime_w ? ", W per run" : ", W constant"));
+      Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+      Operand b = random_dense({g.m}, rng);
+      w.data.front() = NAN;  // output 0's first tap: padding for the first outputs
+      w.data.back() = INFINITY;
+      Operand y = dense(g.y_dims(), std::vector<float>(product(g.y_dims()), 0));
+      PreparedConv p(g, &x, &w, &b, &y, 0.0f);
+      if (runtime_w) p.prepared = make_backend("portable")->prepare_extern(p.call);
+      if (!runtime_w) {
+        EXPECT_TRUE(p.prepared->constants_copied().empty());
+      }
+      p.prepared->run(p.in.data(), &p.out);
+      size_t finite = 0;
+      for (size_t i = 0; i < p.want.size(); ++i) {
+        const float want = p.want[i];
+        if (!std::isfinite(want)) {
+          ASSERT_TRUE(std::isnan(want) ? std::isnan(y.data[i]) : y.data[i] == want)
+              << "at " << i << ": " << y.data[i] << ", the reference " << want;
+        } else {
+          ++finite;
+          ASSERT_NEAR(y.data[i], want, 1e-4 * std::max(1.0, std::fabs(double{want}))) << "at " << i;
+        }
+      }
+      EXPECT_GT(finite, 0u);
+    }
+  }
+}
+
 TEST(Conv, PackedWeightsRunWithoutTheirBuffer) {
   // Prepared with W constant, the paths that pack it say so (constants_copied) and run
   // with W's buffer freed, as a Session runs them; the depthwise loop reads W itself, and
