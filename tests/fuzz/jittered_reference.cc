@@ -1,5 +1,7 @@
 #include "tests/fuzz/jittered_reference.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -22,11 +24,29 @@ bool next_step_moves() {
   return g_jitter.groups > 0 && ordinal % g_jitter.groups == g_jitter.group;
 }
 
-void jitter(void* data, DType dtype, int64_t elements, bool up) {
+// Every element moved by 2^-20 of its magnitude or of `scale`, whichever is larger, up or
+// down by a fixed pattern of its index (all reversed when !up). `scale` is the largest
+// finite magnitude the step read: a sum is determined only to float32's rounding of its
+// terms, not of itself (E[X - mean] of uniform data is about 1e-8 where a float32 mean of it
+// errs by 3e-8), and a pattern moves a later sum over the elements either way.
+void jitter(void* data, DType dtype, int64_t elements, bool up, float scale) {
   if (dtype != DType::F32 || !data) return;
   float* v = static_cast<float*>(data);
-  const float scale = up ? 1.0f + 0x1p-20f : 1.0f - 0x1p-20f;
-  for (int64_t i = 0; i < elements; ++i) v[i] *= scale;
+  for (int64_t i = 0; i < elements; ++i) {
+    const uint64_t h = (static_cast<uint64_t>(i) + 1) * 0x9E3779B97F4A7C15ull;
+    const float move = 0x1p-20f * std::max(std::fabs(v[i]), scale);
+    if (std::isfinite(v[i])) v[i] += ((h >> 63) != 0) == up ? move : -move;
+  }
+}
+
+// The largest finite magnitude among n float32 values (0 for other dtypes).
+float largest(const void* data, DType dtype, int64_t n) {
+  if (dtype != DType::F32 || !data) return 0;
+  const float* v = static_cast<const float*>(data);
+  float m = 0;
+  for (int64_t i = 0; i < n; ++i)
+    if (std::isfinite(v[i])) m = std::max(m, std::fabs(v[i]));
+  return m;
 }
 
 class JitteredKernel : public PreparedKernel {
@@ -34,9 +54,13 @@ class JitteredKernel : public PreparedKernel {
   JitteredKernel(std::unique_ptr<PreparedKernel> inner, const Kernel& k, bool up)
       : inner_(std::move(inner)), args_(k.args), up_(up) {}
   void run(void* const* args) override {
+    float scale = 0;
+    for (size_t i = 0; i < args_.size(); ++i)
+      if (!args_[i].output)
+        scale = std::max(scale, largest(args[i], args_[i].dtype, args_[i].elements));
     inner_->run(args);
     for (size_t i = 0; i < args_.size(); ++i)
-      if (args_[i].output) jitter(args[i], args_[i].dtype, args_[i].elements, up_);
+      if (args_[i].output) jitter(args[i], args_[i].dtype, args_[i].elements, up_, scale);
   }
 
  private:
@@ -47,19 +71,22 @@ class JitteredKernel : public PreparedKernel {
 
 class JitteredExtern : public PreparedExtern {
  public:
-  JitteredExtern(std::unique_ptr<PreparedExtern> inner, size_t outputs, bool up)
-      : inner_(std::move(inner)), outputs_(outputs), up_(up) {}
+  JitteredExtern(std::unique_ptr<PreparedExtern> inner, size_t inputs, size_t outputs, bool up)
+      : inner_(std::move(inner)), inputs_(inputs), outputs_(outputs), up_(up) {}
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
+    float scale = 0;
+    for (size_t i = 0; i < inputs_; ++i)
+      scale = std::max(scale, largest(inputs[i].data, inputs[i].dtype, inputs[i].elements));
     inner_->run(inputs, outputs);
     for (size_t i = 0; i < outputs_; ++i)
-      jitter(outputs[i].data, outputs[i].dtype, outputs[i].elements, up_);
+      jitter(outputs[i].data, outputs[i].dtype, outputs[i].elements, up_, scale);
   }
   size_t scratch_bytes() const override { return inner_->scratch_bytes(); }
   void bind_scratch(void* scratch) override { inner_->bind_scratch(scratch); }
 
  private:
   std::unique_ptr<PreparedExtern> inner_;
-  size_t outputs_;
+  size_t inputs_, outputs_;
   bool up_;
 };
 
@@ -77,7 +104,8 @@ class JitteredReference : public KernelBackend {
       const std::vector<PackedInput>& packed) const override {
     std::unique_ptr<PreparedExtern> p = reference_->prepare_extern(call, constants, packed);
     if (!next_step_moves()) return p;
-    return std::make_unique<JitteredExtern>(std::move(p), call.outputs.size(), g_jitter.up);
+    return std::make_unique<JitteredExtern>(std::move(p), call.inputs.size(), call.outputs.size(),
+                                            g_jitter.up);
   }
 
  private:
