@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
+#include <vector>
 
 #include "bindings/cli/tensor_values.h"
 #include "compiler/plan/error.h"
@@ -175,42 +177,72 @@ bool same_non_finite(float a, float b) {
   return (std::isnan(a) && std::isnan(b)) || (std::isinf(a) && a == b);
 }
 
-// `got` with its float32 elements set to the reference's where they lie within 4 times
-// what the reference itself moves by when moved by 2^-20 (`moved`: the outputs of its reruns
-// with the inputs moved, or one group of steps' results moved; jittered_reference.h):
-// elements whose result that small a change moves that far (a division by a cancellation,
-// the edge of a rounding) are as well-defined as float32 makes them, no better. Where that is
-// a quarter of the element or more, or a moved result is not finite where the reference's
-// is, or finite or another non-finite value where it is not, float32 does not determine the
-// element to two bits, nor its domain (1 / sqrt of a variance that cancels to about 0 is
-// huge, NaN or moderate by a rounding): it is not compared. (A wrong value there goes unseen;
-// a wrong kernel is wrong at well-conditioned elements too.)
+// How far the reference's float32 outputs move when it is moved by 2^-20 (the reruns of
+// `reruns`; jittered_reference.h), gathered one rerun at a time (a rerun's outputs are not
+// kept: 34 copies of a large output would not fit): per element, 4 times the largest move,
+// and whether a rerun left the element undefined.
+struct Sensitivity {
+  struct Output {
+    bool comparable = false;
+    std::vector<float> spread;
+    std::vector<uint8_t> undefined;
+  };
+  std::vector<Output> outputs;
+
+  explicit Sensitivity(const std::vector<Tensor>& ref) : outputs(ref.size()) {
+    for (size_t k = 0; k < ref.size(); ++k) {
+      if (ref[k].dtype() != DType::F32) continue;
+      const size_t n = static_cast<size_t>(ref[k].elements());
+      outputs[k] = Output{true, std::vector<float>(n, 0.0f), std::vector<uint8_t>(n, 0)};
+    }
+  }
+
+  // Where a moved result is not finite where the reference's is, or finite or another
+  // non-finite value where it is not, or moves by a quarter of the element or more, float32
+  // does not determine the element to two bits, nor its domain (1 / sqrt of a variance that
+  // cancels to about 0 is huge, NaN or moderate by a rounding).
+  void add(const std::vector<Tensor>& ref, const std::vector<Tensor>& moved) {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      Output& o = outputs[k];
+      if (!o.comparable) continue;
+      if (k >= moved.size() || !is_f32_like(moved[k], ref[k])) {
+        o.comparable = false;
+        continue;
+      }
+      const float *r = ref[k].as<float>(), *m = moved[k].as<float>();
+      for (size_t i = 0; i < o.spread.size(); ++i) {
+        if (!std::isfinite(r[i]) || !std::isfinite(m[i])) {
+          if (!same_non_finite(r[i], m[i])) o.undefined[i] = 1;
+          continue;
+        }
+        const float spread = static_cast<float>(4.0 * std::fabs(double{r[i]} - m[i]));
+        o.spread[i] = std::max(o.spread[i], spread);
+        if (o.spread[i] > 0 && o.spread[i] >= std::fabs(r[i])) o.undefined[i] = 1;
+      }
+    }
+  }
+};
+
+// `got` with its float32 elements set to the reference's where they lie within the
+// reference's own spread (Sensitivity), or where that leaves them undefined: elements whose
+// result so small a change moves that far (a division by a cancellation, the edge of a
+// rounding) are as well-defined as float32 makes them, no better; undefined ones are not
+// compared. (A wrong value there goes unseen; a wrong kernel is wrong at well-conditioned
+// elements too.)
 std::vector<Tensor> within_sensitivity(const std::vector<Tensor>& ref,
-                                       const std::vector<Tensor>& got,
-                                       const std::vector<std::vector<Tensor>>& moved) {
+                                       const std::vector<Tensor>& got, const Sensitivity& s) {
   std::vector<Tensor> out;
   for (size_t k = 0; k < got.size(); ++k) {
     Tensor c(got[k].dtype(), got[k].shape());
     std::memcpy(c.data(), got[k].data(), got[k].nbytes());
-    bool comparable = k < ref.size() && c.dtype() == DType::F32 && is_f32_like(ref[k], c);
-    for (const std::vector<Tensor>& m : moved)
-      comparable = comparable && k < m.size() && is_f32_like(m[k], c);
-    if (comparable) {
+    if (k < ref.size() && k < s.outputs.size() && s.outputs[k].comparable &&
+        c.dtype() == DType::F32 && is_f32_like(ref[k], c)) {
+      const Sensitivity::Output& o = s.outputs[k];
       float* g = c.as<float>();
       const float* r = ref[k].as<float>();
-      for (int64_t i = 0; i < c.elements(); ++i) {
-        bool undefined = false;
-        double spread = 0;
-        for (const std::vector<Tensor>& m : moved) {
-          const float v = m[k].as<float>()[i];
-          if (!std::isfinite(r[i]) || !std::isfinite(v)) {
-            undefined = undefined || !same_non_finite(r[i], v);
-          } else {
-            spread = std::max(spread, 4.0 * std::fabs(double{r[i]} - v));
-          }
-        }
-        if (std::isfinite(r[i])) undefined = undefined || (spread > 0 && spread >= std::fabs(r[i]));
-        if (undefined || (std::isfinite(r[i]) && std::fabs(double{g[i]} - r[i]) <= spread))
+      for (size_t i = 0; i < o.spread.size(); ++i) {
+        if (o.undefined[i] ||
+            (std::isfinite(r[i]) && std::fabs(double{g[i]} - r[i]) <= o.spread[i]))
           g[i] = r[i];
       }
     }
@@ -247,12 +279,13 @@ Plan rerun_plan(const Plan& plan, const std::function<Plan()>& unfused) {
   return plan;
 }
 
-// The reference's outputs moved by 2^-20 every way within_sensitivity weighs: its inputs
+// The reference's outputs moved by 2^-20 every way, each added to `sensitivity`: its inputs
 // up and down by a fixed pattern, then the results of each group of steps up and down
 // (at most kJitterGroups groups: each step alone in a plan of as many steps or fewer).
 // False when a rerun fails.
 bool reruns(const Plan& plan, const std::vector<Tensor>& inputs,
-            const std::function<Plan()>& unfused, std::vector<std::vector<Tensor>>* moved) {
+            const std::function<Plan()>& unfused, const std::vector<Tensor>& ref,
+            Sensitivity* sensitivity) {
   constexpr int kJitterGroups = 16;
   const Plan p = rerun_plan(plan, unfused);
   const int groups =
@@ -264,7 +297,7 @@ bool reruns(const Plan& plan, const std::vector<Tensor>& inputs,
       if (g < 0) shifted = perturbed(inputs, !up);
       Outcome o = run_on(jittered_reference(), p, g < 0 ? shifted : inputs);
       if (!o.ran) return false;
-      moved->push_back(std::move(o.outputs));
+      sensitivity->add(ref, o.outputs);
     }
   }
   set_jitter(0, 0, true);
@@ -298,10 +331,10 @@ void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs,
     std::string d = compare_outputs(ref.outputs, got.outputs, plan, inputs);
     if (d.empty()) continue;
     // Before reporting: how far the reference itself moves when moved by 2^-20.
-    std::vector<std::vector<Tensor>> moved;
-    if (reruns(plan, inputs, unfused, &moved)) {
-      d = compare_outputs(ref.outputs, within_sensitivity(ref.outputs, got.outputs, moved), plan,
-                          inputs);
+    Sensitivity sensitivity(ref.outputs);
+    if (reruns(plan, inputs, unfused, ref.outputs, &sensitivity)) {
+      d = compare_outputs(ref.outputs, within_sensitivity(ref.outputs, got.outputs, sensitivity),
+                          plan, inputs);
     }
     if (!d.empty()) disagree(backends[b], plan, d);
   }
