@@ -104,62 +104,19 @@ bool varying_storage(DType t, bool load) {
 }
 
 bool f32_op(Op op) {
-  switch (op) {
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::Div:
-    case Op::Max:
-    case Op::Min:
-    case Op::Neg:
-    case Op::Abs:
-    case Op::Relu:
-    case Op::Sqrt:
-    case Op::Rsqrt:
-    case Op::Reciprocal:
-    case Op::Floor:
-    case Op::Ceil:
-    case Op::Round:
-    case Op::Sign:
-    case Op::IsNaN:
-    case Op::IsInf:
-    case Op::Exp:  // the transcendental functions: jit/vec_math.h
-    case Op::Log:
-    case Op::Tanh:
-    case Op::Sigmoid:
-    case Op::Erf:
-    case Op::Pow:
-      return true;
-    default:
-      return op_is_compare(op);
-  }
+  return op_vector(op, op_vec::J);
 }
 
 bool i64_vector_op(Op op) {
-  switch (op) {
-    case Op::Add:
-    case Op::Sub:
-    case Op::Mul:
-    case Op::Max:
-    case Op::Min:
-    case Op::Neg:
-    case Op::Abs:
-    case Op::Relu:
-    case Op::Sign:
-      return true;
-    default:
-      return op_is_compare(op);
-  }
+  return op_vector(op, op_vec::I);
 }
 
 bool i64_scalar_op(Op op) {
-  switch (op) {
-    case Op::Div:
-    case Op::Mod:
-      return true;
-    default:
-      return i64_vector_op(op);
-  }
+  return op_vector(op, op_vec::U);
+}
+
+bool bool_op(Op op) {
+  return op_vector(op, op_vec::B);
 }
 
 }  // namespace jit

@@ -34,10 +34,12 @@ bool uniform_int_storage(DType t);
 // Storage types a vector access handles (varying placement), and for strided ones.
 bool varying_storage(DType t, bool load);
 // Ops on F32 values the code generator emits; on I64 values in vector lanes (int32) and as
-// scalars (uniform, int64 in general-purpose registers).
+// scalars (uniform, int64 in general-purpose registers); on Bool masks. The op manifest's
+// op_vec flags (compiler/plan/ops.h) say which.
 bool f32_op(Op op);
 bool i64_vector_op(Op op);
 bool i64_scalar_op(Op op);
+bool bool_op(Op op);
 
 }  // namespace jit
 }  // namespace ferrite

@@ -214,8 +214,7 @@ class Analyzer {
         if (ot == ScalarType::F32) {
           if (!f32_op(in.op)) return std::string("op ") + op_name(in.op) + " on F32";
         } else if (ot == ScalarType::Bool) {
-          if (!op_is_logic(in.op) && in.op != Op::Not && in.op != Op::Eq)
-            return std::string("op on Bool");
+          if (!bool_op(in.op)) return std::string("op on Bool");
         } else if (ot == ScalarType::I64) {
           if (uni ? !i64_scalar_op(in.op) : !i64_vector_op(in.op)) return "op on I64";
           r = int_range(in);
@@ -553,19 +552,8 @@ std::string analyze_kernel(const Kernel& validated, Isa isa, Layout* out) {
   // Lanes on the reduction for long contiguous rows, else on the innermost outer dim; the
   // other arrangement when the first one is not supported.
   const Kernel merged = merge_loop_dims(validated);
-  const int dims = static_cast<int>(merged.ranges.size()), outer = merged.num_outer();
-  bool lanes_outer = false;
-  if (outer > 0) {
-    int contiguous_inner = 0, contiguous_outer = 0;
-    for (const Instr& in : merged.code) {
-      if (in.op != Op::Load) continue;
-      const LinearForm f = linearize(*in.index, dims);
-      contiguous_inner += f.coeff[dims - 1] == 1;
-      contiguous_outer += f.coeff[outer - 1] == 1;
-    }
-    const int64_t ri = merged.ranges[dims - 1], ro = merged.ranges[outer - 1];
-    lanes_outer = lanes_outer_pays(ri, ro, contiguous_inner, contiguous_outer);
-  }
+  const int outer = merged.num_outer();
+  const bool lanes_outer = prefer_lanes_outer(merged);
   const Mode first = lanes_outer ? Mode::LanesOuter : Mode::LanesInner;
   const Mode second = lanes_outer ? Mode::LanesInner : Mode::LanesOuter;
   std::string why = Analyzer(validated, isa, first, out).run();

@@ -2,31 +2,35 @@
 
 #include <cstring>
 #include <iterator>
+#include <limits>
 
 namespace ferrite {
 namespace {
 
-struct OpInfo {
-  const char* name;
-  int arity;
-};
+using namespace op_vec;
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 constexpr OpInfo kOps[] = {
-#define FERRITE_OP_INFO(name, arity) {#name, arity},
+#define FERRITE_OP_INFO(name, arity, vector, ulp, lo, hi) {#name, arity, vector, ulp, lo, hi},
     FERRITE_OPS(FERRITE_OP_INFO)
 #undef FERRITE_OP_INFO
 };
+static_assert(std::size(kOps) == static_cast<size_t>(Op::kCount));
+constexpr OpInfo kUnknown = {"?", -1, 0, 0, 0, 0};
 
 }  // namespace
 
+const OpInfo& op_info(Op op) {
+  const auto i = static_cast<size_t>(op);
+  return i < std::size(kOps) ? kOps[i] : kUnknown;
+}
+
 const char* op_name(Op op) {
-  auto i = static_cast<size_t>(op);
-  return i < sizeof(kOps) / sizeof(kOps[0]) ? kOps[i].name : "?";
+  return op_info(op).name;
 }
 
 int op_arity(Op op) {
-  auto i = static_cast<size_t>(op);
-  return i < sizeof(kOps) / sizeof(kOps[0]) ? kOps[i].arity : -1;
+  return op_info(op).arity;
 }
 
 bool op_from_name(const char* name, Op* out) {

@@ -32,28 +32,10 @@ class Builder {
   const Kernel& k() const { return p_.k; }
   Level level(int id) const { return p_.info[id].level; }
 
-  // Body loads whose affine index walks variable v with stride 1.
-  int contiguous_loads(int v) const {
-    int n = 0;
-    for (int i = 0; i < k().post_begin; ++i) {
-      const Instr& in = k().code[i];
-      AffineIndex f;
-      if (in.op == Op::Load && as_affine(*in.index, static_cast<int>(k().ranges.size()), &f) &&
-          f.coeff[v] == 1)
-        ++n;
-    }
-    return n;
-  }
-
   void choose_lanes() {
     const int dims = static_cast<int>(k().ranges.size()), outer = k().num_outer();
     p_.lane_var = dims - 1;
-    hazard_ = hazard_loads(k(), false);
-    if (k().num_reduce == 0 || outer == 0) return;
-    const int a = dims - 1, b = outer - 1;
-    const int ca = contiguous_loads(a), cb = contiguous_loads(b);
-    const int64_t ra = k().ranges[a], rb = k().ranges[b];
-    bool lanes_outer = lanes_outer_pays(ra, rb, ca, cb);
+    bool lanes_outer = prefer_lanes_outer(k());
     hazard_ = hazard_loads(k(), lanes_outer);
     if (lanes_outer && any(hazard_)) {
       // Lanes on the reduction may keep whole blocks where outer lanes cannot.
@@ -64,7 +46,7 @@ class Builder {
       }
     }
     if (lanes_outer) {
-      p_.lane_var = b;
+      p_.lane_var = outer - 1;
       p_.lanes_outer = true;
     }
   }

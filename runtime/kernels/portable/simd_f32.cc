@@ -59,11 +59,13 @@ HWY_INLINE VF Cosh(DF d, VF x) {
   return hn::Mul(hn::Set(d, 0.5f), hn::Add(e, hn::Div(hn::Set(d, 1.0f), e)));
 }
 
+// Map1 and Map2 return true: "a vector formula ran" (UnaryF32, BinaryF32).
 template <class F>
-HWY_INLINE void Map1(const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_t n, F f) {
+HWY_INLINE bool Map1(const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_t n, F f) {
   const DF d;
   const size_t N = hn::Lanes(d);
   for (size_t i = 0; i < n; i += N) hn::StoreU(f(d, hn::LoadU(d, a + i)), d, out + i);
+  return true;
 }
 
 // A unary op whose fast formula is accurate where `bad` is false; other lanes go scalar.
@@ -71,8 +73,10 @@ HWY_INLINE void Map1(const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_
   case Op::OP:                          \
     return Map1(a, out, n, [](DF d, VF x) { return FixLanes(d, Op::OP, x, FORMULA, BAD); })
 
-// The op switch sits outside the loops: one specialized loop per op.
-void UnaryF32(Op op, const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_t n) {
+// The op switch sits outside the loops: one specialized loop per op. The ops with a case
+// are those the manifest (ops.h) flags op_vec::P; SimdF32.FormulasAreTheManifests holds
+// them to it.
+bool UnaryF32(Op op, const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_t n) {
   switch (op) {
     case Op::Neg:
       return Map1(a, out, n, [](DF, VF x) { return hn::Neg(x); });
@@ -118,6 +122,7 @@ void UnaryF32(Op op, const float* HWY_RESTRICT a, float* HWY_RESTRICT out, size_
   }
   // Tan and anything without a vector formula: the scalar reference, lane by lane.
   for (size_t i = 0; i < n; ++i) out[i] = scalar_unary(op, a[i]);
+  return false;
 }
 #undef FERRITE_FIXED
 
@@ -134,16 +139,17 @@ void ClassifyF32(Op op, const float* HWY_RESTRICT a, int32_t* HWY_RESTRICT out, 
 }
 
 template <class F>
-HWY_INLINE void Map2(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
+HWY_INLINE bool Map2(const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
                      float* HWY_RESTRICT out, size_t n, F f) {
   const DF d;
   const size_t N = hn::Lanes(d);
   for (size_t i = 0; i < n; i += N)
     hn::StoreU(f(hn::LoadU(d, a + i), hn::LoadU(d, b + i)), d, out + i);
+  return true;
 }
 
 // `out` may alias `a` (the lane-wise reductions accumulate in place), so no restrict.
-void BinaryF32(Op op, const float* a, const float* b, float* out, size_t n) {
+bool BinaryF32(Op op, const float* a, const float* b, float* out, size_t n) {
   switch (op) {
     case Op::Add:
       return Map2(a, b, out, n, [](VF x, VF y) { return hn::Add(x, y); });
@@ -163,6 +169,7 @@ void BinaryF32(Op op, const float* a, const float* b, float* out, size_t n) {
   // Pow, Mod, FMod: the scalar definition, lane by lane.
   for (size_t i = 0; i < n; ++i)
     out[i] = eval_binary(op, ScalarType::F32, scalar_f32(a[i]), scalar_f32(b[i])).f32;
+  return false;
 }
 
 void CompareF32(Op op, const float* HWY_RESTRICT a, const float* HWY_RESTRICT b,
@@ -289,14 +296,14 @@ HWY_EXPORT(AnyNonFiniteF32);
 HWY_EXPORT(AccLanesUsed);
 HWY_EXPORT(TargetName);
 
-void unary_f32(Op op, const float* a, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(UnaryF32)(op, a, out, n);
+bool unary_f32(Op op, const float* a, float* out, size_t n) {
+  return HWY_DYNAMIC_DISPATCH(UnaryF32)(op, a, out, n);
 }
 void classify_f32(Op op, const float* a, int32_t* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(ClassifyF32)(op, a, out, n);
 }
-void binary_f32(Op op, const float* a, const float* b, float* out, size_t n) {
-  HWY_DYNAMIC_DISPATCH(BinaryF32)(op, a, b, out, n);
+bool binary_f32(Op op, const float* a, const float* b, float* out, size_t n) {
+  return HWY_DYNAMIC_DISPATCH(BinaryF32)(op, a, b, out, n);
 }
 void compare_f32(Op op, const float* a, const float* b, int32_t* out, size_t n) {
   HWY_DYNAMIC_DISPATCH(CompareF32)(op, a, b, out, n);

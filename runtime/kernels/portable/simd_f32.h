@@ -30,11 +30,13 @@ namespace simd {
 constexpr size_t kAccLanes = 64;
 
 // Unary math with a float result (everything in op_is_unary_math except Not/IsNaN/IsInf).
-void unary_f32(Op op, const float* a, float* out, size_t n);
+// Returns whether a vector formula ran (the ops the manifest flags op_vec::P; the others
+// run scalar_ops lane by lane).
+bool unary_f32(Op op, const float* a, float* out, size_t n);
 // IsNaN / IsInf: Bool lanes as int32 0/1.
 void classify_f32(Op op, const float* a, int32_t* out, size_t n);
-// Add Sub Mul Div Max Min Pow Mod FMod.
-void binary_f32(Op op, const float* a, const float* b, float* out, size_t n);
+// Add Sub Mul Div Max Min Pow Mod FMod; returns as unary_f32 does.
+bool binary_f32(Op op, const float* a, const float* b, float* out, size_t n);
 // Eq Lt Le Gt Ge: Bool lanes as int32 0/1.
 void compare_f32(Op op, const float* a, const float* b, int32_t* out, size_t n);
 // out = cond != 0 ? a : b.

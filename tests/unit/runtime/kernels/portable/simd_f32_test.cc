@@ -1,5 +1,7 @@
-// The Highway f32 loops on their own: the accuracy of the vector Erf (our approximation,
-// not Highway's) against double-precision erf, the reduction partials, and a benchmark of
+// The Highway f32 loops on their own: the vector formulas against the op manifest (which ops
+// have one, and each within its accuracy contract of the reference on its domain), the
+// accuracy of the vector Erf (our approximation, not Highway's) against double-precision
+// erf, the reduction partials, and a benchmark of
 // the portable backend against the reference (disabled: run with
 // --gtest_also_run_disabled_tests --gtest_filter='*Bench*'; it asserts nothing).
 #include "runtime/kernels/portable/simd_f32.h"
@@ -10,8 +12,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <vector>
 
+#include "compiler/plan/scalar_ops.h"
 #include "runtime/kernels/portable/portable_backend.h"
 #include "tests/unit/runtime/kernel_builder.h"
 
@@ -22,6 +26,62 @@ namespace {
 double ulp_of(double x) {
   const float f = static_cast<float>(std::fabs(x));
   return std::nextafter(f, INFINITY) - f;
+}
+
+// n points spread over an op's domain (ops.h), its infinite ends cut at +-50 (+-1e4 for the
+// ops that take any argument).
+std::vector<float> domain_points(Op op, size_t n) {
+  const OpInfo& info = op_info(op);
+  const double cut = std::isinf(info.lo) && std::isinf(info.hi) ? 1e4 : 50;
+  const double lo = std::max(info.lo, -cut), hi = std::min(info.hi, cut);
+  std::vector<float> xs(n);
+  for (size_t i = 0; i < n; ++i) {
+    // open at a bound that is a pole or branch point (Log, Sqrt and Rsqrt at 0)
+    const double t = (static_cast<double>(i) + 0.5) / static_cast<double>(n);
+    xs[i] = static_cast<float>(lo + (hi - lo) * t);
+  }
+  return xs;
+}
+
+// Within the manifest's ulp of the reference: relative to the result, and absolute to 1 (to
+// max(1, |x|) for Sin and Cos, whose argument reduction errs with |x|; for Pow, times
+// 1 + |y log x|).
+bool within_contract(Op op, double x, double y, float got, float want) {
+  if (std::isnan(want) || std::isinf(want)) return std::isnan(want) ? std::isnan(got) : got == want;
+  const double u = op_info(op).ulp;
+  double scale = op == Op::Sin || op == Op::Cos ? std::max(1.0, std::fabs(x)) : 1.0;
+  if (op == Op::Pow) scale *= 1 + std::fabs(y * std::log(x));
+  return std::fabs(static_cast<double>(got) - want) <= u * (ulp_of(want) + 0x1p-23 * scale);
+}
+
+TEST(SimdF32, FormulasAreTheManifests) {
+  for_each_simd_target([&] {
+    const size_t n = 4096;  // a multiple of every vector width
+    for (int o = 0; o < static_cast<int>(Op::kCount); ++o) {
+      const Op op = static_cast<Op>(o);
+      const bool unary =
+          op_is_unary_math(op) && op != Op::Not && op != Op::IsNaN && op != Op::IsInf;
+      if (!unary && !op_is_binary_arith(op)) continue;
+      const std::vector<float> xs = domain_points(op, n);
+      std::vector<float> ys(n), out(n);
+      for (size_t i = 0; i < n; ++i) ys[i] = 0.5f + 3.5f * static_cast<float>(i % 97) / 97;
+      const bool vector = unary ? simd::unary_f32(op, xs.data(), out.data(), n)
+                                : simd::binary_f32(op, xs.data(), ys.data(), out.data(), n);
+      EXPECT_EQ(vector, op_vector(op, op_vec::P))
+          << op_name(op) << ": the manifest says " << (vector ? "no " : "") << "vector formula";
+      int bad = 0;
+      for (size_t i = 0; i < n; ++i) {
+        const Scalar want =
+            unary ? eval_unary(op, ScalarType::F32, scalar_f32(xs[i]))
+                  : eval_binary(op, ScalarType::F32, scalar_f32(xs[i]), scalar_f32(ys[i]));
+        if (!within_contract(op, xs[i], ys[i], out[i], want.f32) && bad++ < 3)
+          ADD_FAILURE() << op_name(op) << "(" << xs[i]
+                        << (unary ? std::string() : ", " + std::to_string(ys[i]))
+                        << ") = " << out[i] << ", reference " << want.f32 << ", contract "
+                        << op_info(op).ulp << " ulp";
+      }
+    }
+  });
 }
 
 TEST(SimdF32, ErfWithinEightUlps) {
