@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 
 #include "compiler/graph/graph.h"
 #include "compiler/lower/graph_lowering.h"
@@ -164,6 +165,31 @@ TEST(SchedulerTest, WriteAfterReadIsAnOrderingDependency) {
   ASSERT_EQ(order[2]->weak.size(), 1u);
   EXPECT_EQ(order[2]->weak[0].buffer, t);
   EXPECT_TRUE(order[1]->weak.empty());
+}
+
+TEST(SchedulerTest, EdgesGoToTheLastWriteAndTheReadsSinceOnly) {
+  // k0: t = -x; k1: u = -t; k2: t = -u; k3: v = -t; k4: t = -v. k3 reads the t of k2 only;
+  // k4 waits for k2 (the last write) and k3 (the read since), not for k0 and k1, which k2
+  // already follows: the order is the same, and the edges stay linear in an unrolled
+  // recurrence.
+  LoweredProgram prog;
+  Buffer* x = add_buffer(prog, "x", BufferOrigin::Input);
+  Buffer* t = add_buffer(prog, "t", BufferOrigin::Computed);
+  Buffer* u = add_buffer(prog, "u", BufferOrigin::Computed);
+  Buffer* v = add_buffer(prog, "v", BufferOrigin::Computed);
+  prog.inputs = {x};
+  prog.outputs = {t, u, v};
+  prog.order.push_back(neg_item(x, t, "k0"));
+  prog.order.push_back(neg_item(t, u, "k1"));
+  prog.order.push_back(neg_item(u, t, "k2"));
+  prog.order.push_back(neg_item(t, v, "k3"));
+  prog.order.push_back(neg_item(v, t, "k4"));
+  Scheduler s(prog);
+  std::vector<const SchedulerNode*> order = s.order();
+  ASSERT_EQ(order.size(), 5u);
+  EXPECT_EQ(order[3]->preds, (std::set<int>{2}));
+  EXPECT_EQ(order[4]->preds, (std::set<int>{2, 3}));
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(order[i]->name, "k" + std::to_string(i));
 }
 
 TEST(SchedulerTest, RefusesDifferentGuards) {
