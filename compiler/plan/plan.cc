@@ -157,10 +157,24 @@ void check_ref(const Plan& p, const std::string& where, const TensorRef& r, bool
 
 }  // namespace
 
+void set_epilogue(ExternCall* x, EpilogueBody e) {
+  x->epilogue = std::move(e);
+  x->post_ops = match_post_ops(x->epilogue).value_or(std::vector<PostOp>{});
+}
+
+void set_post_ops(ExternCall* x, const std::vector<PostOp>& ops) {
+  set_epilogue(x, epilogue_of(ops));
+}
+
+void append_post_op(ExternCall* x, const PostOp& p) {
+  EpilogueBody e = x->epilogue;
+  append_post_op(&e, p);
+  set_epilogue(x, std::move(e));
+}
+
 size_t op_input_count(const ExternCall& x) {
   size_t n = x.inputs.size();
-  for (const PostOp& po : x.post_ops)
-    if (post_op_is_binary(po.kind) && po.input >= 0) n = std::min(n, static_cast<size_t>(po.input));
+  for (int32_t i : epilogue_inputs(x.epilogue)) n = std::min(n, static_cast<size_t>(i));
   return n;
 }
 
@@ -175,23 +189,16 @@ void check_extern(const Plan& p, size_t e) {
     check_ref(p, str_cat(where, " input ", i), x.inputs[i], false);
   for (size_t i = 0; i < x.outputs.size(); ++i)
     check_ref(p, str_cat(where, " output ", i), x.outputs[i], true);
-  if (x.post_ops.empty()) return;
-  if (!extern_op_info(x.op).takes_post_ops) fail("plan: ", where, " takes no post-ops");
-  if (x.outputs.empty()) fail("plan: ", where, " has post-ops but no output");
-  for (size_t i = 0; i < x.post_ops.size(); ++i) {
-    const PostOp& po = x.post_ops[i];
-    if (static_cast<int>(po.kind) >= kPostOpKinds)
-      fail("plan: ", where, " post-op ", i, " has invalid kind ", static_cast<int>(po.kind));
-    if (!post_op_is_binary(po.kind)) {
-      if (po.input != -1) fail("plan: ", where, " unary post-op ", i, " names an input");
-      continue;
-    }
-    if (po.input < 0 || po.input >= static_cast<int32_t>(x.inputs.size()))
-      fail("plan: ", where, " post-op ", i, " reads input ", po.input, " of ", x.inputs.size());
-    if (x.inputs[po.input].shape != x.outputs[0].shape)
-      fail("plan: ", where, " post-op ", i, " reads input ", po.input,
+  if (x.epilogue.empty() && x.post_ops.empty()) return;
+  if (!extern_op_info(x.op).takes_post_ops) fail("plan: ", where, " takes no epilogue");
+  if (x.outputs.empty()) fail("plan: ", where, " has an epilogue but no output");
+  validate_epilogue(x.epilogue, x.inputs.size(), str_cat("plan: ", where));
+  if (x.post_ops != match_post_ops(x.epilogue).value_or(std::vector<PostOp>{}))
+    fail("plan: ", where, "'s post-ops are not its epilogue's chain");
+  for (int32_t i : epilogue_inputs(x.epilogue))
+    if (x.inputs[static_cast<size_t>(i)].shape != x.outputs[0].shape)
+      fail("plan: ", where, " epilogue reads input ", i,
            ", whose view does not have the output's shape");
-  }
 }
 
 void check_guards(const Plan& p, size_t s, const Step& st) {
@@ -240,7 +247,7 @@ void print_extern(const ExternCall& x, std::ostringstream& os) {
   }
   for (const TensorRef& r : x.inputs) os << " in " << ref_text(r);
   for (const TensorRef& r : x.outputs) os << " out " << ref_text(r);
-  for (const PostOp& po : x.post_ops) os << " then " << post_op_text(po);
+  if (!x.epilogue.empty()) os << " then " << epilogue_text(x.epilogue);
 }
 
 void print_step(const Plan& p, size_t s, std::ostringstream& os) {

@@ -11,6 +11,7 @@
 
 #include "compiler/plan/aligned_bytes.h"
 #include "compiler/plan/dtype.h"
+#include "compiler/plan/epilogue.h"
 #include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/kernel.h"
 #include "compiler/plan/post_ops.h"
@@ -48,12 +49,23 @@ struct ExternCall {
   std::map<std::string, double> floats;
   std::vector<TensorRef> inputs;
   std::vector<TensorRef> outputs;
-  // MatMul, Conv, ConvTranspose, SegmentReduce: the fused epilogue applied to outputs[0]
-  // (post_ops.h).
+  // MatMul, Conv, ConvTranspose, SegmentReduce: the fused epilogue applied to each element
+  // of outputs[0] (epilogue.h): the contract, and what a plan file holds.
+  EpilogueBody epilogue;
+  // The epilogue as a chain of post-ops (post_ops.h) by the pattern table (match_post_ops),
+  // the form oneDNN and the portable tiles take; empty when it is none (then a backend
+  // applies the epilogue after the op). set_epilogue keeps the two together, and
+  // validate_plan holds them equal.
   std::vector<PostOp> post_ops;
 };
 
-// The inputs of the op proper: those before the first one a post-op reads (post-op operands
+// Sets x->epilogue and x->post_ops (its chain of post-ops, when it is one).
+void set_epilogue(ExternCall* x, EpilogueBody e);
+// set_epilogue with the body of a chain of post-ops; appending one post-op.
+void set_post_ops(ExternCall* x, const std::vector<PostOp>& ops);
+void append_post_op(ExternCall* x, const PostOp& p);
+
+// The inputs of the op proper: those before the first one the epilogue reads (its operands
 // come last).
 size_t op_input_count(const ExternCall& x);
 

@@ -23,7 +23,11 @@ constexpr int kMaxIndexNodes = 1 << 16;  // per tree; real ones have tens of nod
 // Lower bounds of the encoded size of one item, to bound counts before allocating.
 constexpr size_t kMinString = 4, kMinBuffer = 22, kMinBlob = 8, kMinKernel = 28, kMinArg = 10,
                  kMinInstr = 40, kMinExtern = 28, kMinMapEntry = 12, kMinRef = 20, kMinStep = 13,
-                 kMinGuard = 5, kMinPostOp = 21, kMinPacked = 20;
+                 kMinGuard = 5, kMinPostOp = 21, kMinEpilogueStep = 25, kMinPacked = 20;
+
+// Plans of version 5 carry a chain of post-ops where version 6 carries the epilogue's body;
+// this build reads both.
+constexpr uint32_t kPostOpListVersion = 5;
 
 class Writer {
  public:
@@ -69,6 +73,8 @@ class Writer {
 class Reader {
  public:
   Reader(const uint8_t* data, size_t size) : p_(data), left_(size), size_(size) {}
+
+  uint32_t version = kPlanFormatVersion;  // the file's, once read_header read it
 
   size_t left() const { return left_; }
 
@@ -215,12 +221,14 @@ void write_extern(Writer& w, const ExternCall& x) {
   for (const TensorRef& r : x.inputs) write_ref(w, r);
   w.count(x.outputs.size());
   for (const TensorRef& r : x.outputs) write_ref(w, r);
-  w.count(x.post_ops.size());
-  for (const PostOp& p : x.post_ops) {
-    w.u8(static_cast<uint8_t>(p.kind));
-    w.f64(p.alpha);
-    w.f64(p.beta);
-    w.i32(p.input);
+  w.count(x.epilogue.steps.size());
+  for (const EpilogueStep& st : x.epilogue.steps) {
+    w.u8(static_cast<uint8_t>(st.op));
+    w.i32(st.a);
+    w.i32(st.b);
+    w.i32(st.c);
+    w.i32(st.input);
+    w.f64(st.value);
   }
 }
 
@@ -326,13 +334,32 @@ ExternCall read_extern(Reader& r, size_t e) {
   for (TensorRef& t : x.inputs) t = read_ref(r);
   x.outputs.resize(r.count(kMinRef, "extern outputs"));
   for (TensorRef& t : x.outputs) t = read_ref(r);
-  x.post_ops.resize(r.count(kMinPostOp, "extern post-ops"));
-  for (PostOp& p : x.post_ops) {
-    p.kind = r.enum8<PostOpKind>(kPostOpKinds - 1, "post-op kind");
-    p.alpha = static_cast<float>(r.f64("post-op alpha"));
-    p.beta = static_cast<float>(r.f64("post-op beta"));
-    p.input = r.i32("post-op input");
+  if (r.version == kPostOpListVersion) {
+    std::vector<PostOp> ops(r.count(kMinPostOp, "extern post-ops"));
+    for (PostOp& p : ops) {
+      p.kind = r.enum8<PostOpKind>(kPostOpKinds - 1, "post-op kind");
+      p.alpha = static_cast<float>(r.f64("post-op alpha"));
+      p.beta = static_cast<float>(r.f64("post-op beta"));
+      p.input = r.i32("post-op input");
+      if (p.input < -1 || (post_op_is_binary(p.kind) && p.input < 0))
+        fail("plan: extern ", e, " post-op reads input ", p.input);
+    }
+    set_post_ops(&x, ops);
+    return x;
   }
+  EpilogueBody epi;
+  epi.steps.resize(r.count(kMinEpilogueStep, "extern epilogue steps"));
+  for (EpilogueStep& st : epi.steps) {
+    st.op = r.enum8<Op>(static_cast<int>(Op::kCount) - 1, "epilogue op");
+    st.a = r.i32("epilogue operand");
+    st.b = r.i32("epilogue operand");
+    st.c = r.i32("epilogue operand");
+    st.input = r.i32("epilogue input");
+    st.value = static_cast<float>(r.f64("epilogue constant"));
+  }
+  // Validated before its chain is matched (the matcher follows operands).
+  validate_epilogue(epi, x.inputs.size(), str_cat("plan: extern ", e));
+  set_epilogue(&x, std::move(epi));
   return x;
 }
 
@@ -359,9 +386,10 @@ void read_header(Reader& r) {
   if (r.left() < sizeof kMagic || std::memcmp(r.take(sizeof kMagic, "magic"), kMagic, 8) != 0)
     fail("plan: not a Ferrite plan (bad magic)");
   uint32_t version = r.u32("format version");
-  if (version != kPlanFormatVersion)
-    fail("plan: unsupported format version ", version, " (this build reads ", kPlanFormatVersion,
-         ")");
+  r.version = version;
+  if (version != kPlanFormatVersion && version != kPostOpListVersion)
+    fail("plan: unsupported format version ", version, " (this build reads ", kPostOpListVersion,
+         " and ", kPlanFormatVersion, ")");
 }
 
 Plan read_plan(Reader& r) {

@@ -10,8 +10,9 @@
 
 namespace ferrite {
 
-// 2: step guards, 3: kernel inner loops, 4: post-ops, 5: packed constants
-constexpr uint32_t kPlanFormatVersion = 5;
+// 2: step guards, 3: kernel inner loops, 4: post-ops, 5: packed constants, 6: epilogue bodies
+// (version 5 files, whose externs carry chains of post-ops, are read too)
+constexpr uint32_t kPlanFormatVersion = 6;
 
 std::vector<uint8_t> serialize_plan(const Plan& plan);
 // Parses and validates; throws ferrite::Error on any problem.

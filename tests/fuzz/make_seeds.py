@@ -22,6 +22,7 @@ import hashlib
 import io
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tarfile
@@ -159,6 +160,9 @@ def main():
         return 0
     if os.path.isfile(stamp_path):
         os.remove(stamp_path)
+    # Made again from nothing: seeds of an older plan format must not linger.
+    for d in ["onnx", "tensor", "plan", "npy"]:
+        shutil.rmtree(os.path.join(opts.out, d), ignore_errors=True)
     onnx, tensor, plan, npy = (Writer(os.path.join(opts.out, d))
                                for d in ["onnx", "tensor", "plan", "npy"])
     cases = list(case_files(opts.max_size))

@@ -9,7 +9,7 @@ re-serialization is needed and a field's neighbours keep their bytes.
 """
 import struct
 
-VERSION = 5  # kPlanFormatVersion
+VERSION = 6  # kPlanFormatVersion
 MAGIC = b"FRPLAN\0\0"
 
 # Enumerations, as in compiler/plan (the last value of each is the largest valid one).
@@ -26,7 +26,6 @@ REDUCE_KINDS = 6
 INDEX_KINDS = 7
 BUFFER_KINDS = 4
 STEP_KINDS = 2
-POST_OP_KINDS = 16  # an upper bound: the mutator also tries invalid kinds
 
 _FMT = {"u8": "<B", "u32": "<I", "i32": "<i", "u64": "<Q", "i64": "<q", "f64": "<d"}
 
@@ -145,13 +144,15 @@ def _extern(r, p):
         x["floats"][key] = r.scalar("f64", f"{p}.floats[{key}]", "float")
     x["inputs"] = [_ref(r, f"{p}.inputs[{i}]") for i in range(r.count(p + ".inputs"))]
     x["outputs"] = [_ref(r, f"{p}.outputs[{i}]") for i in range(r.count(p + ".outputs"))]
-    x["post_ops"] = []
-    for i in range(r.count(p + ".post_ops")):
-        q = f"{p}.post_ops[{i}]"
-        x["post_ops"].append({"kind": r.scalar("u8", q + ".kind", "post_op_kind"),
-                              "alpha": r.scalar("f64", q + ".alpha", "float"),
-                              "beta": r.scalar("f64", q + ".beta", "float"),
-                              "input": r.scalar("i32", q + ".input", "small")})
+    x["epilogue"] = []
+    for i in range(r.count(p + ".epilogue")):
+        q = f"{p}.epilogue[{i}]"
+        x["epilogue"].append({"op": r.scalar("u8", q + ".op", "op"),
+                              "a": r.scalar("i32", q + ".a", "ssa"),
+                              "b": r.scalar("i32", q + ".b", "ssa"),
+                              "c": r.scalar("i32", q + ".c", "ssa"),
+                              "input": r.scalar("i32", q + ".input", "small"),
+                              "value": r.scalar("f64", q + ".value", "float")})
     return x
 
 

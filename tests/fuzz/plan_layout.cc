@@ -8,7 +8,6 @@
 #include "compiler/plan/index_expr.h"
 #include "compiler/plan/ops.h"
 #include "compiler/plan/plan_io.h"
-#include "compiler/plan/post_ops.h"
 
 namespace ferrite::fuzz {
 namespace {
@@ -146,11 +145,13 @@ void extern_call(Walker& w) {
   });
   w.list(ListKind::ExternInputs, 20, [&] { ref(w); });
   w.list(ListKind::ExternOutputs, 20, [&] { ref(w); });
-  w.list(ListKind::PostOps, 21, [&] {
-    w.enum8(kPostOpKinds - 1);
-    w.f64();
-    w.f64();
+  w.list(ListKind::EpilogueSteps, 25, [&] {
+    w.enum8(static_cast<int>(Op::kCount) - 1);
     w.i32(Slot::Int32);
+    w.i32(Slot::Int32);
+    w.i32(Slot::Int32);
+    w.i32(Slot::Int32);
+    w.f64();
   });
 }
 

@@ -58,7 +58,7 @@ enum class ListKind : uint8_t {
   ExternOutputs,
   RefShape,
   RefStrides,
-  PostOps,
+  EpilogueSteps,
   Steps,
   StepBuffers,
   Guards,

@@ -44,7 +44,7 @@ import plan_format as pf  # noqa: E402
 NODE = "/usr/share/libonnx-testdata/data/node"
 # Seeds covering every kind of step and field: masked loads (pads, concat, pools), gathers
 # and index checks, reductions with inner loops, int64 and f16 storage, guards (If), and
-# each extern (Conv, ConvTranspose, MatMul with post-ops, Scatter*, TopK, SegmentReduce).
+# each extern (Conv, ConvTranspose, MatMul with an epilogue, Scatter*, TopK, SegmentReduce).
 NODE_SEEDS = """maxpool_2d_pads averagepool_2d_pads constant_pad concat_2d_axis_0 slice gather_0
 gathernd_example_int32 softmax_axis_1 layer_normalization_2d_axis0 reduce_sum_keepdims_example
 argmax_default_axis_example lrn nllloss_NCd1_weight onehot_with_axis cumsum_1d
@@ -84,10 +84,10 @@ def candidates(f, plan, rng):
         vals = ids + [v - 1, v + 1, rng.randrange(0, 64)]
     elif r in ("instr_arg", "index_id", "small", "buffer"):
         vals = ids + [v - 1, v + 1, v + 2]
-    elif r in ("op", "stype", "reduce", "index_kind", "buffer_kind", "step_kind", "post_op_kind"):
+    elif r in ("op", "stype", "reduce", "index_kind", "buffer_kind", "step_kind"):
         n = {"op": len(pf.OPS), "stype": pf.SCALAR_TYPES, "reduce": pf.REDUCE_KINDS,
              "index_kind": pf.INDEX_KINDS, "buffer_kind": pf.BUFFER_KINDS,
-             "step_kind": pf.STEP_KINDS, "post_op_kind": pf.POST_OP_KINDS}[r]
+             "step_kind": pf.STEP_KINDS}[r]
         vals = list(range(n)) + [n, 255]
         if r == "op":
             vals = rng.sample(vals, 12)

@@ -57,6 +57,8 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<PackedInput>& packed,
                                                     int threads) {
   if (!dnnl_enabled()) return nullptr;
+  // An epilogue that is no chain of post-ops has no oneDNN form: the portable op applies it.
+  if (!call.epilogue.empty() && call.post_ops.empty()) return nullptr;
   const ExternOp op = call.op;
   if (multiply_adds(op, call) < kMinParallelMultiplyAdds) threads = 1;
   switch (op) {  // the registration table

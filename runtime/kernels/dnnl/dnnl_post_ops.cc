@@ -108,6 +108,7 @@ dnnl::memory::desc operand_desc(const View& v, const std::vector<int>& order) {
 
 bool append_post_ops(const ExternCall& call, const std::vector<int>& order, dnnl::post_ops* ops,
                      std::vector<BinaryOperand>* binaries, BinaryOperand* sum) {
+  if (!call.epilogue.empty() && call.post_ops.empty()) return false;  // no chain: no oneDNN form
   const TensorRef& y = call.outputs[0];
   Eltwises eltwises(ops);
   if (sum) sum->input = SIZE_MAX;

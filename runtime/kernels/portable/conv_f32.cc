@@ -327,6 +327,8 @@ class PortableConv : public PreparedExtern {
   // Decides whether the post-ops can run per block (each operand's spatial strides flatten)
   // and sizes the epilogue's operand list.
   bool plan_post_ops(const ConvArgs& a) {
+    // An epilogue that is no chain of post-ops runs after the op (apply_post_ops).
+    if (!call_.epilogue.empty() && call_.post_ops.empty()) return false;
     epilogue_.ops = call_.post_ops.data();
     epilogue_.op_count = call_.post_ops.size();
     epilogue_.operands.resize(call_.post_ops.size());

@@ -150,6 +150,8 @@ class PortableMatMul : public PreparedExtern {
     } else {
       for (int64_t bi = 0; bi < batches; ++bi) gemm_f32(item(bi), threads_, gemm_scratch);
     }
+    // An epilogue that is no chain of post-ops runs after the op (none: a no-op).
+    if (call_.post_ops.empty()) apply_post_ops(call_, inputs, outputs);
   }
 
  private:

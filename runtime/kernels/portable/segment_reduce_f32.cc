@@ -156,6 +156,8 @@ class PortableSegmentReduce : public PreparedExtern {
         part.shift(n, 0);
       }
     });
+    // An epilogue that is no chain of post-ops runs after the op (none: a no-op).
+    if (call_.post_ops.empty()) apply_post_ops(call_, inputs, outputs);
   }
 
  private:

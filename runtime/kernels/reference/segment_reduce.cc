@@ -91,7 +91,7 @@ int64_t segment_index(const TensorRef& ref, const ExternBuffer& buf, int64_t e, 
 void reference_segment_reduce(const ExternCall& call, const ExternBuffer* inputs,
                               const ExternBuffer* outputs) {
   const SegmentOperands s = parse_segment_reduce(call, inputs, outputs);
-  if (!call.post_ops.empty()) check_post_ops(call, inputs, outputs);
+  check_post_ops(call, inputs, outputs);
   const DType t = s.x_buf.dtype;
   const ScalarType ct = compute_type(t);
   auto at = [](const TensorRef& r, int64_t i, int64_t j) {
@@ -121,7 +121,7 @@ void reference_segment_reduce(const ExternCall& call, const ExternBuffer* inputs
       store_element(t, s.out_buf.data, o, ct, reduce_step(s.kind, ct, acc, m, 0, nullptr));
     }
   }
-  if (!call.post_ops.empty()) apply_post_ops(call, inputs, outputs);
+  apply_post_ops(call, inputs, outputs);
 }
 
 }  // namespace ferrite

@@ -1,5 +1,6 @@
-// Fused epilogues of MatMul / Conv (ExternCall::post_ops): each kind against its formula
-// written here in double, chains with broadcast and residual operands, every backend against
+// Fused epilogues of MatMul / Conv (ExternCall::epilogue): each post-op kind against its formula
+// written here in double, chains with broadcast and residual operands, a body that is no chain
+// of post-ops, every backend against
 // the reference, and the operand checks; every kind fused into the portable GEMM's tiles
 // with every operand layout on every SIMD target (two threads bitwise equal to one), and
 // special values (NaN, inf, exp out of range) exactly as the reference gives them.
@@ -11,7 +12,9 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/epilogue.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/plan.h"
 #include "compiler/plan/post_ops.h"
 #include "runtime/backend.h"
 #include "tests/unit/runtime/extern_runs.h"
@@ -98,8 +101,9 @@ struct MatMulCase {
     call.inputs = {TensorRef{0, {3, 4}, {4, 1}, 0}, TensorRef{1, {4, 5}, {5, 1}, 0},
                    TensorRef{2, {3, 5}, {0, 1}, 0}, TensorRef{3, {3, 5}, {1, 3}, 0}};
     call.outputs = {TensorRef{4, {3, 5}, {5, 1}, 0}};
-    call.post_ops = {PostOp{PostOpKind::Add, 0, 0, 2}, PostOp{PostOpKind::GeluErf},
-                     PostOp{PostOpKind::Mul, 0, 0, 3}, PostOp{PostOpKind::Clip, -1, 1}};
+    set_post_ops(&call, std::vector<PostOp>{
+                            PostOp{PostOpKind::Add, 0, 0, 2}, PostOp{PostOpKind::GeluErf},
+                            PostOp{PostOpKind::Mul, 0, 0, 3}, PostOp{PostOpKind::Clip, -1, 1}});
     ins = {buf(a), buf(b), buf(bias), buf(res)};
     outs = {buf(c)};
   }
@@ -126,6 +130,37 @@ TEST(PostOps, MatMulChainOnEveryBackend) {
   }
 }
 
+// An epilogue that is no chain of post-ops (the pattern table finds none): every backend runs
+// it after the op, as the reference does. y -> y * y + t, then exp where y < t, else the sum.
+TEST(PostOps, ABodyThatIsNoChainRunsOnEveryBackend) {
+  for (const std::string& name : backend_names()) {
+    SCOPED_TRACE(name);
+    MatMulCase t(11);
+    EpilogueBody e;
+    auto step = [&](Op op, int32_t a, int32_t b = -1, int32_t c = -1) {
+      e.steps.push_back(EpilogueStep{op, a, b, c});
+      return static_cast<int32_t>(e.steps.size() - 1);
+    };
+    EpilogueStep load_y{Op::Load}, load_t{Op::Load};
+    load_t.input = 2;
+    e.steps = {load_y, load_t};
+    const int32_t sum = step(Op::Add, step(Op::Mul, 0, 0), 1);
+    step(Op::Where, step(Op::Lt, 0, 1), step(Op::Exp, 0), sum);
+    set_epilogue(&t.call, e);
+    ASSERT_TRUE(t.call.post_ops.empty());
+    validate_epilogue(e, t.call.inputs.size(), "test");
+    make_backend(name)->prepare_extern(t.call)->run(t.ins.data(), t.outs.data());
+    for (int i = 0; i < 3; ++i) {
+      for (int j = 0; j < 5; ++j) {
+        double y = 0;
+        for (int p = 0; p < 4; ++p) y += double{t.a[i * 4 + p]} * t.b[p * 5 + j];
+        const double r = t.bias[j];
+        EXPECT_NEAR(t.c[i * 5 + j], y < r ? std::exp(y) : y * y + r, 1e-5) << i << "," << j;
+      }
+    }
+  }
+}
+
 TEST(PostOps, ConvWithBiasThenPostOps) {
   // X [1, 2, 3, 3], W [2, 2, 1, 1] (a 1x1 conv), B [2]; then - per-channel t[2], relu6.
   std::vector<float> x(18), w = {1, -1, 0.5f, 2}, b = {0.25f, -0.5f}, t = {1, -3}, y(18, 9);
@@ -136,7 +171,8 @@ TEST(PostOps, ConvWithBiasThenPostOps) {
                  TensorRef{1, {2, 2, 1, 1}, {2, 1, 1, 1}, 0}, TensorRef{2, {2}, {1}, 0},
                  TensorRef{3, {1, 2, 3, 3}, {0, 1, 0, 0}, 0}};
   call.outputs = {TensorRef{4, {1, 2, 3, 3}, {18, 9, 3, 1}, 0}};
-  call.post_ops = {PostOp{PostOpKind::Sub, 0, 0, 3}, PostOp{PostOpKind::Clip, 0, 6}};
+  set_post_ops(
+      &call, std::vector<PostOp>{PostOp{PostOpKind::Sub, 0, 0, 3}, PostOp{PostOpKind::Clip, 0, 6}});
   auto buf = [](std::vector<float>& v) {
     return ExternBuffer{v.data(), DType::F32, static_cast<int64_t>(v.size())};
   };
@@ -235,7 +271,8 @@ TEST(PostOps, EveryKindFusedPerTileOnEveryTarget) {
   for (const PostOp& p : unary_post_ops()) {
     SCOPED_TRACE(post_op_text(p));
     FusedMatMul f(m, k, n, a, b);
-    f.call.post_ops = {PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})}, p};
+    set_post_ops(&f.call,
+                 std::vector<PostOp>{PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})}, p});
     check_fused(f, 1e-5);
     if (HasFatalFailure()) return;
   }
@@ -252,8 +289,8 @@ TEST(PostOps, EveryKindFusedPerTileOnEveryTarget) {
       // Divisors away from zero; the rest around the products' range.
       std::vector<float> t =
           kind == PostOpKind::Div ? uniform(m * n, 0.5f, 1.5f, 4) : uniform(m * n, -1, 1, 4);
-      f.call.post_ops = {PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})},
-                         PostOp{kind, 0, 0, f.add(t, layout.second)}};
+      set_post_ops(&f.call, std::vector<PostOp>{PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})},
+                                                PostOp{kind, 0, 0, f.add(t, layout.second)}});
       check_fused(f, 1e-5);
       if (HasFatalFailure()) return;
     }
@@ -269,8 +306,8 @@ TEST(PostOps, FusedIntoOneRowOnEveryTarget) {
   for (const PostOp& p : unary_post_ops()) {
     SCOPED_TRACE(post_op_text(p));
     FusedMatMul f(m, k, n, a, b);
-    f.call.post_ops = {PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})}, p,
-                       PostOp{PostOpKind::Mul, 0, 0, f.add(t, {n, 1})}};
+    set_post_ops(&f.call, std::vector<PostOp>{PostOp{PostOpKind::Add, 0, 0, f.add(bias, {0, 1})}, p,
+                                              PostOp{PostOpKind::Mul, 0, 0, f.add(t, {n, 1})}});
     check_fused(f, 1e-5);
     if (HasFatalFailure()) return;
   }
@@ -292,7 +329,7 @@ TEST(PostOps, SpecialValuesAsTheReferenceGivesThem) {
   for (const PostOp& p : ops) {
     SCOPED_TRACE(post_op_text(p));
     FusedMatMul f(m, 1, n, specials, b);
-    f.call.post_ops = {p};
+    set_post_ops(&f.call, std::vector<PostOp>{p});
     check_fused(f, 2e-6);
     if (HasFatalFailure()) return;
   }
@@ -302,7 +339,7 @@ TEST(PostOps, SpecialValuesAsTheReferenceGivesThem) {
     FusedMatMul f(m, 1, n, specials, b);
     std::vector<float> t(static_cast<size_t>(m * n));
     for (size_t i = 0; i < t.size(); ++i) t[i] = specials[(i * 7) % specials.size()];
-    f.call.post_ops = {PostOp{kind, 0, 0, f.add(t, {n, 1})}};
+    set_post_ops(&f.call, std::vector<PostOp>{PostOp{kind, 0, 0, f.add(t, {n, 1})}});
     check_fused(f, 0);
     if (HasFatalFailure()) return;
   }
@@ -317,8 +354,8 @@ TEST(PostOps, BadOperandsAreErrors) {
       make_backend(name)->prepare_extern(t.call)->run(t.ins.data(), t.outs.data());
       ADD_FAILURE() << "no error";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("MatMul: post-op 2 (mul) operand has shape [5,3], the "
-                                           "output [3,5]"),
+      EXPECT_NE(std::string(e.what()).find(
+                    "MatMul: epilogue operand 3 has shape [5,3], the output [3,5]"),
                 std::string::npos)
           << e.what();
     }

@@ -146,7 +146,7 @@ inline void add_post_ops(Draw& d, Case* c, const Dims& y, size_t channel) {
                                PostOpKind::Div, PostOpKind::Max, PostOpKind::Min};
   for (int64_t n = d.pick(0, 3); n > 0; --n) {
     if (d.chance(2)) {
-      c->call.post_ops.push_back(unary[static_cast<size_t>(d.pick(0, unary.size() - 1))]);
+      append_post_op(&c->call, unary[static_cast<size_t>(d.pick(0, unary.size() - 1))]);
       continue;
     }
     std::vector<bool> broadcast(y.size(), false);
@@ -157,7 +157,7 @@ inline void add_post_ops(Draw& d, Case* c, const Dims& y, size_t channel) {
     Operand t =
         make_operand(DType::F32, y, order, broadcast, 0, [&](int64_t) { return d.real(0.5, 1.5); });
     const int32_t input = static_cast<int32_t>(c->call.inputs.size());
-    c->call.post_ops.push_back(PostOp{binary[d.pick(0, 5)], 0, 0, input});
+    append_post_op(&c->call, PostOp{binary[d.pick(0, 5)], 0, 0, input});
     c->call.inputs.push_back(t.ref);
     c->ins.push_back(std::move(t));
   }

@@ -83,6 +83,7 @@ void expect_extern_eq(const ExternCall& x, const ExternCall& y) {
   for (size_t i = 0; i < x.inputs.size(); ++i) expect_ref_eq(x.inputs[i], y.inputs[i]);
   ASSERT_EQ(x.outputs.size(), y.outputs.size());
   for (size_t i = 0; i < x.outputs.size(); ++i) expect_ref_eq(x.outputs[i], y.outputs[i]);
+  EXPECT_EQ(x.epilogue, y.epilogue);
   EXPECT_EQ(x.post_ops, y.post_ops);
 }
 
@@ -209,11 +210,11 @@ TEST(PlanIoTest, BadMagicAndVersion) {
   EXPECT_EQ(error_of(bad), "plan: not a Ferrite plan (bad magic)");
   bad = bytes;
   bad[8] = 7;
-  EXPECT_EQ(error_of(bad), "plan: unsupported format version 7 (this build reads " +
+  EXPECT_EQ(error_of(bad), "plan: unsupported format version 7 (this build reads 5 and " +
                                std::to_string(kPlanFormatVersion) + ")");
   bad[8] = 0;
   bad[11] = 1;
-  EXPECT_EQ(error_of(bad), "plan: unsupported format version 16777216 (this build reads " +
+  EXPECT_EQ(error_of(bad), "plan: unsupported format version 16777216 (this build reads 5 and " +
                                std::to_string(kPlanFormatVersion) + ")");
 }
 

@@ -143,23 +143,24 @@ TEST(PlanTest, ExternViews) {
   EXPECT_PLAN_ERROR(p, str_cat("extern 0 has unknown op ", kExternOpCount));
 }
 
-TEST(PlanTest, ExternPostOps) {
+TEST(PlanTest, ExternEpilogue) {
   Plan p = full_plan();
   EXPECT_EQ(op_input_count(p.externs[0]), 3u);  // the Add's operand is input 3
-  p.externs[0].post_ops[0].input = 4;
-  EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) post-op 0 reads input 4 of 4");
+  EXPECT_EQ(p.externs[0].post_ops.size(), 3u);  // the chain the body was built from
+  p.externs[0].epilogue.steps[1].input = 4;
+  EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) epilogue step 1: loads input 4 of 4");
   p = full_plan();
   p.externs[0].inputs[3] = ref(1, {4}, {1});
-  EXPECT_PLAN_ERROR(p, "post-op 0 reads input 3, whose view does not have the output's shape");
+  EXPECT_PLAN_ERROR(p, "epilogue reads input 3, whose view does not have the output's shape");
   p = full_plan();
-  p.externs[0].post_ops[1].input = 0;
-  EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) unary post-op 1 names an input");
+  p.externs[0].epilogue.steps[2].b = 5;
+  EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) epilogue step 2: operand b is 5, not an earlier step");
   p = full_plan();
-  p.externs[0].post_ops[2].kind = static_cast<PostOpKind>(kPostOpKinds);
-  EXPECT_PLAN_ERROR(p, "post-op 2 has invalid kind");
+  p.externs[0].post_ops[2].alpha = 0.25f;  // no longer what the body says
+  EXPECT_PLAN_ERROR(p, "extern 0 (MatMul)'s post-ops are not its epilogue's chain");
   p = full_plan();
   p.externs[0].op = ExternOp::TopK;
-  EXPECT_PLAN_ERROR(p, "extern 0 (TopK) takes no post-ops");
+  EXPECT_PLAN_ERROR(p, "extern 0 (TopK) takes no epilogue");
 }
 
 TEST(PlanTest, PackedConstants) {

@@ -143,8 +143,9 @@ inline Plan full_plan() {
   mm.outputs = {ref(3, {2, 4}, {4, 1})};
   // Epilogue: + w[0:4] broadcast over the rows, then clip to [0, 6], then a leaky relu.
   mm.inputs.push_back(ref(1, {2, 4}, {0, 1}));
-  mm.post_ops = {PostOp{PostOpKind::Add, 0, 0, 3}, PostOp{PostOpKind::Clip, 0, 6, -1},
-                 PostOp{PostOpKind::LeakyRelu, 0.125f, 0, -1}};
+  set_post_ops(
+      &mm, std::vector<PostOp>{PostOp{PostOpKind::Add, 0, 0, 3}, PostOp{PostOpKind::Clip, 0, 6, -1},
+                               PostOp{PostOpKind::LeakyRelu, 0.125f, 0, -1}});
   p.externs = {mm};
   // A packed form of w (the MatMul's B), as a backend would carry it.
   p.packed = {PackedConstant{0, 1, "test layout 8x4", {1, 2, 3, 4, 5}}};

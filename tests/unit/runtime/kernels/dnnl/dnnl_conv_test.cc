@@ -47,7 +47,7 @@ struct ConvCase {
   Operand out;
 
   void add_binary(PostOpKind kind, Operand t) {
-    call.post_ops.push_back(PostOp{kind, 0, 0, static_cast<int32_t>(ins.size())});
+    append_post_op(&call, PostOp{kind, 0, 0, static_cast<int32_t>(ins.size())});
     call.inputs.push_back(t.ref);
     ins.push_back(std::move(t));
   }
@@ -120,15 +120,15 @@ TEST(DnnlConv, ModelShapesWithPostOps) {
       // times a scalar, minus a channels-last residual.
       ConvCase a = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
       a.add_binary(PostOpKind::Mul, broadcast_operand(y, 1, rng));
-      a.call.post_ops.push_back({PostOpKind::Clip, 0, 6});
+      append_post_op(&a.call, PostOp{PostOpKind::Clip, 0, 6});
       check(a, prepacked, &worst);
       ConvCase b = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
       b.add_binary(PostOpKind::Add, dense(y, rng));
-      b.call.post_ops.push_back({PostOpKind::Silu});
+      append_post_op(&b.call, PostOp{PostOpKind::Silu});
       check(b, prepacked, &worst);
       ConvCase c = make_conv(g, Storage::ChannelsLast, Storage::ChannelsLast, rng);
       c.add_binary(PostOpKind::Sub, broadcast_operand(y, 1, rng));
-      c.call.post_ops.push_back({PostOpKind::GeluErf});
+      append_post_op(&c.call, PostOp{PostOpKind::GeluErf});
       c.add_binary(PostOpKind::Mul, broadcast_operand(y, -1, rng));
       c.add_binary(PostOpKind::Sub, stored(y, Storage::ChannelsLast, rng));
       check(c, prepacked, &worst);
@@ -144,7 +144,7 @@ TEST(DnnlConv, EveryPostOpKind) {
   const Dims y = g.y_dims();
   for (const PostOp& p : unary_post_ops()) {
     ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
-    c.call.post_ops = {p};
+    set_post_ops(&c.call, std::vector<PostOp>{p});
     check(c, false);
   }
   for (PostOpKind kind : {PostOpKind::Add, PostOpKind::Sub, PostOpKind::Mul, PostOpKind::Div,
@@ -198,9 +198,9 @@ TEST(DnnlConv, WinogradForLarge3x3ConvolutionsWithTheResidualAsSum) {
   for (bool prepacked : {false, true}) {
     ConvCase residual = make_conv(g, Storage::ChannelsLast, Storage::ChannelsLast, rng);
     residual.add_binary(PostOpKind::Add, stored(y, Storage::ChannelsLast, rng));
-    residual.call.post_ops.push_back({PostOpKind::Relu});
+    append_post_op(&residual.call, PostOp{PostOpKind::Relu});
     ConvCase plain = make_conv(g, Storage::ChannelsFirst, Storage::Scattered, rng);
-    plain.call.post_ops.push_back({PostOpKind::Relu});
+    append_post_op(&plain.call, PostOp{PostOpKind::Relu});
     ConvCase scaled = make_conv(g, Storage::ChannelsLast, Storage::ChannelsLast, rng);
     scaled.add_binary(PostOpKind::Add, stored(y, Storage::ChannelsFirst, rng));
     scaled.add_binary(PostOpKind::Mul, broadcast_operand(y, 1, rng));
@@ -254,7 +254,7 @@ TEST(DnnlConv, NonFiniteInputsGiveTheReferenceValues) {
         }
         c.add_binary(PostOpKind::Add, stored(g.y_dims(), Storage::ChannelsLast, rng));
         const bool handled = !(w_inf && prepacked);
-        if (handled) c.call.post_ops.push_back({PostOpKind::Relu});
+        if (handled) append_post_op(&c.call, PostOp{PostOpKind::Relu});
         Operand& x = c.ins[0];
         x.data[at(x, {0, 3, 10, 10})] = INFINITY;
         x.data[at(x, {0, 5, 0, 10})] = -INFINITY;  // an edge
@@ -312,7 +312,7 @@ TEST(DnnlConv, ThreadCountsAgreeBitwise) {
   const Geometry g = conv2d(2, 32, 32, 1, {16, 16}, 3, 1, 1);
   ConvCase c = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
   c.add_binary(PostOpKind::Add, dense(g.y_dims(), rng));
-  c.call.post_ops.push_back({PostOpKind::Relu});
+  append_post_op(&c.call, PostOp{PostOpKind::Relu});
   const std::vector<float> one = run_dnnl(c.call, c.ins, c.out, c.constants(), 1);
   const std::vector<float> two = run_dnnl(c.call, c.ins, c.out, c.constants(), 2);
   ASSERT_EQ(one.size(), two.size());
@@ -328,10 +328,10 @@ TEST(DnnlConv, OneThreadCopiesGiveTheSameBits) {
   const Geometry wino = conv2d(1, 64, 48, 1, {28, 28}, 3, 1, 1);
   ConvCase residual = make_conv(wino, Storage::ChannelsLast, Storage::ChannelsLast, rng);
   residual.add_binary(PostOpKind::Add, stored(wino.y_dims(), Storage::ChannelsLast, rng));
-  residual.call.post_ops.push_back({PostOpKind::Relu});
+  append_post_op(&residual.call, PostOp{PostOpKind::Relu});
   ConvCase first = make_conv(conv2d(2, 32, 32, 1, {16, 16}, 3, 1, 1), Storage::ChannelsFirst,
                              Storage::ChannelsFirst, rng);
-  first.call.post_ops.push_back({PostOpKind::Relu});
+  append_post_op(&first.call, PostOp{PostOpKind::Relu});
   const ConvCase depthwise = make_conv(conv2d(1, 96, 96, 96, {28, 28}, 3, 2, 1),
                                        Storage::ChannelsLast, Storage::ChannelsLast, rng);
   Geometry tg = conv2d(1, 32, 16, 1, {14, 14}, 3, 2, 1);
@@ -386,11 +386,12 @@ TEST(DnnlConv, NegativeTransposePadsGetTheBorderWithPostOps) {
       ConvCase t = make_conv(g, Storage::ChannelsFirst, Storage::ChannelsLast, rng);
       if (g.k() > 1) {
         t.add_binary(PostOpKind::Add, broadcast_operand(y, 1, rng));
-        t.call.post_ops.push_back({PostOpKind::Tanh});
+        append_post_op(&t.call, PostOp{PostOpKind::Tanh});
         t.add_binary(PostOpKind::Mul, broadcast_operand(y, -1, rng));
         t.add_binary(PostOpKind::Sub, stored(y, Storage::Scattered, rng));
       } else {
-        t.call.post_ops = {{PostOpKind::Linear, -2, 0.5f}, {PostOpKind::Elu, 0.5f}};
+        set_post_ops(&t.call,
+                     std::vector<PostOp>{{PostOpKind::Linear, -2, 0.5f}, {PostOpKind::Elu, 0.5f}});
       }
       check(t, prepacked);
       if (HasFatalFailure()) return;
@@ -408,9 +409,9 @@ TEST(DnnlConv, RefusedCallsFallBackInTheJitBackend) {
   all_border.pad_end = {-2, -2};
   ConvCase clip = make_conv(conv2d(1, 4, 6, 2, {5, 6}, 3, 2, 1), Storage::ChannelsFirst,
                             Storage::ChannelsFirst, rng);
-  clip.call.post_ops = {{PostOpKind::Clip, 1, 0}};  // min > max
+  set_post_ops(&clip.call, std::vector<PostOp>{{PostOpKind::Clip, 1, 0}});  // min > max
   ConvCase border = make_conv(all_border, Storage::ChannelsFirst, Storage::ChannelsFirst, rng);
-  border.call.post_ops = {{PostOpKind::Sigmoid}};
+  set_post_ops(&border.call, std::vector<PostOp>{{PostOpKind::Sigmoid}});
   for (const ConvCase* c : {&clip, &border}) {
     SCOPED_TRACE(c->g.text());
     EXPECT_EQ(prepare_dnnl_extern(c->call, {}, 1), nullptr);
@@ -466,7 +467,7 @@ TEST(DnnlConv, BadBuffersGiveTheReferenceErrors) {
   ConvCase c = make_conv(conv2d(1, 4, 6, 2, {5, 5}, 3, 1, 1), Storage::ChannelsFirst,
                          Storage::ChannelsFirst, rng);
   c.add_binary(PostOpKind::Add, broadcast_operand(c.g.y_dims(), 1, rng));
-  c.call.post_ops.push_back({PostOpKind::Relu});  // X scanned first (nonfinite_inputs.h)
+  append_post_op(&c.call, PostOp{PostOpKind::Relu});  // X scanned first (nonfinite_inputs.h)
   auto p = prepare_dnnl_extern(c.call, {}, 1);
   ASSERT_NE(p, nullptr);
   std::vector<ExternBuffer> f64 = buffers(c.ins), small_w = f64, small_t = f64, f16 = f64;

@@ -41,7 +41,7 @@ struct MatMulCase {
   }
   // Adds a post-op whose operand is `t`.
   void add_binary(PostOpKind kind, Operand t) {
-    call.post_ops.push_back(PostOp{kind, 0, 0, static_cast<int32_t>(ins.size())});
+    append_post_op(&call, PostOp{kind, 0, 0, static_cast<int32_t>(ins.size())});
     call.inputs.push_back(t.ref);
     call.inputs.back().buffer = static_cast<int32_t>(ins.size());
     ins.push_back(std::move(t));
@@ -193,7 +193,7 @@ TEST(DnnlMatMul, EveryUnaryPostOp) {
   double worst = 0;
   for (const PostOp& p : unary_post_ops()) {
     MatMulCase c = plain_matmul({2}, 13, 24, 37, rng);
-    c.call.post_ops = {p};
+    set_post_ops(&c.call, std::vector<PostOp>{p});
     check(c, false, tol_for(24) + kApproxTol, &worst);
     if (HasFatalFailure()) return;
   }
@@ -248,18 +248,18 @@ TEST(DnnlMatMul, ChainsOfThreePostOps) {
   for (bool prepacked : {false, true}) {
     MatMulCase a = plain_matmul({3}, 16, 100, 40, rng);
     a.add_binary(PostOpKind::Add, broadcast_operand(shape, 2, rng));
-    a.call.post_ops.push_back({PostOpKind::GeluErf});
+    append_post_op(&a.call, PostOp{PostOpKind::GeluErf});
     a.add_binary(PostOpKind::Mul, dense(shape, rng));
     check(a, prepacked, tol_for(100) + kApproxTol);
     MatMulCase b = plain_matmul({3}, 16, 100, 40, rng);
     b.add_binary(PostOpKind::Mul, broadcast_operand(shape, -1, rng));
-    b.call.post_ops.push_back({PostOpKind::Tanh});
+    append_post_op(&b.call, PostOp{PostOpKind::Tanh});
     b.add_binary(PostOpKind::Sub, make_operand(shape, {0, 2, 1}, {}, 1, rng));
     check(b, prepacked, tol_for(100) + kApproxTol);
     MatMulCase c = plain_matmul({3}, 16, 100, 40, rng);
-    c.call.post_ops.push_back({PostOpKind::HardSigmoid, 0.3f, 0.4f});
+    append_post_op(&c.call, PostOp{PostOpKind::HardSigmoid, 0.3f, 0.4f});
     c.add_binary(PostOpKind::Max, broadcast_operand(shape, 2, rng));
-    c.call.post_ops.push_back({PostOpKind::Clip, 0.1f, 0.6f});
+    append_post_op(&c.call, PostOp{PostOpKind::Clip, 0.1f, 0.6f});
     c.call.floats["alpha"] = 0.125;  // applies before the post-ops
     check(c, prepacked, tol_for(100) + kApproxTol);
   }
@@ -271,7 +271,7 @@ TEST(DnnlMatMul, ThreadCountsAgreeBitwise) {
   std::mt19937 rng(9);
   MatMulCase c = plain_matmul({2}, 96, 300, 160, rng);
   c.add_binary(PostOpKind::Add, broadcast_operand({2, 96, 160}, 2, rng));
-  c.call.post_ops.push_back({PostOpKind::GeluTanh});
+  append_post_op(&c.call, PostOp{PostOpKind::GeluTanh});
   const std::vector<float> one = run_dnnl(c.call, c.ins, c.out, {1, 2}, 1);
   const std::vector<float> two = run_dnnl(c.call, c.ins, c.out, {1, 2}, 2);
   ASSERT_EQ(one.size(), two.size());
@@ -285,7 +285,7 @@ TEST(DnnlMatMul, OneThreadCopiesGiveTheSameBits) {
   std::mt19937 rng(10);
   MatMulCase plain = plain_matmul({2}, 96, 300, 160, rng);
   plain.add_binary(PostOpKind::Add, broadcast_operand({2, 96, 160}, 2, rng));
-  plain.call.post_ops.push_back({PostOpKind::GeluTanh});
+  append_post_op(&plain.call, PostOp{PostOpKind::GeluTanh});
   const size_t r = 3;
   MatMulCase copied = make_matmul({2}, 90, 400, 110, {}, {}, identity_order(r), identity_order(r),
                                   identity_order(r), 1, rng);
@@ -313,16 +313,18 @@ TEST(DnnlMatMul, OneEltwiseAlgorithmWithTwoParameterSetsIsRefused) {
       {{PostOpKind::Linear, 2, 0}, {PostOpKind::HardSigmoid, 0.2f, 0.5f}}};
   for (const auto& ops : refused) {
     MatMulCase c = plain_matmul({}, 8, 16, 8, rng);
-    c.call.post_ops = ops;
+    set_post_ops(&c.call, ops);
     EXPECT_EQ(prepare_dnnl_extern(c.call, {}, 1), nullptr) << c.text();
   }
   // The same parameters twice, and a Clip beside HardSigmoid's clamp, are taken.
   MatMulCase same = plain_matmul({}, 8, 16, 8, rng);
-  same.call.post_ops = {
-      {PostOpKind::Clip, -0.5f, 0.5f}, {PostOpKind::Tanh}, {PostOpKind::Clip, -0.5f, 0.5f}};
+  set_post_ops(&same.call, std::vector<PostOp>{{PostOpKind::Clip, -0.5f, 0.5f},
+                                               {PostOpKind::Tanh},
+                                               {PostOpKind::Clip, -0.5f, 0.5f}});
   check(same, false, tol_for(16) + kApproxTol);
   MatMulCase both = plain_matmul({}, 8, 16, 8, rng);
-  both.call.post_ops = {{PostOpKind::Clip, -0.2f, 0.3f}, {PostOpKind::HardSigmoid, 2, 0.5f}};
+  set_post_ops(&both.call, std::vector<PostOp>{{PostOpKind::Clip, -0.2f, 0.3f},
+                                               {PostOpKind::HardSigmoid, 2, 0.5f}});
   check(both, false, tol_for(16) + kApproxTol);
 }
 
@@ -330,9 +332,11 @@ TEST(DnnlMatMul, RefusedCallsFallBackToPortableInTheJitBackend) {
   jit::register_jit_backend();
   std::mt19937 rng(2);
   MatMulCase clip = plain_matmul({}, 8, 16, 8, rng);
-  clip.call.post_ops = {{PostOpKind::Clip, 1.0f, -1.0f}};  // min > max: everything becomes max
+  set_post_ops(&clip.call, std::vector<PostOp>{{PostOpKind::Clip, 1.0f,
+                                                -1.0f}});  // min > max: everything becomes max
   MatMulCase twice = plain_matmul({}, 8, 16, 8, rng);
-  twice.call.post_ops = {{PostOpKind::Clip, 0, 1}, {PostOpKind::Clip, 0.1f, 0.6f}};
+  set_post_ops(&twice.call,
+               std::vector<PostOp>{{PostOpKind::Clip, 0, 1}, {PostOpKind::Clip, 0.1f, 0.6f}});
   MatMulCase row_bias = plain_matmul({}, 9, 16, 12, rng);  // oneDNN: reference loops only
   row_bias.add_binary(PostOpKind::Add, broadcast_operand({9, 12}, 0, rng));
   MatMulCase batch_bias = plain_matmul({2}, 9, 16, 12, rng);
@@ -380,7 +384,7 @@ TEST(DnnlMatMul, NonFiniteInputsGiveTheReferenceValues) {
                    (prepacked ? ", constant" : ""));
       c.add_binary(PostOpKind::Add, dense({2, 8, 12}, rng));
       const bool handled = !(b_inf && prepacked);
-      if (handled) c.call.post_ops.push_back({PostOpKind::Relu});
+      if (handled) append_post_op(&c.call, PostOp{PostOpKind::Relu});
       Operand& a = c.ins[0];
       auto at = [](const Operand& o, const Dims& idx) {
         int64_t off = o.ref.offset;

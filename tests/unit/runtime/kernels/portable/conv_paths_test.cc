@@ -261,11 +261,12 @@ void check_fused_post_ops(const Geometry& g, PostOpKind activation, bool spatial
   Dims per_channel(yd.size(), 0), per_row(yd.size(), 0);
   per_channel[1] = 1;
   per_row[yd.size() - 2] = 1;
-  call.post_ops = {PostOp{PostOpKind::Add, 0, 0, operand(&chan, per_channel)},
-                   PostOp{activation, 0.1f, 0.6f},
-                   PostOp{PostOpKind::Mul, 0, 0, operand(&res, dense_strides(yd))},
-                   PostOp{PostOpKind::Sub, 0, 0, operand(&scalar, Dims(yd.size(), 0))}};
-  if (spatial) call.post_ops.push_back(PostOp{PostOpKind::Max, 0, 0, operand(&row, per_row)});
+  set_post_ops(&call, std::vector<PostOp>{
+                          PostOp{PostOpKind::Add, 0, 0, operand(&chan, per_channel)},
+                          PostOp{activation, 0.1f, 0.6f},
+                          PostOp{PostOpKind::Mul, 0, 0, operand(&res, dense_strides(yd))},
+                          PostOp{PostOpKind::Sub, 0, 0, operand(&scalar, Dims(yd.size(), 0))}});
+  if (spatial) append_post_op(&call, PostOp{PostOpKind::Max, 0, 0, operand(&row, per_row)});
   std::vector<ExternBuffer> bufs;
   for (Operand* o : ins) bufs.push_back(o->buffer());
   ExternBuffer out = y.buffer();
