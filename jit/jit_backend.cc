@@ -15,6 +15,7 @@
 #include "jit/kernel_analysis.h"
 #include "jit/kernel_codegen.h"
 #include "jit/segment_codegen.h"
+#include "runtime/following_epilogue.h"
 #include "runtime/kernels/dnnl/dnnl_externs.h"
 #include "runtime/kernels/portable/matmul_f32.h"
 #include "runtime/kernels/portable/portable_backend.h"
@@ -208,6 +209,8 @@ class JitBackend : public KernelBackend {
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& packed) const override {
+    if (needs_following_epilogue(call))  // oneDNN and the portable tiles take chains only
+      return prepare_with_following_epilogue(*this, call, constants, packed);
     switch (call.op) {  // the registration table
       case ExternOp::MatMul:
         if (portable_matmul_streams_weights(call, constants)) break;

@@ -9,11 +9,18 @@
 //           subgraph over the non-omitted inputs, lowered where the extern does not apply
 //   output  out[dst[e], :] = reduce(out[dst[e], :], x[src[e], :] * weight[e]) over the
 //           edges in order, from data: ScatterElements / ScatterND of Gather * weight
+//
+// ferrite_epilogue (passes/fuse_extern_epilogues.cc), on a Conv, ConvTranspose, MatMul, Gemm or
+// ferrite.SegmentReduce node: the nodes fused into the extern's epilogue, as a subgraph over
+// y (the op's result) and the operands, which are appended to the node's inputs after its
+// own; its one output is the node's output. The lowering lowers it on the extern's result and
+// attaches what it computes (lower/extern_epilogue.cc).
 #pragma once
 
 namespace ferrite {
 
 inline constexpr const char* kFerriteDomain = "ferrite";
 inline constexpr const char* kUnfusedAttr = "ferrite_unfused";
+inline constexpr const char* kEpilogueAttr = "ferrite_epilogue";
 
 }  // namespace ferrite

@@ -90,12 +90,11 @@ std::vector<TensorBoxPtr> emit(LowerCtx& c, const ConvAttrs& a, int64_t out_chan
     if (c.has(i)) e.inputs.push_back(c.gl.extern_operand(c.input(i)));
   std::vector<int64_t> out_size{x->size[0], out_channels};
   out_size.insert(out_size.end(), a.out.begin(), a.out.end());
-  const std::vector<LoweredPostOp> rest = add_post_ops(c, node_post_ops(c), out_size, &e);
+  const EpiloguePost post = epilogue_nodes(c);
   if (c.node.attr_string(kLayoutAttr, "") != kChannelsLastLayout) {
     Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
     e.outputs.push_back(out);
-    c.gl.add_extern(std::move(e));
-    return {apply_post_ops_pointwise(c, make_buffer_box(out), rest)};
+    return {add_extern_with_epilogue(c, std::move(e), make_buffer_box(out), post)};
   }
   // Channels-last storage [N, spatial..., M]; the extern and every reader see [N, M, ...].
   const int k = static_cast<int>(a.out.size());
@@ -107,8 +106,8 @@ std::vector<TensorBoxPtr> emit(LowerCtx& c, const ConvAttrs& a, int64_t out_chan
   Buffer* out = c.gl.new_buffer("", DType::F32, stored, BufferOrigin::Extern);
   e.outputs.push_back(out);
   e.output_perms.push_back(perm);
-  c.gl.add_extern(std::move(e));
-  return {apply_post_ops_pointwise(c, permute_view(make_buffer_box(out), perm), rest)};
+  return {
+      add_extern_with_epilogue(c, std::move(e), permute_view(make_buffer_box(out), perm), post)};
 }
 
 std::vector<TensorBoxPtr> lower_conv(LowerCtx& c) {

@@ -134,10 +134,15 @@ void GraphLowering::realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t o
   prog_.order.push_back(std::move(item));
 }
 
-ExternOperand GraphLowering::extern_operand(const TensorBoxPtr& t) {
+TensorBoxPtr GraphLowering::realize_strided(const TensorBoxPtr& t) {
   TensorBoxPtr v = t;
   if (!v->strided) v = make_pointwise_box(t->dtype, t->size, t->loader(), "copy");
   realize(v);
+  return v;
+}
+
+ExternOperand GraphLowering::extern_operand(const TensorBoxPtr& t) {
+  const TensorBoxPtr v = realize_strided(t);
   ExternOperand op;
   int64_t base;
   op.buffer = v->storage->buffer->storage_owner(&base);
@@ -152,12 +157,13 @@ int GraphLowering::uses(const Value* v) const {
   return it == uses_.end() ? 0 : it->second;
 }
 
-void GraphLowering::add_extern(ExternNode node) {
+size_t GraphLowering::add_extern(ExternNode node) {
   prog_.externs.push_back(std::move(node));
   LoweredItem item;
   item.extern_index = static_cast<int>(prog_.externs.size()) - 1;
   item.guards = guards_;
   prog_.order.push_back(std::move(item));
+  return prog_.externs.size() - 1;
 }
 
 TensorBoxPtr GraphLowering::box_for(const Value* v) {

@@ -13,7 +13,7 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/loopir/ir.h"
-#include "compiler/plan/post_ops.h"
+#include "compiler/plan/epilogue.h"
 #include "compiler/plan/resource_limits.h"
 
 namespace ferrite {
@@ -32,7 +32,7 @@ struct ExternNode {
   std::vector<ExternOperand> inputs;
   std::vector<Buffer*> outputs;
   std::string origin;
-  std::vector<PostOp> post_ops;  // MatMul/Conv/ConvTranspose epilogue (plan/post_ops.h)
+  EpilogueBody epilogue;  // MatMul/Conv/ConvTranspose/SegmentReduce (plan/epilogue.h)
   // Per output (or empty: all dense): the extern sees output i as buffer dims permuted,
   // its dim d being the buffer's dim output_perms[i][d] (channels-last storage of an NCHW
   // result: buffer [N, H, W, C], perm {0, 3, 1, 2}).
@@ -87,7 +87,13 @@ class GraphLowering {
   // `t` as a strided view of a realized buffer; copies into a fresh buffer when the view is
   // not expressible as strides.
   ExternOperand extern_operand(const TensorBoxPtr& t);
-  void add_extern(ExternNode node);
+  // The same as a box: `t` realized, or a realized copy of it.
+  TensorBoxPtr realize_strided(const TensorBoxPtr& t);
+  // Adds the call to the program; its index in LoweredProgram::externs.
+  size_t add_extern(ExternNode node);
+  ExternNode& extern_node(size_t index) { return prog_.externs[index]; }
+  // Items in the program so far (a lowering that must know whether another realized one).
+  size_t program_size() const { return prog_.order.size(); }
   // The contents of `t` when it is a compile-time constant (folding it if it can), or null.
   std::shared_ptr<const TensorData> constant_data(const TensorBoxPtr& t);
 

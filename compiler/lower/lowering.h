@@ -103,29 +103,25 @@ TensorBoxPtr concat_values(GraphLowering& gl, std::vector<TensorBoxPtr> ins, int
                            const std::string& origin);
 TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm);
 TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
-// A post-op of an extern with its operand (binary kinds; null otherwise), before lowering
-// gives the operand its place among the extern's inputs.
-struct LoweredPostOp {
-  PostOp op;
-  TensorBoxPtr operand;
-};
-// The fused epilogue recorded on the node (graph/post_op_attrs.h); empty without one.
-std::vector<LoweredPostOp> node_post_ops(const LowerCtx& c);
-// Appends the longest prefix of `post` that the extern can take to e->post_ops (float32
-// operands that broadcast to `out_size`, the extern's output shape; each appended to
-// e->inputs as a broadcast view) and returns the rest.
-std::vector<LoweredPostOp> add_post_ops(const LowerCtx& c, const std::vector<LoweredPostOp>& post,
-                                        const std::vector<int64_t>& out_size, ExternNode* e);
-// `y` with `post` applied as pointwise ops (numpy broadcasting: an operand may make the
-// result larger), for what add_post_ops left.
-TensorBoxPtr apply_post_ops_pointwise(const LowerCtx& c, TensorBoxPtr y,
-                                      const std::vector<LoweredPostOp>& post);
+// What follows an extern: a function of its result.
+using EpiloguePost = std::function<TensorBoxPtr(const TensorBoxPtr&)>;
+// The node's ferrite_epilogue subgraph (graph/ferrite_ops.h), as a function lowering it on
+// the extern's result; null without one. Call it before the extern is added: it realizes
+// the operands (the node's last inputs) now, as extern operands are, so that the epilogue
+// reads them as loads of buffers.
+EpiloguePost epilogue_nodes(const LowerCtx& c);
+// Adds the extern call `e`, whose result is read through `y` (a view of outputs[0] of the
+// shape the call gives it), then computes `post(y)` (the epilogue nodes, say) and, when that
+// traces to an epilogue (lower/extern_epilogue.cc), attaches it to the call and returns `y`,
+// which then holds it; otherwise returns post's value, computed pointwise after the call.
+TensorBoxPtr add_extern_with_epilogue(const LowerCtx& c, ExternNode e, const TensorBoxPtr& y,
+                                      const EpiloguePost& post);
 // alpha * a @ b as a "MatMul" extern call (numpy matmul semantics: 1-D operands, batch
-// broadcasting; transposes and broadcasts stay strides), then the post-ops `post` (operands
-// broadcast to the result's shape; not with 1-D operands). float32 only; throws naming the
-// node.
+// broadcasting; transposes and broadcasts stay strides), then `post` on the result, as its
+// epilogue where it traces to one (add_extern_with_epilogue; not with 1-D operands).
+// float32 only; throws naming the node.
 TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha,
-                           const std::vector<LoweredPostOp>& post = {});
+                           const EpiloguePost& post = nullptr);
 // Softmax (or LogSoftmax) of `x` over one axis, max-subtracted.
 TensorBoxPtr softmax_over(const LowerCtx& c, const TensorBoxPtr& x, int axis, bool log);
 TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> data,

@@ -7,7 +7,7 @@
 namespace ferrite {
 
 TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha,
-                           const std::vector<LoweredPostOp>& post) {
+                           const std::function<TensorBoxPtr(const TensorBoxPtr&)>& post) {
   if (a->dtype != DType::F32 || b->dtype != DType::F32) {
     c.unsupported("MatMul on ", dtype_name(a->dtype), " x ", dtype_name(b->dtype),
                   " (float32 only)");
@@ -35,27 +35,23 @@ TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, do
   e.origin = c.origin();
   e.inputs.push_back(c.gl.extern_operand(expand_view(a, with({m, k}))));
   e.inputs.push_back(c.gl.extern_operand(expand_view(b, with({k, n}))));
-  std::vector<int64_t> out_size = with({m, n});
-  // A squeezed result (1-D operands) is not the extern's shape: its post-ops stay pointwise.
-  const std::vector<LoweredPostOp> rest =
-      squeeze_m || squeeze_n ? post : add_post_ops(c, post, out_size, &e);
-  Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
+  Buffer* out = c.gl.new_buffer("", DType::F32, with({m, n}), BufferOrigin::Extern);
   e.outputs.push_back(out);
+  if (!squeeze_m && !squeeze_n)
+    return add_extern_with_epilogue(c, std::move(e), make_buffer_box(out), post);
+  // A squeezed result (1-D operands) is not the extern's shape: `post` stays pointwise.
   c.gl.add_extern(std::move(e));
-  TensorBoxPtr r = make_buffer_box(out);
-  if (squeeze_m || squeeze_n) {
-    std::vector<int64_t> s = batch;
-    if (!squeeze_m) s.push_back(m);
-    if (!squeeze_n) s.push_back(n);
-    r = reshape_view(r, s);
-  }
-  return apply_post_ops_pointwise(c, r, rest);
+  std::vector<int64_t> s = batch;
+  if (!squeeze_m) s.push_back(m);
+  if (!squeeze_n) s.push_back(n);
+  const TensorBoxPtr r = reshape_view(make_buffer_box(out), s);
+  return post ? post(r) : r;
 }
 
 namespace {
 
 std::vector<TensorBoxPtr> lower_matmul(LowerCtx& c) {
-  return {matmul_extern(c, c.input(0), c.input(1), 1.0, node_post_ops(c))};
+  return {matmul_extern(c, c.input(0), c.input(1), 1.0, epilogue_nodes(c))};
 }
 
 std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
@@ -76,10 +72,10 @@ std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
               " does not broadcast to the result [", out[0], ", ", out[1], "]");
   }
   double alpha = c.node.attr_float("alpha", 1.0), beta = c.node.attr_float("beta", 1.0);
-  // beta * C is the first post-op (an Add), before any the fusion pass recorded.
-  std::vector<LoweredPostOp> post;
+  // + beta * C, then the nodes the fusion pass recorded: the epilogue.
+  TensorBoxPtr cterm;
   if (c.has(2) && beta != 0.0) {
-    TensorBoxPtr cterm = c.input(2);
+    cterm = c.input(2);
     if (cterm->dtype != DType::F32) c.unsupported("Gemm on ", dtype_name(cterm->dtype));
     if (beta != 1.0) {
       cterm = make_pointwise(c, {cterm}, cterm->dtype,
@@ -87,10 +83,17 @@ std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
                                return bb.binary(Op::Mul, v[0], bb.constant(v[0].type, beta));
                              });
     }
-    post.push_back(LoweredPostOp{PostOp{PostOpKind::Add}, cterm});
+    cterm = c.gl.realize_strided(cterm);  // an operand of the epilogue, as a bias is
   }
-  for (LoweredPostOp& p : node_post_ops(c)) post.push_back(std::move(p));
-  return {matmul_extern(c, a, b, alpha, post)};
+  const EpiloguePost nodes = epilogue_nodes(c);
+  return {matmul_extern(c, a, b, alpha, [&c, cterm, nodes](const TensorBoxPtr& y) {
+    TensorBoxPtr r = y;
+    if (cterm)
+      r = make_pointwise(c, {y, cterm}, DType::F32, [](KernelBuilder& bb, const std::vector<V>& v) {
+        return bb.binary(Op::Add, v[0], v[1]);
+      });
+    return nodes ? nodes(r) : r;
+  })};
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 // Elementwise ops: unary math, binary arithmetic with numpy broadcasting, comparisons and
 // logic, Where, Clip, Cast and the small activation functions built from them.
 #include <cmath>
+#include <limits>
 
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/activations.h"
@@ -128,8 +129,15 @@ std::vector<TensorBoxPtr> lower_clip(LowerCtx& c) {
   auto bound = [](KernelBuilder& b, const TensorBoxPtr& t) {
     return t->load(b, std::vector<Index>(t->size.size(), ix_const(0)));
   };
+  // A float Clip with one bound is min(max(x, lo), hi) all the same, the other bound infinite
+  // (the same values): the formula of the Clip post-op, which an extern's epilogue matches.
+  const bool one_bound = !attrs && dtype_is_float(x->dtype) && (!lo_t != !hi_t);
+  constexpr double inf = std::numeric_limits<double>::infinity();
   return {make_pointwise(c, {x}, x->dtype, [=](KernelBuilder& b, const std::vector<V>& v) {
     V r = v[0];
+    if (one_bound)
+      return act::clip(b, r, lo_t ? bound(b, lo_t) : b.constant(r.type, -inf),
+                       hi_t ? bound(b, hi_t) : b.constant(r.type, inf));
     if (attrs || lo_t) r = b.binary(Op::Max, r, attrs ? b.constant(r.type, lo) : bound(b, lo_t));
     if (attrs || hi_t) r = b.binary(Op::Min, r, attrs ? b.constant(r.type, hi) : bound(b, hi_t));
     return r;

@@ -78,7 +78,8 @@ std::vector<TensorBoxPtr> lower_unfused(LowerCtx& c) {
     if (c.has(i)) args.push_back(c.input(i));
   std::vector<TensorBoxPtr> out = c.gl.lower_subgraph(*it->second.g, args, c.node);
   if (out.size() != 1) c.error(kUnfusedAttr, " must have one output");
-  return {apply_post_ops_pointwise(c, out[0], node_post_ops(c))};
+  const EpiloguePost post = epilogue_nodes(c);
+  return {post ? post(out[0]) : out[0]};
 }
 
 std::vector<TensorBoxPtr> lower_segment_reduce(LowerCtx& c) {
@@ -101,12 +102,9 @@ std::vector<TensorBoxPtr> lower_segment_reduce(LowerCtx& c) {
   std::shared_ptr<const TensorData> d = c.gl.constant_data(data);
   if (!d || !all_zero(*d)) e.inputs.push_back(c.gl.extern_operand(data));
   // The epilogue (fuse_extern_epilogues) on float32 rows, after each row's reduction.
-  std::vector<LoweredPostOp> rest = node_post_ops(c);
-  if (x->dtype == DType::F32) rest = add_post_ops(c, rest, data->size, &e);
   Buffer* out = c.gl.new_buffer("", x->dtype, data->size, BufferOrigin::Extern);
   e.outputs.push_back(out);
-  c.gl.add_extern(std::move(e));
-  return {apply_post_ops_pointwise(c, make_buffer_box(out), rest)};
+  return {add_extern_with_epilogue(c, std::move(e), make_buffer_box(out), epilogue_nodes(c))};
 }
 
 }  // namespace

@@ -2,27 +2,35 @@
 
 #include <algorithm>
 #include <cmath>
-#include <limits>
+#include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
 
 #include "compiler/graph/ferrite_ops.h"
-#include "compiler/graph/post_op_attrs.h"
 #include "compiler/passes/captured_names.h"
+#include "compiler/plan/error.h"
 
 namespace ferrite {
 namespace {
 
-constexpr size_t kMaxPostOps = 8;
+constexpr size_t kMaxSteps = 8;
 
-// What one match absorbs: post-ops (a binary one's `input` indexes `operands`), the nodes
-// it removes, and the value the extern produces afterwards.
+// What one match absorbs: the nodes, cloned into the epilogue in order, or, for torch's
+// exported exact gelu, replaced by one Gelu node (`gelu`); and the value the extern produces
+// afterwards.
 struct Match {
-  std::vector<PostOp> ops;
-  std::vector<Value*> operands;
   std::vector<Node*> nodes;
+  bool gelu = false;
   Value* out = nullptr;
+};
+
+// The epilogue subgraph being built: inputs y and the operands, values by outer value.
+struct Body {
+  std::shared_ptr<Graph> g;
+  std::map<const Value*, Value*> local;
+  std::vector<Value*> operands;  // outer values of inputs 1, 2, ...
 };
 
 class Fuser {
@@ -46,12 +54,10 @@ class Fuser {
     return 0;
   }
 
-  // Types are not known before lowering: the lowering attaches what fits (float32, operands
-  // that broadcast to the extern's output) and applies the rest as pointwise ops.
-  bool takes_post_ops(const Node& n) const {
+  bool takes_epilogue(const Node& n) const {
     if (!n.domain.empty() && n.domain != "ai.onnx" && n.domain != kFerriteDomain) return false;
     if (own_inputs(n) == 0 || n.outputs.size() != 1 || !n.outputs[0]) return false;
-    return n.inputs.size() <= own_inputs(n);  // not fused before
+    return n.inputs.size() <= own_inputs(n) && !n.has_attr(kEpilogueAttr);  // not fused before
   }
 
   // Whether a value may disappear into an extern: read only by `readers` (all absorbed by
@@ -83,80 +89,24 @@ class Fuser {
            (n.domain.empty() || n.domain == "ai.onnx");
   }
 
-  // Clip's bound (attribute before opset 11, optional constant input since): false when it
-  // is not a constant.
-  bool clip_bound(const Node& u, size_t input, const char* attr, float dflt, float* out) const {
-    if (g_.opset("") < 11) {
-      *out = static_cast<float>(u.attr_float(attr, dflt));
-      return true;
-    }
-    const Value* c = u.input(input);
-    if (!c) {
-      *out = dflt;
-      return true;
-    }
-    if (!c->is_constant() || c->data->dtype != DType::F32 || c->data->elements() != 1) return false;
-    *out = static_cast<float>(c->data->float_at(0));
-    return true;
-  }
-
+  // The activations oneDNN and the portable tiles apply as post-ops; what they compute is
+  // their lowering's (lower/pointwise_ops.cc).
   bool match_unary(Node* u, Value* v, Match* m) const {
-    if (!single_output(*u) || u->input(0) != v) return false;
-    const std::string& op = u->op_type;
-    PostOp p;
-    constexpr float inf = std::numeric_limits<float>::infinity();
-    if (op == "Relu" && u->inputs.size() == 1) {
-      p.kind = PostOpKind::Relu;
-    } else if (op == "LeakyRelu") {
-      p = PostOp{PostOpKind::LeakyRelu, static_cast<float>(u->attr_float("alpha", 0.01))};
-    } else if (op == "Elu") {
-      p = PostOp{PostOpKind::Elu, static_cast<float>(u->attr_float("alpha", 1.0))};
-    } else if (op == "Sigmoid") {
-      p.kind = PostOpKind::Sigmoid;
-    } else if (op == "Tanh") {
-      p.kind = PostOpKind::Tanh;
-    } else if (op == "HardSwish") {
-      p.kind = PostOpKind::HardSwish;
-    } else if (op == "HardSigmoid") {
-      p = PostOp{PostOpKind::HardSigmoid, static_cast<float>(u->attr_float("alpha", 0.2)),
-                 static_cast<float>(u->attr_float("beta", 0.5))};
-    } else if (op == "Gelu") {
-      const std::string approx = u->attr_string("approximate", "none");
-      if (approx != "none" && approx != "tanh") return false;
-      p.kind = approx == "tanh" ? PostOpKind::GeluTanh : PostOpKind::GeluErf;
-    } else if (op == "Clip") {
-      p.kind = PostOpKind::Clip;
-      if (!clip_bound(*u, 1, "min", -inf, &p.alpha) || !clip_bound(*u, 2, "max", inf, &p.beta))
-        return false;
-    } else {
-      return false;
-    }
-    m->ops.push_back(p);
+    static const std::set<std::string> kOps{"Relu",      "LeakyRelu",   "Elu",  "Sigmoid", "Tanh",
+                                            "HardSwish", "HardSigmoid", "Gelu", "Clip"};
+    if (!single_output(*u) || u->input(0) != v || !kOps.count(u->op_type)) return false;
+    for (size_t i = 1; i < u->inputs.size(); ++i)  // Clip's bounds: constants
+      if (u->input(i) && !u->input(i)->is_constant()) return false;
     m->nodes.push_back(u);
     m->out = u->outputs[0];
     return true;
   }
 
+  // y op t, and t op y for the commutative ops: t a bias, a scale or a residual.
   bool match_binary(Node* u, Value* v, Match* m) const {
-    static const std::pair<const char*, PostOpKind> kinds[] = {
-        {"Add", PostOpKind::Add}, {"Sum", PostOpKind::Add}, {"Sub", PostOpKind::Sub},
-        {"Mul", PostOpKind::Mul}, {"Div", PostOpKind::Div}, {"Max", PostOpKind::Max},
-        {"Min", PostOpKind::Min}};
-    if (!single_output(*u)) return false;
-    const auto* k = std::find_if(std::begin(kinds), std::end(kinds),
-                                 [&](const auto& e) { return u->op_type == e.first; });
-    Value* t = other(*u, v);
-    if (k == std::end(kinds) || !t) return false;
-    PostOp p{k->second, 0, 0, static_cast<int32_t>(m->operands.size())};
-    if (u->input(1) == v) {  // t op y
-      if (p.kind == PostOpKind::Div) return false;
-      if (p.kind == PostOpKind::Sub) {  // t - y = (-y) + t
-        m->ops.push_back(PostOp{PostOpKind::Linear, -1.0f, 0.0f});
-        p.kind = PostOpKind::Add;
-      }
-    }
-    m->ops.push_back(p);
-    m->operands.push_back(t);
+    static const std::set<std::string> kOps{"Add", "Sum", "Sub", "Mul", "Div", "Max", "Min"};
+    if (!single_output(*u) || !kOps.count(u->op_type) || !other(*u, v)) return false;
+    if (u->input(1) == v && (u->op_type == "Sub" || u->op_type == "Div")) return false;
     m->nodes.push_back(u);
     m->out = u->outputs[0];
     return true;
@@ -171,7 +121,6 @@ class Fuser {
           !single_output(*mul) || other(*mul, v) != s->outputs[0] ||
           !private_to(s->outputs[0], {mul}))
         continue;
-      m->ops.push_back(PostOp{PostOpKind::Silu});
       m->nodes = {s, mul};
       m->out = mul->outputs[0];
       return true;
@@ -207,8 +156,8 @@ class Fuser {
       if (!private_to(dv, {e}) || !private_to(ev, {a}) || !private_to(av, {m1}) ||
           !private_to(m1v, {m2}))
         continue;
-      m->ops.push_back(PostOp{PostOpKind::GeluErf});
       m->nodes = {d, e, a, m1, m2};
+      m->gelu = true;
       m->out = m2->outputs[0];
       return true;
     }
@@ -222,32 +171,72 @@ class Fuser {
     return match_silu(v, m) || match_gelu(v, m);
   }
 
+  // The body's value for outer value x: y or an operand seen before, a constant (copied),
+  // or a new operand (an input of the body and of the extern).
+  Value* local(Body* b, Node* n, Value* x) {
+    auto it = b->local.find(x);
+    if (it != b->local.end()) return it->second;
+    Value* l = x->is_constant() ? b->g->add_constant(x->name, x->data)
+                                : b->g->add_input(str_cat("in", b->operands.size() + 1), x->type);
+    if (!x->is_constant()) {
+      b->operands.push_back(x);
+      n->inputs.push_back(x);
+      add_reader(x, n);
+    }
+    b->local[x] = l;
+    return l;
+  }
+
+  void absorb(Body* b, Node* n, const Match& m) {
+    if (m.gelu) {  // the five nodes of torch's exact gelu are ONNX's Gelu
+      Value* out = b->g->add_value(m.out->name);
+      b->g->add_node("Gelu", {local(b, n, n->outputs[0])}, {out}, m.nodes.back()->name);
+      b->local[m.out] = out;
+    } else {
+      for (Node* u : m.nodes) {
+        std::vector<Value*> ins;
+        for (Value* x : u->inputs) ins.push_back(x ? local(b, n, x) : nullptr);
+        Value* out = b->g->add_value(u->outputs[0]->name);
+        Node* c = b->g->add_node(u->op_type, std::move(ins), {out}, u->name);
+        c->attrs = u->attrs;
+        b->local[u->outputs[0]] = out;
+      }
+    }
+    for (Node* u : m.nodes) {
+      forget_reader(u);
+      u->inputs.clear();
+      u->outputs.clear();
+      absorbed_.insert(u);
+    }
+    n->outputs[0] = m.out;  // the extern now produces what the last absorbed node did
+    m.out->producer = n;
+    m.out->output_index = 0;
+  }
+
   void fuse_into(Node* n) {
-    if (absorbed_.count(n) || !takes_post_ops(*n)) return;
-    std::vector<PostOp> post;
+    if (absorbed_.count(n) || !takes_epilogue(*n)) return;
+    Body b;
+    size_t steps = 0;
     for (;;) {
       Match m;
-      if (!match(n->outputs[0], &m) || post.size() + m.ops.size() > kMaxPostOps) break;
-      if (post.empty()) n->inputs.resize(own_inputs(*n), nullptr);
-      for (PostOp p : m.ops) {
-        if (post_op_is_binary(p.kind)) {
-          n->inputs.push_back(m.operands[static_cast<size_t>(p.input)]);
-          p.input = static_cast<int32_t>(n->inputs.size() - 1);
-        }
-        post.push_back(p);
+      if (steps == kMaxSteps || !match(n->outputs[0], &m)) break;
+      if (!b.g) {
+        n->inputs.resize(own_inputs(*n), nullptr);
+        b.g = std::make_shared<Graph>();
+        b.g->name = "epilogue";
+        b.g->opsets = g_.opsets;
+        b.local[n->outputs[0]] = b.g->add_input("y", n->outputs[0]->type);
       }
-      for (Node* u : m.nodes) {
-        forget_reader(u);
-        u->inputs.clear();
-        u->outputs.clear();
-        absorbed_.insert(u);
-      }
-      for (Value* t : m.operands) add_reader(t, n);
-      n->outputs[0] = m.out;  // the extern now produces what the last absorbed node did
-      m.out->producer = n;
-      m.out->output_index = 0;
+      absorb(&b, n, m);
+      ++steps;
     }
-    if (!post.empty()) write_post_op_attrs(n, post);
+    if (!b.g) return;
+    b.g->add_output(b.local.at(n->outputs[0]));
+    b.g->validate();
+    Attribute body;
+    body.kind = AttrKind::Graph;
+    body.g = std::move(b.g);
+    n->attrs[kEpilogueAttr] = std::move(body);
   }
 
   Graph& g_;

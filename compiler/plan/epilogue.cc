@@ -87,6 +87,10 @@ bool bind_param(bool* has, float* param, float value) {
   return true;
 }
 
+bool commutative(Op op) {
+  return op == Op::Add || op == Op::Mul || op == Op::Max || op == Op::Min;
+}
+
 bool match(const EpilogueBody& body, int32_t bi, const EpilogueBody& pat, int32_t pi,
            Binding* bind) {
   const EpilogueStep& ps = pat.steps[static_cast<size_t>(pi)];
@@ -108,11 +112,22 @@ bool match(const EpilogueBody& body, int32_t bi, const EpilogueBody& pat, int32_
     return same_bits(ps.value, bs.value);
   }
   const int32_t po[3] = {ps.a, ps.b, ps.c}, bo[3] = {bs.a, bs.b, bs.c};
-  for (int k = 0; k < 3; ++k) {
-    if ((po[k] < 0) != (bo[k] < 0)) return false;
-    if (po[k] >= 0 && !match(body, bo[k], pat, po[k], bind)) return false;
+  auto operands_match = [&](const int32_t* b_ops, Binding* bd) {
+    for (int k = 0; k < 3; ++k) {
+      if ((po[k] < 0) != (b_ops[k] < 0)) return false;
+      if (po[k] >= 0 && !match(body, b_ops[k], pat, po[k], bd)) return false;
+    }
+    return true;
+  };
+  Binding tried = *bind;
+  if (operands_match(bo, &tried)) {
+    *bind = tried;
+    return true;
   }
-  return true;
+  // y + t is t + y: a lowering writes a commutative op's operands in the model's order.
+  if (!commutative(bs.op)) return false;
+  const int32_t swapped[3] = {bs.b, bs.a, bs.c};
+  return operands_match(swapped, bind);
 }
 
 bool is_y(const EpilogueStep& s) {

@@ -54,7 +54,7 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
       call.origin = e.origin;
       call.ints = e.ints;
       call.floats = e.floats;
-      set_post_ops(&call, e.post_ops);
+      set_epilogue(&call, e.epilogue);
       for (const auto& op : e.inputs) {
         call.inputs.push_back(TensorRef{id_of(op.buffer), op.shape, op.strides, op.offset});
       }

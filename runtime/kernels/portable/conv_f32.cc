@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compiler/plan/error.h"
+#include "runtime/following_epilogue.h"
 #include "runtime/kernels/portable/conv_padded_nan_f32.h"
 #include "runtime/kernels/portable/conv_simd_f32.h"
 #include "runtime/kernels/portable/epilogue.h"
@@ -327,8 +328,6 @@ class PortableConv : public PreparedExtern {
   // Decides whether the post-ops can run per block (each operand's spatial strides flatten)
   // and sizes the epilogue's operand list.
   bool plan_post_ops(const ConvArgs& a) {
-    // An epilogue that is no chain of post-ops runs after the op (apply_post_ops).
-    if (!call_.epilogue.empty() && call_.post_ops.empty()) return false;
     epilogue_.ops = call_.post_ops.data();
     epilogue_.op_count = call_.post_ops.size();
     epilogue_.operands.resize(call_.post_ops.size());
@@ -679,6 +678,7 @@ std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
                                                       const std::vector<ExternBuffer>& constants,
                                                       const std::vector<PackedInput>& packed,
                                                       int threads) {
+  check_chain_epilogue(call);
   return std::make_unique<PortableConv>(call, constants, packed, threads);
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/plan/error.h"
+#include "runtime/following_epilogue.h"
 #include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/portable/gemm_f32.h"
 #include "runtime/kernels/portable/parallel.h"
@@ -150,8 +151,6 @@ class PortableMatMul : public PreparedExtern {
     } else {
       for (int64_t bi = 0; bi < batches; ++bi) gemm_f32(item(bi), threads_, gemm_scratch);
     }
-    // An epilogue that is no chain of post-ops runs after the op (none: a no-op).
-    if (call_.post_ops.empty()) apply_post_ops(call_, inputs, outputs);
   }
 
  private:
@@ -267,6 +266,7 @@ std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
                                                         const std::vector<ExternBuffer>& constants,
                                                         const std::vector<PackedInput>& packed,
                                                         int threads) {
+  check_chain_epilogue(call);
   return std::make_unique<PortableMatMul>(call, constants, packed, threads);
 }
 

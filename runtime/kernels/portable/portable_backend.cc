@@ -3,6 +3,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/stage_times.h"
+#include "runtime/following_epilogue.h"
 #include "runtime/function_extern.h"
 
 #include "runtime/kernels/portable/block_executor.h"
@@ -31,6 +32,8 @@ class PortableBackend : public KernelBackend {
   std::unique_ptr<PreparedExtern> prepare_extern(
       const ExternCall& call, const std::vector<ExternBuffer>& constants,
       const std::vector<PackedInput>& packed) const override {
+    if (needs_following_epilogue(call))
+      return prepare_with_following_epilogue(*this, call, constants, packed);
     const ExternOp op = call.op;
     switch (op) {
       case ExternOp::MatMul:

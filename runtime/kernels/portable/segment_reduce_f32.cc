@@ -6,6 +6,7 @@
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/segment_reduce_call.h"
+#include "runtime/following_epilogue.h"
 #include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/portable/parallel.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
@@ -156,8 +157,6 @@ class PortableSegmentReduce : public PreparedExtern {
         part.shift(n, 0);
       }
     });
-    // An epilogue that is no chain of post-ops runs after the op (none: a no-op).
-    if (call_.post_ops.empty()) apply_post_ops(call_, inputs, outputs);
   }
 
  private:
@@ -186,6 +185,7 @@ class PortableSegmentReduce : public PreparedExtern {
 std::unique_ptr<PreparedExtern> prepare_segment_reduce_with(const ExternCall& call, int threads,
                                                             SegmentRowsFn rows,
                                                             std::string implementation) {
+  check_chain_epilogue(call);
   return std::make_unique<PortableSegmentReduce>(call, threads, std::move(rows),
                                                  std::move(implementation));
 }

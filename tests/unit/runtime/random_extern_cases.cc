@@ -156,7 +156,7 @@ Case random_segment_reduce(Draw& d) {
   set_operands(&c);
   if (t == DType::F32) add_post_ops(d, &c, {rows, features}, 1);
   // The sums are exact by contract (edge order); post-ops may be approximated.
-  c.tol = c.call.post_ops.empty() ? 0 : 3e-5;
+  c.tol = c.call.epilogue.empty() ? 0 : 3e-5;
   c.text =
       str_cat("SegmentReduce ", dtype_name(t), " x [", nodes, ",", features, "] edges ", edges,
               " rows ", rows, " ", reduce_name(attrs.reduction), attrs.weighted ? " weighted" : "");

@@ -161,6 +161,14 @@ inline void add_post_ops(Draw& d, Case* c, const Dims& y, size_t channel) {
     c->call.inputs.push_back(t.ref);
     c->ins.push_back(std::move(t));
   }
+  if (d.chance(5)) {  // then v * |v|: a body that is no chain (a following kernel runs it)
+    EpilogueBody e = c->call.epilogue;
+    if (e.empty()) e.steps.push_back(EpilogueStep{Op::Load});
+    const int32_t v = static_cast<int32_t>(e.steps.size() - 1);
+    e.steps.push_back(EpilogueStep{Op::Abs, v});
+    e.steps.push_back(EpilogueStep{Op::Mul, v, v + 1});
+    set_epilogue(&c->call, std::move(e));
+  }
 }
 
 inline void set_operands(Case* c) {

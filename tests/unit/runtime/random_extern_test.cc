@@ -131,7 +131,7 @@ class RandomExterns : public ::testing::TestWithParam<size_t> {};
 
 TEST_P(RandomExterns, EveryBackendAgreesWithTheReference) {
   const ExternOp op = kExternOps[GetParam()].op;
-  int errors = 0, with_post_ops = 0;
+  int errors = 0, with_post_ops = 0, no_chain = 0;
   for (int i = 0; i < kCasesPerOp; ++i) {
     Draw d(kSeed + 1000 * static_cast<uint32_t>(GetParam()) + static_cast<uint32_t>(i));
     const Case c = random_case(op, d);
@@ -140,6 +140,7 @@ TEST_P(RandomExterns, EveryBackendAgreesWithTheReference) {
     const Result want = run_reference_case(c);
     errors += !want.error.empty();
     with_post_ops += !c.call.post_ops.empty();
+    no_chain += !c.call.epilogue.empty() && c.call.post_ops.empty();
     for (const std::string& name : backend_names()) {
       if (name == "reference") continue;
       BackendOptions two;
@@ -156,9 +157,10 @@ TEST_P(RandomExterns, EveryBackendAgreesWithTheReference) {
     if (::testing::Test::HasFailure()) return;
   }
   // The generator reaches what it should: post-op chains where the op takes them, and
-  // failing calls for the ops that index.
+  // bodies that are none, and failing calls for the ops that index.
   if (extern_op_info(op).takes_post_ops) {
     EXPECT_GT(with_post_ops, kCasesPerOp / 3);
+    EXPECT_GT(no_chain, 0);
   }
   if (op == ExternOp::ScatterElements || op == ExternOp::ScatterND ||
       op == ExternOp::SegmentReduce) {

@@ -60,6 +60,23 @@ TEST(Epilogue, ChainsAreMatchedBackInOrder) {
   EXPECT_EQ(epilogue_text(epilogue_of({chain[0], chain[2]})), "add(in 3) then clip(-2, 2)");
 }
 
+// A lowering writes a commutative op's operands in the model's order: t + y is add(t), and
+// sigmoid(y) * y is silu; t - y is none (no post-op computes it).
+TEST(Epilogue, CommutativeOperandsInEitherOrder) {
+  EpilogueStep y{Op::Load}, t{Op::Load};
+  t.input = 2;
+  EpilogueBody e;
+  e.steps = {t, y, EpilogueStep{Op::Add, 0, 1}};
+  EXPECT_EQ(match_post_ops(e), (std::vector<PostOp>{PostOp{PostOpKind::Add, 0, 0, 2}}));
+  e.steps = {y, EpilogueStep{Op::Sigmoid, 0}, EpilogueStep{Op::Mul, 1, 0}};
+  EXPECT_EQ(match_post_ops(e), (std::vector<PostOp>{PostOp{PostOpKind::Silu}}));
+  e.steps = {t, y, EpilogueStep{Op::Max, 0, 1}, EpilogueStep{Op::Relu, 2}};
+  EXPECT_EQ(match_post_ops(e),
+            (std::vector<PostOp>{PostOp{PostOpKind::Max, 0, 0, 2}, PostOp{PostOpKind::Relu}}));
+  e.steps = {t, y, EpilogueStep{Op::Sub, 0, 1}};
+  EXPECT_FALSE(match_post_ops(e).has_value());
+}
+
 TEST(Epilogue, BodiesThatAreNoChain) {
   EpilogueBody e = epilogue_of({PostOp{PostOpKind::Relu}});
   e.steps.push_back(EpilogueStep{Op::Mul, 1, 1});  // relu(y)^2: Mul's operand is no input
