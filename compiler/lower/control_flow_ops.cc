@@ -99,11 +99,30 @@ std::vector<TensorBoxPtr> lower_if(LowerCtx& c) {
 // Stacks per-iteration values along a new axis; `reverse` stacks the last iteration first.
 TensorBoxPtr stack(const LowerCtx& c, std::vector<TensorBoxPtr> parts, int axis, bool reverse) {
   if (reverse) std::reverse(parts.begin(), parts.end());
-  std::vector<TensorBoxPtr> ins;
   for (const TensorBoxPtr& p : parts) {
     if (p->size != parts[0]->size || p->dtype != parts[0]->dtype)
       c.unsupported("scan output changes from ", type_text(parts[0]), " to ", type_text(p),
                     " between iterations");
+  }
+  // Along the first axis each part is one contiguous slice of the result: its own kernel (a
+  // copy, for a value already stored or a view) writes the slice in place, as Inductor's
+  // ConcatKernel does, where a concatenation would load every part under a mask at each
+  // element (hundreds of parts: seconds for a few MB).
+  const int64_t n = parts[0]->elements();
+  if (axis == 0 && parts.size() > 1 && n > 0) {
+    std::vector<int64_t> size = parts[0]->size;
+    size.insert(size.begin(), static_cast<int64_t>(parts.size()));
+    Buffer* owner = c.gl.new_buffer("", parts[0]->dtype, size, BufferOrigin::Assembled);
+    for (size_t i = 0; i < parts.size(); ++i) {
+      TensorBoxPtr p = parts[i];
+      if (p->storage->realized() || !p->is_identity_view())
+        p = make_pointwise_box(p->dtype, p->size, p->loader(), c.origin());
+      c.gl.realize_into(p, owner, static_cast<int64_t>(i) * n);
+    }
+    return make_buffer_box(owner);
+  }
+  std::vector<TensorBoxPtr> ins;
+  for (const TensorBoxPtr& p : parts) {
     std::vector<int64_t> s = p->size;
     s.insert(s.begin() + axis, 1);
     ins.push_back(reshape_view(p, s));
