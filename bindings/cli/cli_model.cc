@@ -53,7 +53,7 @@ void add_generated_inputs(const Engine& engine, const EngineOptions& options,
     std::vector<int64_t> shape = info.shape;
     int64_t bytes = static_cast<int64_t>(dtype_size(info.dtype));
     for (int64_t& d : shape) {
-      d = std::max<int64_t>(d, 1);
+      if (d < 0) d = 1;  // a symbolic dim; a declared 0 stays 0, as the engine expects it
       if (__builtin_mul_overflow(bytes, d, &bytes)) bytes = INT64_MAX;
     }
     check_memory_limit(
