@@ -46,6 +46,7 @@ std::string kernels_to_string(const Plan& plan) {
 void lower(CompileState& s) {
   GraphLowering lowering(s.graph, s.input_types, s.input_values);
   lowering.max_unrolled_nodes = max_unrolled_nodes_or_default(s.options.max_unrolled_nodes);
+  lowering.memory_limit = memory_limit_or_default(s.options.memory_limit);
   s.prog = lowering.run();
 }
 

@@ -44,6 +44,14 @@ Range hull(Range a, Range b) {
   if (!a.known || !b.known) return Range();
   return known(std::min(a.lo, b.lo), std::max(a.hi, b.hi));
 }
+Range max_of(Range a, Range b) {
+  if (!a.known || !b.known) return Range();
+  return known(std::max(a.lo, b.lo), std::max(a.hi, b.hi));
+}
+Range min_of(Range a, Range b) {
+  if (!a.known || !b.known) return Range();
+  return known(std::min(a.lo, b.lo), std::min(a.hi, b.hi));
+}
 bool fits_i32(Range r) {
   return r.known && r.lo >= kI32Min && r.hi <= kI32Max;
 }

@@ -23,6 +23,9 @@ Range add(Range a, Range b);
 Range scale(Range a, int64_t f);
 Range mul(Range a, Range b);
 Range hull(Range a, Range b);
+// The values of max(a, b) and min(a, b): a clamp's bounds, not the hull of its operands.
+Range max_of(Range a, Range b);
+Range min_of(Range a, Range b);
 bool fits_i32(Range r);
 
 }  // namespace ranges

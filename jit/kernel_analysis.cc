@@ -280,8 +280,9 @@ class Analyzer {
       case Op::Mul:
         return mul(a, range_of(in.b));
       case Op::Max:
+        return max_of(a, range_of(in.b));
       case Op::Min:
-        return hull(a, range_of(in.b));
+        return min_of(a, range_of(in.b));
       case Op::Neg:
         return scale(a, -1);
       case Op::Abs:

@@ -5,6 +5,7 @@
 // transposes) are evaluated at compile time with the reference interpreter.
 #pragma once
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -113,6 +114,9 @@ class GraphLowering {
   // lowerings (Loop, Scan, recurrent ops) have charged to it (lower/unroll_budget.h).
   int64_t max_unrolled_nodes = kDefaultMaxUnrolledNodes;
   int64_t unrolled_nodes = 0;
+  // The memory limit (CompileOptions::memory_limit, resolved), for a lowering that builds a
+  // constant as large as an output dim (Resize's tap tables) before the plan is checked.
+  int64_t memory_limit = std::numeric_limits<int64_t>::max();
 
  private:
   struct TraceStats {

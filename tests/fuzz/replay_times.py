@@ -5,11 +5,14 @@ libFuzzer names a slow unit only when it is slower than the slowest so far, so a
 log misses units of 10-20 s that come after one of 25 s. This replays the corpora (models;
 plans need --cli to be the runtime-only tool) one process per unit and backend, and lists
 each run over --over seconds (a run past --timeout is killed and listed as such), slowest
-first. Natively: no sanitizer, the CLI's default limits (so a plan too large for the fuzz
-harness's budget is computed as `ferrite run` computes it).
+first. Natively: no sanitizer, and the CLI's default limits unless --memory-limit is given,
+so a plan too large for the fuzz harness's budget is computed as `ferrite run` computes it.
+A model may ask for work in proportion to its size (a MatMul of 3G output elements writes
+12 GB): with --memory-limit (the CLI's option; 2G, say) such models are refused at compile
+and the runs left over --over seconds are those slow for their size.
 
   replay_times.py --cli build/native/bin/ferrite [--backends "jit portable"]
-                  [--over 10] [--timeout 60] CORPUS_DIR...
+                  [--over 10] [--timeout 60] [--memory-limit SIZE] CORPUS_DIR...
 """
 import argparse
 import os
@@ -24,6 +27,7 @@ def main():
     ap.add_argument("--backends", default="jit portable")
     ap.add_argument("--over", type=float, default=10)
     ap.add_argument("--timeout", type=float, default=60)
+    ap.add_argument("--memory-limit", help="passed to ferrite run")
     ap.add_argument("dirs", nargs="+")
     opts = ap.parse_args()
     files = sorted(os.path.join(d, f) for d in opts.dirs for f in os.listdir(d)
@@ -35,7 +39,8 @@ def main():
         for backend in opts.backends.split():
             t0 = time.monotonic()
             try:
-                subprocess.run([opts.cli, "run", path, "--backend", backend], env=env,
+                limit = ["--memory-limit", opts.memory_limit] if opts.memory_limit else []
+                subprocess.run([opts.cli, "run", path, "--backend", backend] + limit, env=env,
                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                timeout=opts.timeout)
                 secs = time.monotonic() - t0

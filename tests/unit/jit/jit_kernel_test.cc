@@ -256,6 +256,31 @@ TEST(JitKernel, LaneGatherThroughCheckedInt64Indices) {
   }
 }
 
+TEST(JitKernel, LaneGatherThroughClampedInt32Table) {
+  // Resize's form: out[r, j] = x[r, min(max(table[j], 0), w - 1)], the index per lane read
+  // from an int32 table and clamped, which proves it inside x (a clamp's range is not the
+  // hull of its operands'). Table values past either end, past int32's halves too, read the
+  // edge.
+  const int64_t rows = 3, n = 37, w = 11;
+  KernelBuilder b({rows, n});
+  const int table = b.arg(DType::I32, n), x = b.arg(DType::F32, rows * w),
+            out = b.arg(DType::F32, rows * n, true);
+  const int raw = b.load(table, V(1));
+  const int lo = b.constant(ScalarType::I64, 0), hi = b.constant(ScalarType::I64, w - 1);
+  const int id = b.binary(Op::Min, b.binary(Op::Max, raw, lo), hi);
+  b.store(out, Affine({{0, n}, {1, 1}}), b.load(x, testing::Add(Affine({{0, w}}), ix_value(id))));
+  const Kernel k = b.build();
+  std::vector<int32_t> t(n);
+  for (int64_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 7) % (3 * w) - w);
+  t[3] = std::numeric_limits<int32_t>::min();
+  t[n - 1] = std::numeric_limits<int32_t>::max();
+  expect_jit_matches(k,
+                     testing::tensors(testing::make_tensor<int32_t>(DType::I32, t),
+                                      random_tensor(DType::F32, rows * w, 22),
+                                      testing::zeros(DType::F32, rows * n)),
+                     0);
+}
+
 TEST(JitKernel, Int64CopiesAndCastsAlongLanes) {
   // Position ids as floats and a copy of int64 data (BERT's and GCN's first kernels).
   const int64_t n = 45;

@@ -288,6 +288,35 @@ TEST(ShapeChecks, ResizeOutputSizes) {
                "dim 1 is empty and cannot be resized to 3");
 }
 
+TEST(ShapeChecks, ResizeTapTablesWithinTheMemoryLimit) {
+  // The taps of each output coordinate are tables of the plan: an output dim of 2^40 is
+  // refused before they are built, naming them.
+  GraphBuilder b;
+  Value* x = b.input("x", DType::F32, {1, 4});
+  Value* none = b.constant_f32({0}, {});
+  expect_error(*one_node(b, "Resize", {x, none, none, b.constant_i64({2}, {1, int64_t{1} << 40})},
+                         {{"mode", attr_s("linear")}}),
+               "the tap tables of dim 1 (1099511627776 by 2)");
+}
+
+TEST(ShapeChecks, ResizeRefusesWhatItDoesNotBuild) {
+  // Resize-18's options change the result: refused, not ignored.
+  for (const auto& [attr, value] : std::vector<std::pair<std::string, Attribute>>{
+           {"antialias", attr_i(1)},
+           {"axes", attr_is({2, 3})},
+           {"keep_aspect_ratio_policy", attr_s("not_larger")},
+           {"coordinate_transformation_mode", attr_s("half_pixel_sym")},
+           {"nearest_mode", attr_s("round")}}) {
+    SCOPED_TRACE(attr);
+    GraphBuilder b;
+    Value* x = b.input("x", DType::F32, {1, 1, 2, 2});
+    Value* none = b.constant_f32({0}, {});
+    expect_error(
+        *one_node(b, "Resize", {x, none, b.constant_f32({4}, {1, 1, 2, 2})}, {{attr, value}}),
+        attr);
+  }
+}
+
 TEST(ShapeChecks, ConvKernelExtentOverflow) {
   GraphBuilder b;
   Value* x = b.input("x", DType::F32, {1, 1, 8});
