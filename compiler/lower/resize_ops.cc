@@ -178,8 +178,10 @@ void coordinate_taps(const ResizeSpec& s, size_t d, int64_t x, int64_t index[4],
 DimTaps dim_taps(const LowerCtx& c, const ResizeSpec& s, size_t d) {
   DimTaps t;
   const int64_t n = s.in[d], out = s.out[d];
-  if (n == out && s.scale[d] == 1.0 && s.coord != Coord::TfCropAndResize) {
+  // An empty output reads nothing: no table (its kernel runs no point).
+  if (out == 0 || (n == out && s.scale[d] == 1.0 && s.coord != Coord::TfCropAndResize)) {
     t.identity = true;
+    t.inside_hi = out - 1;
     return t;
   }
   const int64_t width = s.mode == Mode::Nearest ? 1 : s.mode == Mode::Linear ? 2 : 4;
