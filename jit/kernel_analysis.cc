@@ -4,6 +4,7 @@
 #include <climits>
 #include <limits>
 
+#include "compiler/plan/dependence_classes.h"
 #include "compiler/plan/dtype.h"
 #include "compiler/plan/lane_choice.h"
 #include "compiler/plan/loop_dims.h"
@@ -74,6 +75,7 @@ class Analyzer {
         for (int id : ids) users_[id].push_back(static_cast<int>(i));
       }
     }
+    compute_dependences();
     for (size_t i = 0; i < n; ++i) {
       std::string why = place(static_cast<int>(i));
       if (why.empty()) why = check(static_cast<int>(i));
@@ -83,32 +85,40 @@ class Analyzer {
   }
 
  private:
-  bool is_reduce_result(int id) const { return L_.k.code[id].op == Op::Reduce; }
-
   Where var_where(int v) const {
     if (v == L_.vec_var) return L_.mode == Mode::LanesOuter ? Where::Chunk : Where::Vec;
     if (v < L_.k.num_outer()) return Where::Row;
     return Where::Step;
   }
 
-  Where index_where(const IndexNode& e, Where w) const {
-    switch (e.kind) {
-      case IndexKind::Const:
-        return w;
-      case IndexKind::Var:
-        return std::max(w, var_where(e.id));
-      case IndexKind::Value:
-        return std::max(w, value_where(e.id));
-      default:
-        return index_where(*e.b, index_where(*e.a, w));
-    }
+  // The shared analysis (dependence_classes.h) with one class per loop position from Row to
+  // Vec: a value is placed at the innermost position of all it depends on. A Reduce result
+  // of an earlier loop is ready when the next loops start (Hoist), and so is an arg the
+  // kernel also writes: it is read in its own loop, after the earlier loops stored it
+  // (check_read_write), never hoisted above them. Loads and checks add nothing: a load of
+  // a fixed element happens once, at entry.
+  static ClassMask class_of(Where w) {
+    return static_cast<ClassMask>(1u << (static_cast<int>(w) - 1));
+  }
+  static Where where_of(ClassMask m) {
+    int w = 0;
+    while (m >> w) ++w;
+    return static_cast<Where>(w);
   }
 
-  // Where an operand is available to an instruction of the body.
-  Where value_where(int id) const {
-    // A Reduce result of an earlier loop is ready when the next loops start.
-    if (is_reduce_result(id)) return Where::Hoist;
-    return L_.where[id];
+  void compute_dependences() {
+    const Kernel& k = L_.k;
+    DependenceClasses c;
+    for (int v = 0; v < static_cast<int>(k.ranges.size()); ++v)
+      c.var.push_back(class_of(var_where(v)));
+    c.reduce_result = class_of(Where::Hoist);
+    c.seed.assign(k.code.size(), 0);
+    for (size_t i = 0; i < k.code.size(); ++i) {
+      const Instr& in = k.code[i];
+      if (in.op == Op::Load && stored_[static_cast<size_t>(in.arg)])
+        c.seed[i] = class_of(Where::Hoist);
+    }
+    depends_ = dependence_classes(k, c);
   }
 
   std::string place(int i) {
@@ -116,19 +126,11 @@ class Analyzer {
     const Instr& in = k.code[i];
     const bool post = i >= k.post_begin;
     L_.loop[i] = post ? k.num_loops() : k.loop_of(i);
-    Where w = Where::Entry;
-    if (in.op == Op::Const) {
-      w = Where::Entry;
-    } else if (post) {
-      w = Where::Post;
+    Where w = where_of(depends_[static_cast<size_t>(i)]);
+    if (post) {
+      if (in.op != Op::Const) w = Where::Post;  // constants are materialized at entry
     } else {
-      for_each_value_operand(in, [&](int id) { w = std::max(w, value_where(id)); });
-      if (in.op == Op::LoopVar) w = std::max(w, var_where(in.arg));
-      if (in.index) w = index_where(*in.index, w);
       if (in.op == Op::Reduce) w = L_.mode == Mode::LanesOuter ? Where::Step : Where::Vec;
-      // An arg the kernel also writes is read in its own loop, after the earlier loops
-      // stored it (check_read_write), never hoisted above them.
-      if (in.op == Op::Load && stored_[static_cast<size_t>(in.arg)]) w = std::max(w, Where::Hoist);
       // Pointwise kernels have no Hoist/Step: those ranks collapse into Row.
       if (L_.mode == Mode::Pointwise && (w == Where::Hoist || w == Where::Step)) w = Where::Row;
       // LanesOuter has no Vec: the reduce odometer is the innermost loop.
@@ -502,6 +504,7 @@ class Analyzer {
   Layout& L_;
   std::vector<std::vector<int>> users_;  // per instruction: the instructions reading it
   std::vector<bool> stored_;             // per arg: some Store writes it
+  std::vector<ClassMask> depends_;       // per value: compute_dependences
 };
 
 }  // namespace

@@ -32,7 +32,8 @@ def main():
     failed = False
     for name in MODELS:
         case = os.path.join(a.models, name)
-        work = os.path.join(a.work, name)
+        # One directory per backend: ctest runs the backends' checks side by side.
+        work = os.path.join(a.work, a.backend, name)
         os.makedirs(work, exist_ok=True)
         feeds = cli_feeds(case, work)
         outs = {}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "compiler/plan/dependence_classes.h"
 #include "compiler/plan/lane_choice.h"
 #include "compiler/plan/loop_dims.h"
 
@@ -55,47 +56,29 @@ class Builder {
     return std::find(v.begin(), v.end(), true) != v.end();
   }
 
-  Level index_level(const IndexNode& e) const {
-    switch (e.kind) {
-      case IndexKind::Const:
-        return Level::Const;
-      case IndexKind::Var:
-        return e.id == p_.lane_var ? Level::Lane : Level::Row;
-      case IndexKind::Value:
-        return level(e.id);
-      default:
-        return std::max(index_level(*e.a), index_level(*e.b));
-    }
+  // Levels from the shared analysis (dependence_classes.h): a value that depends on the
+  // lane variable (or on a load that must see the kernel's stores in order) is Lane; one
+  // that depends on another loop variable, a reduction, memory or a check that may fail is
+  // Row; the rest is Const, computed at prepare.
+  static constexpr ClassMask kRow = 1, kLane = 2;
+
+  Level level_of(ClassMask m) const {
+    return (m & kLane) ? Level::Lane : m ? Level::Row : Level::Const;
   }
 
   void compute_levels() {
     if (any(hazard_)) p_.block = 1;
+    classes_.var.assign(k().ranges.size(), kRow);
+    if (p_.lane_var >= 0) classes_.var[static_cast<size_t>(p_.lane_var)] = kLane;
+    classes_.reduce_result = kRow;
+    classes_.load = kRow;
+    classes_.check = kRow;
+    classes_.seed.assign(k().code.size(), 0);
+    for (size_t i = 0; i < k().code.size(); ++i)
+      if (hazard_[i]) classes_.seed[i] = kLane;
+    masks_ = dependence_classes(k(), classes_);
     for (size_t i = 0; i < k().code.size(); ++i) {
-      const Instr& in = k().code[i];
-      Level lv = Level::Const;
-      for_each_value_operand(in, [&](int id) { lv = std::max(lv, level(id)); });
-      switch (in.op) {
-        case Op::LoopVar:
-          lv = in.arg == p_.lane_var ? Level::Lane : Level::Row;
-          break;
-        case Op::Load:
-          lv = std::max({lv, Level::Row, index_level(*in.index)});
-          // Program order matters when the kernel may write what this load reads.
-          if (hazard_[i]) lv = Level::Lane;
-          break;
-        case Op::Store:
-          lv = Level::Lane;
-          break;
-        case Op::CheckIndex:
-          lv = std::max(lv, Level::Row);
-          break;  // may fail: never at prepare
-        case Op::Reduce:
-          lv = p_.lanes_outer ? Level::Lane : Level::Row;
-          break;
-        default:
-          break;
-      }
-      p_.info[i].level = lv;
+      p_.info[i].level = k().code[i].op == Op::Store ? Level::Lane : level_of(masks_[i]);
     }
   }
 
@@ -190,7 +173,9 @@ class Builder {
     p_.num_slots = next;
   }
 
-  bool lane_free(const IndexNode& e) const { return index_level(e) != Level::Lane; }
+  bool lane_free(const IndexNode& e) const {
+    return (index_classes(e, classes_, masks_) & kLane) == 0;
+  }
 
   // Postfix code for e; returns the stack depth it needs.
   int compile(const IndexNode& e, LaneIndex* out) const {
@@ -240,6 +225,8 @@ class Builder {
 
   BlockProgram p_;
   std::vector<bool> hazard_;  // per instruction: hazard_loads for the chosen lanes
+  DependenceClasses classes_;
+  std::vector<ClassMask> masks_;
 };
 
 }  // namespace
