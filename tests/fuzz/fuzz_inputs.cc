@@ -96,6 +96,7 @@ CompileOptions options_for(size_t input_size) {
   CompileOptions options;
   options.channels_last = input_size % 2 == 1;
   options.fuse = input_size % 8 != 3;
+  options.memory_limit = kCompileMemoryLimit;
   return options;
 }
 

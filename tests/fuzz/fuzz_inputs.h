@@ -38,7 +38,14 @@ Plan compile_for(const Graph& g, const std::vector<TensorType>& types,
                  const std::vector<Tensor>& values, const CompileOptions& options);
 
 // Compile options varied by the input's size (deterministic per input): channels-last
-// convolutions (what the jit engine asks for) on half the inputs, fusion off on one in eight.
+// convolutions (what the jit engine asks for) on half the inputs, fusion off on one in eight;
+// and a memory limit of kCompileMemoryLimit. The targets run only plans within
+// kRunBudgetBytes; a larger plan is compiled through every stage and then refused by the
+// limit, and a compile that would build constants past it (Resize's tap tables, as long as
+// an output dim) is refused before it builds them: under the fuzz build's instrumentation
+// each byte of a constant costs a traced loop iteration in every copy, so tables of 512 MB
+// (a Resize to [1, 1, 16777219, 3]) took 19 s to compile, 0.9 s natively.
+constexpr int64_t kCompileMemoryLimit = int64_t{256} << 20;
 CompileOptions options_for(size_t input_size);
 
 // Whether running `plan` stays small: every buffer's bytes, the pool and the constants

@@ -48,9 +48,11 @@ ENGINES = {
     "torch-t1": ("torch", 1),
     "torch-t2": ("torch", 2),
 }
-# --ferrite-base PATH: these engines run another build's CLI, for A/B in one run.
+# --ferrite-base PATH / --ferrite-wasm-base PATH: these engines run another build's CLI
+# (native, or ferrite.js), for A/B in one run.
 BASE_ENGINES = {"ferrite-base": ("ferrite-native", 1), "ferrite-base-t2": ("ferrite-native", 2)}
-NATIVE_BINARY = {}  # engine -> CLI path, for the engines that do not run FERRITE_NATIVE
+WASM_BASE_ENGINES = {"ferrite-wasm-base": ("ferrite-wasm", 1)}
+CLI_PATH = {}  # engine -> CLI path, for the engines that do not run this build's
 NICE = 0  # --nice: the runners' (and the --load process's) niceness
 
 # Models of tests/models/export_models.py, plus the repository's example MLP.
@@ -199,8 +201,8 @@ def command_for(engine, model, iters, warmup, outputs_dir, bench_json, export_sc
     for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
         env[var] = str(threads)
     if kind.startswith("ferrite"):
-        cmd = [NATIVE_BINARY.get(engine, FERRITE_NATIVE)] if kind == "ferrite-native" else \
-            [NODE, "--no-experimental-fetch", FERRITE_WASM]
+        cmd = [CLI_PATH.get(engine, FERRITE_NATIVE)] if kind == "ferrite-native" else \
+            [NODE, "--no-experimental-fetch", CLI_PATH.get(engine, FERRITE_WASM)]
         # Native runs the default backend (the JIT on x86, with oneDNN externs); wasm has
         # only the portable one.
         cmd += ["run", model.path, "--threads", str(threads), "--bench", str(iters),
@@ -463,6 +465,8 @@ def main():
     p.add_argument("--ferrite-base", metavar="PATH",
                    help="another build's ferrite CLI: adds the engines ferrite-base and "
                    "ferrite-base-t2 (A/B against it in the same run)")
+    p.add_argument("--ferrite-wasm-base", metavar="PATH",
+                   help="another build's ferrite.js: adds the engine ferrite-wasm-base")
     a = p.parse_args()
     try:
         parse_load(a.load)
@@ -473,7 +477,11 @@ def main():
     if a.ferrite_base:
         for e, spec in BASE_ENGINES.items():
             ENGINES[e] = spec
-            NATIVE_BINARY[e] = os.path.abspath(a.ferrite_base)
+            CLI_PATH[e] = os.path.abspath(a.ferrite_base)
+    if a.ferrite_wasm_base:
+        for e, spec in WASM_BASE_ENGINES.items():
+            ENGINES[e] = spec
+            CLI_PATH[e] = os.path.abspath(a.ferrite_wasm_base)
     model_names = [n for n in a.models.split(",") if n]
     engines = [e for e in a.engines.split(",") if e]
     unknown = [e for e in engines if e not in ENGINES]
@@ -490,7 +498,7 @@ def main():
     engine_error = {}
     if not a.no_build:
         for kind, engine_kind in (("native", "ferrite-native"), ("wasm", "ferrite-wasm")):
-            users = [e for e in engines if ENGINES[e][0] == engine_kind]
+            users = [e for e in engines if ENGINES[e][0] == engine_kind and e not in CLI_PATH]
             if users:
                 err = build(kind, out_dir)
                 if err:
@@ -501,7 +509,7 @@ def main():
         if engine in engines and package and not npm_version(package):
             engine_error[engine] = f"{package} is not installed in {PERF_BUILD} (run run.sh)"
     for engine in engines:
-        path = NATIVE_BINARY.get(engine) or {"ferrite-native": FERRITE_NATIVE,
+        path = CLI_PATH.get(engine) or {"ferrite-native": FERRITE_NATIVE,
                                              "ferrite-wasm": FERRITE_WASM}.get(ENGINES[engine][0])
         if path and engine not in engine_error and not os.path.exists(path):
             engine_error[engine] = f"{path} is not built"
