@@ -129,6 +129,45 @@ constexpr bool kReachesMinMax = [] {
   return act::post_op_k<K>(b, PostOp{K}, false, false);
 }();
 
+// Whether, for an infinite y and finite parameters (any, zero included), post-op K's formula
+// may give a Max or a Min a NaN operand (an infinity times a zero, inf - inf): activations.h
+// evaluated at compile time on facts (may be infinite, may be NaN). Where it cannot (Clip:
+// min(max(+-inf, lo), hi) is a bound), the plain vector Max and Min give the reference's
+// values for infinities and only a NaN y needs the scalar escape.
+struct InfMayReachMinMaxAsNaN {
+  struct V {
+    bool inf = false, nan = false;
+  };
+  bool* hit;
+  constexpr V unary(Op op, V a) const {
+    const bool bounded = op == Op::Sigmoid || op == Op::Tanh || op == Op::Erf;
+    const bool keeps = bounded || op == Op::Relu || op == Op::Exp || op == Op::Neg;
+    return {a.inf && !bounded, a.nan || (a.inf && !keeps)};
+  }
+  constexpr V binary(Op op, V a, V b) const {
+    if (op == Op::Max || op == Op::Min) *hit = *hit || a.nan || b.nan;
+    if (op == Op::Add || op == Op::Sub || op == Op::Max || op == Op::Min)
+      return {a.inf || b.inf, a.nan || b.nan || (a.inf && b.inf && op != Op::Max && op != Op::Min)};
+    if (op == Op::Lt || op == Op::Le || op == Op::Gt || op == Op::Ge || op == Op::Eq)
+      return {false, false};                                    // a lane mask
+    return {a.inf || b.inf, a.nan || b.nan || a.inf || b.inf};  // Mul, Div, ...: 0 * inf
+  }
+  constexpr V where(V, V a, V b) const { return {a.inf || b.inf, a.nan || b.nan}; }
+  constexpr V constant(V, double) const { return {}; }
+};
+template <PostOpKind K>
+constexpr bool kInfMayReachMinMaxAsNaN = [] {
+  bool hit = false;
+  InfMayReachMinMaxAsNaN b{&hit};
+  act::post_op_k<K>(b, PostOp{K}, InfMayReachMinMaxAsNaN::V{true, false},
+                    InfMayReachMinMaxAsNaN::V{true, false});
+  return hit;
+}();
+static_assert(!kInfMayReachMinMaxAsNaN<PostOpKind::Clip> &&
+                  kInfMayReachMinMaxAsNaN<PostOpKind::HardSigmoid> &&
+                  kInfMayReachMinMaxAsNaN<PostOpKind::HardSwish>,
+              "the facts above, on the formulas of activations.h");
+
 inline bool FiniteParams(const PostOp& p) {
   return std::isfinite(p.alpha) && std::isfinite(p.beta);
 }
@@ -146,8 +185,11 @@ HWY_INLINE VF PostOpVec(const VecOps& ops, const PostOp& p, VF y, VF t) {
     hn::Store(t, ops.d, ts);
     for (size_t l = 0; l < hn::Lanes(ops.d); ++l) ys[l] = apply_binary_post_op(K, ys[l], ts[l]);
     return hn::Load(ops.d, ys);
-  } else {
+  } else if constexpr (kInfMayReachMinMaxAsNaN<K>) {
     return vm::FixLanes(ops.d, y, r, hn::Not(hn::IsFinite(y)),
+                        [&p](float v) { return apply_unary_post_op(p, v); });
+  } else {  // one compare, where the vector formula holds for infinities (Clip)
+    return vm::FixLanes(ops.d, y, r, hn::IsNaN(y),
                         [&p](float v) { return apply_unary_post_op(p, v); });
   }
 }
