@@ -195,10 +195,17 @@ void check_extern(const Plan& p, size_t e) {
   validate_epilogue(x.epilogue, x.inputs.size(), str_cat("plan: ", where));
   if (x.post_ops != match_post_ops(x.epilogue).value_or(std::vector<PostOp>{}))
     fail("plan: ", where, "'s post-ops are not its epilogue's chain");
-  for (int32_t i : epilogue_inputs(x.epilogue))
-    if (x.inputs[static_cast<size_t>(i)].shape != x.outputs[0].shape)
+  for (int32_t i : epilogue_inputs(x.epilogue)) {
+    const TensorRef& in = x.inputs[static_cast<size_t>(i)];
+    if (in.shape != x.outputs[0].shape)
       fail("plan: ", where, " epilogue reads input ", i,
            ", whose view does not have the output's shape");
+    // check_ref above: the buffer exists.
+    const DType dt = p.buffers[static_cast<size_t>(in.buffer)].dtype;
+    if (dt != DType::F32)
+      fail("plan: ", where, " epilogue reads input ", i, " of ", dtype_name(dt),
+           " (an epilogue reads float32)");
+  }
 }
 
 void check_guards(const Plan& p, size_t s, const Step& st) {

@@ -152,6 +152,11 @@ TEST(PlanTest, ExternEpilogue) {
   p = full_plan();
   p.externs[0].inputs[3] = ref(1, {4}, {1});
   EXPECT_PLAN_ERROR(p, "epilogue reads input 3, whose view does not have the output's shape");
+  p = full_plan();  // fuzz_plan_run: the reference refused a uint32 operand, jit read its bits
+  p.buffers[static_cast<size_t>(p.externs[0].inputs[3].buffer)].dtype = DType::U32;
+  EXPECT_PLAN_ERROR(p,
+                    "extern 0 (MatMul) epilogue reads input 3 of uint32 (an epilogue reads "
+                    "float32)");
   p = full_plan();
   p.externs[0].epilogue.steps[2].b = 5;
   EXPECT_PLAN_ERROR(p, "extern 0 (MatMul) epilogue step 2: operand b is 5, not an earlier step");
