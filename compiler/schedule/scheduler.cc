@@ -216,12 +216,12 @@ std::string Scheduler::try_fuse(int x, int y, int64_t score, int round) {
     decisions_.push_back(d);
     return reason;
   };
+  search_cut_ = false;
   if (nx.is_extern() || ny.is_extern()) return decide("an extern call does not fuse");
   if (!same_guards(nx.guards, ny.guards)) return decide("they run under different guards");
   bool y_after_x, x_after_y, cycle;
   {
     StageTimer timer("fuse/reaches");
-    search_cut_ = false;
     y_after_x = reaches(x, y, /*skip_direct=*/false);
     x_after_y = reaches(y, x, /*skip_direct=*/false);
     cycle = reaches(x, y, true) || reaches(y, x, true);
@@ -251,6 +251,7 @@ std::string Scheduler::try_fuse(int x, int y, int64_t score, int round) {
   f.preds.erase(second);
   compute_deps(&f, prog_);
   alive_[second] = false;
+  ++version_[first];
   // The edges of `second` become edges of `first`.
   for (int p : s.preds) {
     succs_[p].erase(second);
@@ -310,9 +311,17 @@ void Scheduler::fuse() {
       return std::make_pair(p.x, p.y) < std::make_pair(q.x, q.y);
     });
     bool changed = false;
+    version_.resize(nodes_.size(), 0);
     for (const Candidate& c : cands) {
       if (!alive_[c.x] || !alive_[c.y]) continue;
-      changed |= try_fuse(c.x, c.y, c.score, round).empty();
+      const std::pair<int, int> versions{version_[c.x], version_[c.y]};
+      auto was = refused_.find({c.x, c.y});
+      if (was != refused_.end() && was->second == versions) continue;  // refused_'s comment
+      if (try_fuse(c.x, c.y, c.score, round).empty()) {
+        changed = true;
+      } else if (!search_cut_) {
+        refused_[{c.x, c.y}] = versions;
+      }
     }
     if (!changed) break;
   }

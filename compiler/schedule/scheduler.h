@@ -17,6 +17,7 @@
 // with it its memory.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -94,6 +95,13 @@ class Scheduler {
   mutable std::vector<int> seen_;     // reaches' visited marks (== stamp_)
   mutable int stamp_ = 0;
   mutable bool search_cut_ = false;  // a reaches() since try_fuse reset it ran out of budget
+  // Pairs refused for good: fusing elsewhere only adds paths between nodes (a cycle stays a
+  // cycle) and leaves the kernels of the others as they were, so a pair whose two nodes are
+  // the same as when it was refused is refused again, for the same reason — except when the
+  // cycle search ran out of budget (the graph it searches shrinks as nodes fuse). Each node's
+  // version counts the nodes it took in; refused_ holds the pair's versions at its refusal.
+  std::vector<int> version_;
+  std::map<std::pair<int, int>, std::pair<int, int>> refused_;
 };
 
 }  // namespace ferrite
