@@ -20,6 +20,12 @@ constexpr int kRealizeReadsThreshold = 8;
 constexpr int kReuseComputeThreshold = 3;
 // Constants larger than this stay views instead of being folded into new tensors.
 constexpr int64_t kFoldElementLimit = int64_t{1} << 22;
+// Folding runs the scalar interpreter, about 10 ns an instruction and point natively (20
+// times that under the fuzz build's sanitizers): a kernel of more instructions x points is
+// left to run time, where a backend runs it vectorized. A Resize of a constant to 3.1M
+// elements folded in 3.5 s (84 s in the fuzz harness); a 1M-element ConstantOfShape (3M)
+// still folds.
+constexpr double kFoldWorkLimit = double{1 << 24};
 constexpr size_t kMaxSubgraphDepth = 32;
 // Loaders call their producers' loaders, so inlining is recursion: a value whose inlined
 // definition nests deeper than this is realized, which bounds the stack every walk and
@@ -276,6 +282,12 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
   StageTimer timer("lower/fold");
   std::vector<Buffer*> args;
   Kernel k = build_kernel(buf, "fold", &args);
+  double work = static_cast<double>(k.code.size());
+  for (int64_t r : k.ranges) work *= static_cast<double>(r);
+  if (work > kFoldWorkLimit) {
+    unfoldable_.insert(buf);  // not a compile-time constant: no second try
+    return false;
+  }
   std::vector<void*> ptrs;
   auto out = std::make_shared<TensorData>();
   out->dtype = buf->dtype;

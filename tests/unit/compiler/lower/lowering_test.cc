@@ -262,6 +262,31 @@ TEST_P(Lowering, GeluAndMishMatchTheirFormulas) {
   expect_near(r.outputs[2], mish);
 }
 
+TEST_P(Lowering, ConstantsFoldUpToAWorkLimit) {
+  // HardSwish of a constant c, a kernel of 7 instructions: 1000 elements fold at compile
+  // time (the output's kernel only copies them); 3M elements (under the element limit, over
+  // the work limit) are computed at run time. Both give the formula's values.
+  for (const int64_t n : {int64_t{1000}, int64_t{3000000}}) {
+    SCOPED_TRACE(n);
+    std::vector<float> c(static_cast<size_t>(n));
+    for (size_t i = 0; i < c.size(); ++i) c[i] = static_cast<float>(i % 1000) * 8e-3f - 4.0f;
+    GraphBuilder b;
+    b.output(b.op("HardSwish", {b.constant_f32({n}, c)}));
+    auto g = b.finish();
+    Compiled r = run_graph(*g, {}, GetParam());
+    bool computes = false;
+    for (const Kernel& k : r.plan.kernels)
+      for (const Instr& in : k.code) computes = computes || in.op == Op::Max;
+    EXPECT_EQ(computes, n != 1000);
+    std::vector<float> want(c.size());
+    for (size_t i = 0; i < c.size(); ++i) {
+      const double x = c[i];
+      want[i] = static_cast<float>(x * std::min(std::max(x / 6 + 0.5, 0.0), 1.0));
+    }
+    expect_near(r.outputs[0], want, 1e-5f);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Backends, Lowering, ::testing::Values("reference", "portable"));
 
 }  // namespace
