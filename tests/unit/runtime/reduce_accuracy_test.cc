@@ -149,6 +149,52 @@ TEST(ReduceAccuracy, RandomSumsAndMeansMatchDouble) {
   }
 }
 
+// prod(x) and prod(x) / prod(y) over n points: the reference multiplies in float64 and
+// rounds once (interpret.cc), so a product whose partial products leave float32's range
+// is the exact product's rounding, whatever order the factors come in.
+Kernel products(int64_t n) {
+  KernelBuilder b({n}, 1);
+  const int x = b.arg(DType::F32, n), y = b.arg(DType::F32, n);
+  const int prod = b.arg(DType::F32, 1, true), ratio = b.arg(DType::F32, 1, true);
+  const int px = b.reduce(ReduceKind::Prod, b.load(x, V(0)));
+  const int py = b.reduce(ReduceKind::Prod, b.load(y, V(0)));
+  b.post();
+  b.store(prod, C(0), px);
+  b.store(ratio, C(0), b.binary(Op::Div, px, py));
+  return b.build();
+}
+
+TEST(ReduceAccuracy, ReferenceProductsRoundOnce) {
+  // 1e-30 * 1e-30 * 1e30 * 1e30: a running float32 product is 0 after two factors.
+  const std::vector<Tensor> ones =
+      run_kernel("reference", products(4),
+                 tensors(make_tensor(DType::F32, std::vector<float>{1e-30f, 1e-30f, 1e30f, 1e30f}),
+                         make_tensor(DType::F32, std::vector<float>{2, 2, 2, 2}),
+                         zeros(DType::F32, 1), zeros(DType::F32, 1)));
+  EXPECT_FLOAT_EQ(f32_at(ones[2], 0), 1.0f);
+  EXPECT_FLOAT_EQ(f32_at(ones[3], 0), 1.0f / 16);
+  // 2160 factors of 0.86 (a fuzz finding): the exact product, 6e-142, rounds to 0, where a
+  // running float32 product stops at the smallest subnormals (0.86 of 3 of them rounds back
+  // to 3) and a quotient of two such products came out 1, not a backend's 0 / 0.
+  const int64_t n = 2160;
+  const std::vector<Tensor> small =
+      run_kernel("reference", products(n),
+                 tensors(make_tensor(DType::F32, std::vector<float>(n, 0.86f)),
+                         make_tensor(DType::F32, std::vector<float>(n, -0.845f)),
+                         zeros(DType::F32, 1), zeros(DType::F32, 1)));
+  EXPECT_EQ(f32_at(small[2], 0), 0.0f);
+  EXPECT_TRUE(std::isnan(f32_at(small[3], 0)));
+  for (const std::string& backend : backend_names()) {
+    const std::vector<Tensor> got =
+        run_kernel(backend, products(n),
+                   tensors(make_tensor(DType::F32, std::vector<float>(n, 0.86f)),
+                           make_tensor(DType::F32, std::vector<float>(n, -0.845f)),
+                           zeros(DType::F32, 1), zeros(DType::F32, 1)));
+    EXPECT_EQ(f32_at(got[2], 0), 0.0f) << backend;
+    EXPECT_TRUE(std::isnan(f32_at(got[3], 0))) << backend;
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace ferrite
