@@ -12,6 +12,7 @@
 #include <cstdint>
 
 #include "compiler/plan/kernel.h"
+#include "compiler/plan/outer_order.h"  // outer_points_commute
 
 namespace ferrite {
 
@@ -41,12 +42,6 @@ Kernel normalize_loops(const Kernel& validated, const LoopNormalizeOptions& opti
 // number of div/mod nodes, best split first, until none does. The points keep their order
 // (row-major over a and b), so this is always legal; a dim a LoopVar reads is not split.
 Kernel split_divmod_dims(const Kernel& validated);
-
-// True when the outer points of k may run in any order: every arg that k stores is accessed
-// only through affine indices with the same coefficients on the outer dims, which place the
-// elements of different outer points apart (so no point reads or writes an element another
-// point writes), and k has no CheckIndex (its failing point would change).
-bool outer_points_commute(const Kernel& validated);
 
 // Permutes the outer dims so that the innermost one is where the stores are contiguous
 // (stride 1), or failing that where the most loaded bytes are; the other outer dims go in

@@ -98,6 +98,48 @@ TEST(BlockProgram, CollapseKeepsInnerLoopsAndTheOuterReduceSplit) {
   EXPECT_GE(p.info[s].slot, 0);
 }
 
+// out[i, j] = x[i, j] * w[j] + j over [rows, cols]: rows of fewer than 64 points run with the
+// long dim innermost (block_program.cc, widen_rows), strided, when the points commute; the
+// values are the formula's either way. A store every row writes (out[j]) keeps the order.
+Kernel scaled_rows(int64_t rows, int64_t cols, bool every_row_writes) {
+  KernelBuilder b({rows, cols});
+  const int x = b.arg(DType::F32, rows * cols), w = b.arg(DType::F32, cols),
+            out = b.arg(DType::F32, every_row_writes ? cols : rows * cols, true);
+  const Index at = Affine({{0, cols}, {1, 1}});
+  const int j = b.cast(ScalarType::F32, b.loop_var(1));
+  const int v = b.binary(Op::Add, b.binary(Op::Mul, b.load(x, at), b.load(w, V(1))), j);
+  b.store(out, every_row_writes ? V(1) : at, v);
+  return b.build();
+}
+
+TEST(BlockProgram, NarrowRowsRunWithTheLongDimInnermost) {
+  struct Case {
+    int64_t rows, cols;
+    bool every_row_writes;
+    std::vector<int64_t> ranges;
+  };
+  for (const Case& c : {Case{1000, 3, false, {3, 1000}}, Case{1000, 63, false, {63, 1000}},
+                        Case{1000, 64, false, {1000, 64}}, Case{200, 3, false, {200, 3}},
+                        Case{1000, 3, true, {1000, 3}}}) {
+    SCOPED_TRACE(::testing::Message() << c.rows << " x " << c.cols);
+    const Kernel k = scaled_rows(c.rows, c.cols, c.every_row_writes);
+    EXPECT_EQ(portable::build_program(k).k.ranges, c.ranges);
+    std::vector<float> xs(static_cast<size_t>(c.rows * c.cols)), ws(static_cast<size_t>(c.cols));
+    for (size_t i = 0; i < xs.size(); ++i) xs[i] = static_cast<float>(i % 97) * 0.25f - 3;
+    for (size_t i = 0; i < ws.size(); ++i) ws[i] = 1.5f - static_cast<float>(i);
+    const int64_t n = c.every_row_writes ? c.cols : c.rows * c.cols;
+    const std::vector<Tensor> got = run_kernel(
+        "portable", k,
+        tensors(make_tensor(DType::F32, xs), make_tensor(DType::F32, ws), zeros(DType::F32, n)));
+    for (int64_t e = 0; e < n; ++e) {
+      const int64_t i = c.every_row_writes ? c.rows - 1 : e / c.cols, jj = e % c.cols;
+      const float want = xs[static_cast<size_t>(i * c.cols + jj)] * ws[static_cast<size_t>(jj)] +
+                         static_cast<float>(jj);
+      ASSERT_EQ(f32_at(got[2], e), want) << "element " << e;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace ferrite
