@@ -111,14 +111,22 @@ HWY_INLINE void Taps(DF d, VF (&acc)[V], const float* HWY_RESTRICT src, float w)
   for (int v = 0; v < V; ++v) acc[v] = hn::MulAdd(wv, hn::LoadU(d, src + v * N), acc[v]);
 }
 
-// Outputs [o, o + V * N) of output row (o0, o1) into row[o ...].
+// Where an epilogue of unary post-ops that EpilogueTile applies (epilogue-inl.h) runs on the
+// accumulators before they are stored: output channel c, the row's first element p.
+struct TileEpilogue {
+  const Epilogue* e = nullptr;
+  int64_t c = 0, p = 0;
+};
+
+// Outputs [o, o + V * N) of output row (o0, o1) into row[o ...], with t's epilogue applied.
 template <int V>
 HWY_INLINE void OutputVectors(const ConvArgs& a, const Layout& l, const float* plane,
                               const float* w, float bias, int64_t o0, int64_t o1, int64_t o,
-                              float* row) {
+                              float* row, const TileEpilogue& t) {
   const DF d;
   const int64_t N = static_cast<int64_t>(hn::Lanes(d)), span = l.stride * l.width;
-  VF acc[V];
+  VF tile[1][V];
+  VF(&acc)[V] = tile[0];
   for (int v = 0; v < V; ++v) acc[v] = hn::Set(d, bias);
   for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0) {
     const int64_t i0 = o0 * a.stride[0] + j0 * a.dilation[0] - a.pad_begin[0];
@@ -141,7 +149,16 @@ HWY_INLINE void OutputVectors(const ConvArgs& a, const Layout& l, const float* p
       }
     }
   }
+  if (t.e) epi::EpilogueTile<1, V>(*t.e, t.c, t.p + o, tile);
   for (int v = 0; v < V; ++v) hn::Store(acc[v], d, row + o + v * N);
+}
+
+// Whether EpilogueTile can apply e to whole vectors of a row, the lanes past the row's end
+// included: post-ops it admits that read no operand (whose rows end with the output's).
+bool UnaryTileEpilogue(const Epilogue& e) {
+  for (size_t k = 0; k < e.op_count; ++k)
+    if (post_op_is_binary(e.ops[k].kind)) return false;
+  return epi::EpilogueInRegisters(e);
 }
 
 void Depthwise(const ConvArgs& a, const float* x, const float* w, float* y,
@@ -153,17 +170,20 @@ void Depthwise(const ConvArgs& a, const float* x, const float* w, float* y,
   float* row = scratch + l.plane();
   float* tmp = row + Layout::round64(l.row);
   const int64_t k = a.kernel_size();
+  // Relu or Clip (mobilenet's) in registers; other epilogues over the finished row.
+  const bool in_tile = post_ops && UnaryTileEpilogue(*post_ops);
   for (int64_t c = c0; c < c1; ++c) {
     FillPlane(a, l, x + c * a.in_size(), plane, tmp);
     const float bias = a.has_bias ? a.b[a.b_offset + c * a.b_stride] : 0.0f;
     for (int64_t o0 = 0; o0 < a.out[0]; ++o0) {
       for (int64_t o1 = 0; o1 < a.out[1]; ++o1) {
+        const int64_t p = (o0 * a.out[1] + o1) * ow;
+        const TileEpilogue t{in_tile ? post_ops : nullptr, c, p};
         int64_t o = 0;
         for (; o + 4 * N <= l.row; o += 4 * N)
-          OutputVectors<4>(a, l, plane, w + c * k, bias, o0, o1, o, row);
-        for (; o < l.row; o += N) OutputVectors<1>(a, l, plane, w + c * k, bias, o0, o1, o, row);
-        const int64_t p = (o0 * a.out[1] + o1) * ow;
-        if (post_ops) epi::EpilogueRow(*post_ops, c, p, row, ow);
+          OutputVectors<4>(a, l, plane, w + c * k, bias, o0, o1, o, row, t);
+        for (; o < l.row; o += N) OutputVectors<1>(a, l, plane, w + c * k, bias, o0, o1, o, row, t);
+        if (post_ops && !in_tile) epi::EpilogueRow(*post_ops, c, p, row, ow);
         CopyFloats(row, y + c * a.out_size() + p, ow);
       }
     }

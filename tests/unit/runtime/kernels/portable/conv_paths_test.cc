@@ -307,5 +307,51 @@ TEST(Conv, PostOpsFusedOnEveryPath) {
   }
 }
 
+// A depthwise convolution whose epilogue is unary post-ops that fit in registers (Relu,
+// Clip, LeakyRelu, Linear) applies them to its accumulators, whole vectors past the row's
+// end included; the values are the reference's, NaN and infinities among the inputs too.
+TEST(Conv, UnaryEpilogueOnDepthwiseRegisters) {
+  std::mt19937 rng(5);
+  Geometry narrow = conv2d(1, 6, 6, 6, {11, 13}, 3, 1, 1, 1);
+  Geometry wide = conv2d(2, 3, 3, 3, {4, 70}, 3, 1, 1, 1);  // four-vector tiles and a tail
+  Geometry strided = conv2d(1, 5, 5, 5, {12, 9}, 3, 2, 2, 1);
+  for (const Geometry& g : {narrow, wide, strided}) {
+    for (const PostOp& op :
+         {PostOp{PostOpKind::Relu}, PostOp{PostOpKind::Clip, 0, 6},
+          PostOp{PostOpKind::LeakyRelu, 0.1f}, PostOp{PostOpKind::Linear, 0.5f, 0.25f}}) {
+      SCOPED_TRACE(g.text() + " then " + post_op_name(op.kind));
+      Operand x = random_dense(g.x_dims(), rng), w = random_dense(g.w_dims(), rng);
+      for (size_t i = 0; i < x.data.size(); i += 37)
+        x.data[i] = i % 3 == 0 ? NAN : i % 3 == 1 ? INFINITY : -INFINITY;
+      for (float& v : w.data) v *= 8;  // past Clip's bounds
+      const Dims yd = g.y_dims();
+      Operand y = dense(yd, std::vector<float>(static_cast<size_t>(product(yd)), 0.0f));
+      std::vector<Operand*> ins{&x, &w};
+      ExternCall call = make_call(g, ins, y);
+      set_post_ops(&call, std::vector<PostOp>{op});
+      std::vector<ExternBuffer> bufs;
+      for (Operand* o : ins) bufs.push_back(o->buffer());
+      ExternBuffer out = y.buffer();
+      run_reference_extern(call, bufs.data(), &out);
+      const std::vector<float> want = y.data;
+      testing::for_each_simd_target([&] {
+        run_with_weights(call, bufs, &y, 1);
+        for (size_t i = 0; i < want.size(); ++i) {
+          if (!std::isfinite(want[i])) {
+            ASSERT_EQ(std::isnan(y.data[i]), std::isnan(want[i])) << "at " << i;
+            if (!std::isnan(want[i])) {
+              ASSERT_EQ(y.data[i], want[i]) << "at " << i;
+            }
+          } else {
+            ASSERT_NEAR(y.data[i], want[i], 1e-4 * std::max(1.0f, std::fabs(want[i])))
+                << "at " << i;
+          }
+        }
+      });
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ferrite
