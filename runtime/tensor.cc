@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "compiler/plan/error.h"
@@ -24,7 +25,10 @@ size_t checked_nbytes(DType dtype, const std::vector<int64_t>& shape) {
     if (__builtin_mul_overflow(n, d, &n))
       fail("tensor: byte size of shape ", shape_text(shape), " overflows");
   }
-  return checked_size(n, str_cat("tensor of shape ", shape_text(shape)));  // 32-bit wasm
+  // Named only when it does not fit (32-bit wasm): tensors are made around every run.
+  if (static_cast<uint64_t>(n) > std::numeric_limits<size_t>::max())
+    return checked_size(n, str_cat("tensor of shape ", shape_text(shape)));  // throws
+  return static_cast<size_t>(n);
 }
 
 // Tensors are what runs take and give back, allocated and freed around every run: from the

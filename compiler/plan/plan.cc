@@ -173,8 +173,9 @@ void append_post_op(ExternCall* x, const PostOp& p) {
 }
 
 size_t op_input_count(const ExternCall& x) {
-  size_t n = x.inputs.size();
-  for (int32_t i : epilogue_inputs(x.epilogue)) n = std::min(n, static_cast<size_t>(i));
+  size_t n = x.inputs.size();  // walks the steps: every extern run asks (no allocation)
+  for (const EpilogueStep& s : x.epilogue.steps)
+    if (s.op == Op::Load && s.input >= 0) n = std::min(n, static_cast<size_t>(s.input));
   return n;
 }
 

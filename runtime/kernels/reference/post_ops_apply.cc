@@ -1,6 +1,7 @@
 #include "runtime/kernels/reference/post_ops_apply.h"
 
 #include <algorithm>
+#include <charconv>
 #include <vector>
 
 #include "compiler/plan/error.h"
@@ -17,16 +18,19 @@ void check_post_ops(const ExternCall& call, const ExternBuffer* inputs,
   if (call.outputs.empty()) fail(op, ": an epilogue needs an output");
   const TensorRef& y = call.outputs[0];
   check_f32_view(op, "output", y, outputs[0], y.shape.size());
-  for (int32_t i : epilogue_inputs(call.epilogue)) {
-    // Named only when something is wrong: this runs before every run of an extern.
-    auto what = [&] { return str_cat("epilogue operand ", i); };
+  // This runs before every run of an extern: no allocation unless something is wrong (an
+  // operand read twice is checked twice).
+  for (const EpilogueStep& s : call.epilogue.steps) {
+    if (s.op != Op::Load || s.input < 0) continue;
+    const int32_t i = s.input;
+    char what[32] = "epilogue operand ";
+    *std::to_chars(what + 17, what + sizeof what - 1, i).ptr = '\0';
     if (static_cast<size_t>(i) >= call.inputs.size())
-      fail(op, ": ", what(), " is not one of its ", call.inputs.size(), " inputs");
+      fail(op, ": ", what, " is not one of its ", call.inputs.size(), " inputs");
     const TensorRef& t = call.inputs[static_cast<size_t>(i)];
     if (t.shape != y.shape)
-      fail(op, ": ", what(), " has shape ", dims_text(t.shape), ", the output ",
-           dims_text(y.shape));
-    check_f32_view(op, what().c_str(), t, inputs[i], y.shape.size());
+      fail(op, ": ", what, " has shape ", dims_text(t.shape), ", the output ", dims_text(y.shape));
+    check_f32_view(op, what, t, inputs[i], y.shape.size());
   }
 }
 
