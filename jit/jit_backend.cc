@@ -157,6 +157,7 @@ class JitBackend : public KernelBackend {
       : isa_(choose_isa(options.isa)),
         threads_(options.threads),
         dump_dir_(options.dump_dir),
+        packed_store_(options.packed_store),
         portable_(make_portable_backend(options)) {}
 
   const char* name() const override { return "jit"; }
@@ -217,7 +218,8 @@ class JitBackend : public KernelBackend {
         [[fallthrough]];
       case ExternOp::Conv:
       case ExternOp::ConvTranspose:
-        if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_)) return dnnl;
+        if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_, packed_store_.get()))
+          return dnnl;
         break;
       case ExternOp::SegmentReduce:
         if (isa_ != Isa::Avx512) break;
@@ -267,6 +269,7 @@ class JitBackend : public KernelBackend {
   Isa isa_;
   int threads_;
   std::string dump_dir_;
+  std::shared_ptr<PackedStore> packed_store_;
   std::shared_ptr<const KernelBackend> portable_;
   mutable std::mutex dump_mu_;
   mutable int dumped_ = 0;

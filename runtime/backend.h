@@ -15,6 +15,8 @@
 
 namespace ferrite {
 
+class PackedStore;
+
 class PreparedKernel {
  public:
   virtual ~PreparedKernel() = default;
@@ -111,6 +113,10 @@ struct BackendOptions {
   std::string isa;  // the JIT's instruction set: "" (FERRITE_ISA, else the best), "avx2", "avx512"
   int threads = 1;  // threads a kernel may use (OpenMP); 1 = run on the caller's thread
   std::string dump_dir;  // when set, backends that generate code write it there
+  // Weights packed by the other sessions of the same model (packed_store.h), where the
+  // backend's externs find the packed forms they would make and add those they make; null:
+  // every extern packs its own.
+  std::shared_ptr<PackedStore> packed_store;
 };
 
 using BackendFactory = std::unique_ptr<KernelBackend> (*)(const BackendOptions&);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler/plan/plan.h"
+#include "runtime/packed_store.h"
 #include "runtime/tensor.h"
 
 namespace ferrite {
@@ -33,6 +34,9 @@ struct SessionOptions {
   // that fails before this point leaves the graph, so the engine can try again, and the
   // peak of a load does not hold the graph's weights beside the packed ones).
   std::function<void()> before_packing;
+  // Shared with the other sessions of the same model (the engine's shape sessions): weights
+  // packed by one are used in place by the others (packed_store.h). Null: none shared.
+  std::shared_ptr<PackedStore> packed_store;
 };
 
 // The time one plan step took over the runs profiled so far.

@@ -7,6 +7,7 @@ packages=(
   cmake g++ make ccache                            # native build (ccache: rebuilds and fresh clones)
   libxbyak-dev libhwy-dev libdnnl-dev ocl-icd-opencl-dev  # JIT, portable SIMD, oneDNN (+ its CMake dep)
   libzydis-dev                                     # disassembly in JIT dumps (optional)
+  libxxhash-dev                                    # digests of packed weights (header-only)
   libgtest-dev                                     # unit tests (native, and sources for wasm)
   clang-14 libfuzzer-14-dev libclang-rt-14-dev     # fuzz targets (libFuzzer with ASan and UBSan)
   emscripten wabt binaryen                         # wasm build

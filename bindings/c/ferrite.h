@@ -153,6 +153,13 @@ FERRITE_API FerriteStatus ferrite_session_input_info(const FerriteSession* sessi
                                                      FerriteTensorInfo* info);
 FERRITE_API FerriteStatus ferrite_session_output_info(const FerriteSession* session, size_t index,
                                                       FerriteTensorInfo* info);
+/* The name of dimension `dim` of input (output) `index` where the model names it symbolic
+ * ("batch", "seq"; its shape has -1 there), else NULL (a static or unnamed dimension, or an
+ * index out of range). Owned by the session. */
+FERRITE_API const char* ferrite_session_input_dim_name(const FerriteSession* session, size_t index,
+                                                       size_t dim);
+FERRITE_API const char* ferrite_session_output_dim_name(const FerriteSession* session, size_t index,
+                                                        size_t dim);
 
 /* Runs the model. inputs[i] feeds the input named input_names[i]; every declared input must
  * be fed, once. output_names selects the outputs to write, in the order of `outputs`; NULL

@@ -32,6 +32,7 @@ struct FerriteSession {
   std::mutex run_mutex;  // Engine::run is not reentrant (one pool, a plan cache)
   // What ferrite_session_*_info points into.
   std::vector<ferrite::IoInfo> inputs, outputs;
+  std::vector<std::vector<std::string>> input_dim_names, output_dim_names;
   std::string report;  // ferrite_session_report's last answer
 };
 
@@ -86,6 +87,8 @@ FerriteStatus create_session(std::unique_ptr<ferrite::Engine> engine, FerriteSes
   auto session = std::make_unique<FerriteSession>();
   session->inputs = engine->inputs();
   session->outputs = engine->outputs();
+  session->input_dim_names = engine->input_dim_names();
+  session->output_dim_names = engine->output_dim_names();
   session->engine = std::move(engine);
   *out = session.release();
   return FERRITE_OK;
@@ -324,6 +327,26 @@ FerriteStatus ferrite_session_output_info(const FerriteSession* session, size_t 
                                           FerriteTensorInfo* info) {
   if (!session) return failure(FERRITE_INVALID_ARGUMENT, "session is NULL");
   return io_info(session->outputs, index, "output", info);
+}
+
+namespace {
+
+const char* dim_name(const std::vector<std::vector<std::string>>& names, size_t index, size_t dim) {
+  if (index >= names.size() || dim >= names[index].size() || names[index][dim].empty())
+    return nullptr;
+  return names[index][dim].c_str();
+}
+
+}  // namespace
+
+const char* ferrite_session_input_dim_name(const FerriteSession* session, size_t index,
+                                           size_t dim) {
+  return session ? dim_name(session->input_dim_names, index, dim) : nullptr;
+}
+
+const char* ferrite_session_output_dim_name(const FerriteSession* session, size_t index,
+                                            size_t dim) {
+  return session ? dim_name(session->output_dim_names, index, dim) : nullptr;
 }
 
 FerriteStatus ferrite_session_run(FerriteSession* session, size_t input_count,

@@ -32,6 +32,7 @@ int compile_command(const std::vector<std::string>& arg_list) {
   EngineOptions options;
   apply_session_options(args, &options.session);
   apply_compile_options(args, &options);
+  options.compile_at_load = false;  // compile_plan compiles the one plan written
   std::vector<std::pair<std::string, Tensor>> inputs = read_inputs(args);
 
   const std::string& model = args.positional[0];

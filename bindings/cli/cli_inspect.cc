@@ -42,16 +42,35 @@ void print_counts(const char* title, const std::map<std::string, int>& counts) {
   for (const auto& c : counts) std::printf("    %-28s %d\n", printable(c.first).c_str(), c.second);
 }
 
-void print_io(const Plan& plan) {
-  for (int32_t id : plan.inputs) {
-    const PlanBuffer& b = plan.buffers[id];
-    std::printf("input '%s': %s\n", printable(b.name).c_str(),
-                format_type(b.dtype, b.shape).c_str());
+// " (declared [N,784])" when the model names symbolic dims of the value, else "".
+std::string declared_note(const IoInfo& declared, const std::vector<std::string>& dim_names) {
+  bool symbolic = false;
+  std::string s = " (declared [";
+  for (size_t d = 0; d < declared.shape.size(); ++d) {
+    const bool named = d < dim_names.size() && !dim_names[d].empty();
+    symbolic = symbolic || named;
+    s += str_cat(d ? "," : "", named                    ? printable(dim_names[d])
+                               : declared.shape[d] >= 0 ? std::to_string(declared.shape[d])
+                                                        : std::string("?"));
   }
-  for (int32_t id : plan.outputs) {
-    const PlanBuffer& b = plan.buffers[id];
-    std::printf("output '%s': %s\n", printable(b.name).c_str(),
-                format_type(b.dtype, b.shape).c_str());
+  return symbolic ? s + "])" : "";
+}
+
+// The plan's inputs and outputs (this run's shapes), with the model's symbolic dims.
+void print_io(const Plan& plan, const Engine& engine) {
+  const auto in_names = engine.input_dim_names(), out_names = engine.output_dim_names();
+  for (size_t i = 0; i < plan.inputs.size(); ++i) {
+    const PlanBuffer& b = plan.buffers[plan.inputs[i]];
+    std::printf(
+        "input '%s': %s%s\n", printable(b.name).c_str(), format_type(b.dtype, b.shape).c_str(),
+        i < engine.inputs().size() ? declared_note(engine.inputs()[i], in_names[i]).c_str() : "");
+  }
+  for (size_t i = 0; i < plan.outputs.size(); ++i) {
+    const PlanBuffer& b = plan.buffers[plan.outputs[i]];
+    std::printf(
+        "output '%s': %s%s\n", printable(b.name).c_str(), format_type(b.dtype, b.shape).c_str(),
+        i < engine.outputs().size() ? declared_note(engine.outputs()[i], out_names[i]).c_str()
+                                    : "");
   }
 }
 
@@ -128,11 +147,12 @@ int inspect_command(const std::vector<std::string>& arg_list) {
   for (const auto& in : inputs) feeds.emplace_back(in.first, &in.second);
   const Plan& plan = engine->session_for_feeds(feeds).plan();
 
-  print_io(plan);
+  print_io(plan, *engine);
   print_buffers(plan);
   const std::pair<int, int> steps = print_steps(plan);
   const TempMemory memory = plan_temp_memory(plan);
   print_memory(plan, memory);
+  std::printf("compiles: %lld\n", static_cast<long long>(engine->compiles()));
   std::printf("kernels: %d externs: %d\n", steps.first, steps.second);
   std::printf("memory: planned %lld bytes, lower bound %lld bytes\n",
               static_cast<long long>(plan.pool_bytes),

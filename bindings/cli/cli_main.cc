@@ -33,8 +33,9 @@ constexpr char kUsage[] = R"(usage: ferrite <command> [options]
 
 commands:
   run MODEL [options]        load MODEL (.onnx, or a plan from 'compile'), compile it for
-                             its input shapes, run it, and print each output (name, type,
-                             first values) and the times
+                             its input shapes (while loading, when they are all static),
+                             run it, and print each output (name, type, first values), the
+                             times and 'compiles: N' (plans the compiler made)
     --input NAME=FILE.npy    feed input NAME from an .npy file (repeatable). Inputs not
                              given are generated: floats uniform in [-1,1), integers in
                              [0,4), bools false, symbolic dims 1 (fixed seed)

@@ -3,6 +3,7 @@
 // thing gets a message in terms of the model's declared inputs, not of some inner node.
 #include "bindings/engine/engine.h"
 
+#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -202,8 +203,19 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
           str_cat("output '", out.info.name, "' has element type string, which is not supported"));
     }
     outputs_.push_back(out.info);
+    output_dim_names_.push_back(out.dim_names);
   }
   for (size_t i = 0; i < inputs_.size(); ++i) input_index_.emplace(inputs_[i].name, i);
+  // More than one session (per shape set, per input values): they share packed weights.
+  if (!static_inputs()) options_.session.packed_store = std::make_shared<PackedStore>();
+  if (!options_.compile_at_load || !static_inputs()) return;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const IoInfo& in : inputs_) shapes.push_back(in.shape);
+  try {
+    session_for(shapes);
+  } catch (const NeedsInputValueError&) {
+    needs_values_.insert(shapes);  // compiled at the first run, for its input values
+  }
 }
 
 void Engine::init_plan(Plan plan, EngineOptions options) {
@@ -241,6 +253,12 @@ std::vector<std::vector<std::string>> Engine::input_dim_names() const {
   return names;
 }
 
+std::vector<std::vector<std::string>> Engine::output_dim_names() const {
+  std::vector<std::vector<std::string>> names = output_dim_names_;
+  names.resize(outputs_.size());  // a compiled plan's: none
+  return names;
+}
+
 Plan Engine::compile_plan(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
   const std::vector<const Tensor*> ordered = checked_feeds(feeds);
   if (!compiler_) fail(no_compiler_message());
@@ -249,7 +267,16 @@ Plan Engine::compile_plan(const std::vector<std::pair<std::string, const Tensor*
     types[i].dtype = ordered[i]->dtype();
     types[i].shape = ordered[i]->shape();
   }
-  return compiler_->compile(types, {});
+  return compile(types, {});
+}
+
+Plan Engine::compile(const std::vector<IoInfo>& types, const std::vector<const Tensor*>& values) {
+  const auto start = std::chrono::steady_clock::now();
+  Plan plan = compiler_->compile(types, values);
+  ++compiles_;
+  compile_ms_ +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return plan;
 }
 
 std::vector<const Tensor*> Engine::checked_feeds(
@@ -316,7 +343,9 @@ Session& Engine::session_for_values(const std::vector<const Tensor*>& inputs) {
     last_session_ = nullptr;
   }
   if (!compiler_) fail(no_compiler_message());
-  Plan plan = compiler_->compile(types, values);
+  if (!options_.session.packed_store)  // sessions per input values share packed weights too
+    options_.session.packed_store = std::make_shared<PackedStore>();
+  Plan plan = compile(types, values);
   auto session = std::make_unique<Session>(std::move(plan), options_.session);
   return *value_sessions_.emplace(key, std::move(session)).first->second;
 }
@@ -363,7 +392,7 @@ Session& Engine::session_for(const std::vector<std::vector<int64_t>>& shapes) {
   }
   std::unique_ptr<Session> session;
   try {
-    session = std::make_unique<Session>(compiler_->compile(types, {}), session_options);
+    session = std::make_unique<Session>(compile(types, {}), session_options);
   } catch (const Error& e) {
     if (released_graph_) session_error_ = e.what();
     throw;

@@ -1,8 +1,10 @@
 // The engine: what every door (CLI, C API, Python, JS) shares. Loads a model, either an
 // ONNX model or a compiled plan (`ferrite compile`, plan_io.h; told apart by its magic
 // bytes). An ONNX model's graph is prepared once and compiled for the concrete input shapes
-// of a run (cached per shape set); a compiled plan has one session, prepared at load, and
-// takes exactly the shapes it was compiled for. Either way, inputs are matched by name and
+// of a run (cached per shape set); a model whose inputs are all static is compiled, and its
+// session prepared, at load (EngineOptions::compile_at_load), so that its first run is as
+// fast as the later ones. A compiled plan has one session, prepared at load, and takes
+// exactly the shapes it was compiled for. Either way, inputs are matched by name and
 // checked against the declared dtypes and static dims before anything runs. A model whose
 // inputs are all static has one plan: once its session exists the graph is released, so
 // that its weights are held once by the session (and once more, prepacked, by the externs
@@ -41,6 +43,10 @@ struct EngineOptions {
   EngineOptions() { session.backend = default_backend(); }
   SessionOptions session;
   CompileOptions compile;
+  // Compile a model whose inputs are all static, and prepare its session, while loading (a
+  // failure then fails the load). Off only where the load is not for running (`ferrite
+  // compile` writes the plan it compiles itself).
+  bool compile_at_load = true;
 };
 
 class Engine {
@@ -62,8 +68,10 @@ class Engine {
   // The index of the output named `name`; throws ferrite::Error ("unknown output 'x' (model
   // outputs: ...)") when there is none.
   size_t output_index(const std::string& name) const;
-  // Per input, the names of its symbolic dims ("" for the others; may be empty).
+  // Per input (output), the names of its symbolic dims ("" for the others; may be empty,
+  // as for a compiled plan's, whose dims are all static).
   std::vector<std::vector<std::string>> input_dim_names() const;
+  std::vector<std::vector<std::string>> output_dim_names() const;
   // True when it runs a compiled plan (whose shapes are fixed).
   bool from_compiled_plan() const { return !compiler_ && !released_graph_; }
 
@@ -88,6 +96,13 @@ class Engine {
   Session& session_for(const std::vector<std::vector<int64_t>>& shapes);
   // How many compiled sessions the engine holds (per shape set, and per input values).
   size_t cached_sessions() const { return sessions_.size() + value_sessions_.size(); }
+  // How many plans the compiler has made for this engine (its whole pipeline, from the
+  // prepared graph to a plan), and the milliseconds they took (not the sessions' load).
+  int64_t compiles() const { return compiles_; }
+  double compile_ms() const { return compile_ms_; }
+  // The packed weights its sessions share (packed_store.h): null until the model can have
+  // more than one session (symbolic input dims, or plans per input values).
+  const PackedStore* packed_store() const { return options_.session.packed_store.get(); }
 
   // The session run(feeds) would use, after the same checks of the feeds (compiling it if
   // new; specialized on input values where the model needs them). Nothing runs.
@@ -101,6 +116,8 @@ class Engine {
   std::vector<const Tensor*> checked_feeds(
       const std::vector<std::pair<std::string, const Tensor*>>& feeds) const;
   Session& session_for_checked(const std::vector<const Tensor*>& ordered);
+  // compiler_->compile, counted and timed (compiles_, compile_ms_).
+  Plan compile(const std::vector<IoInfo>& types, const std::vector<const Tensor*>& values);
 
   // Whether every declared input dim is static (then the first plan compiled without input
   // values is the only one there will be, and the compiler is released once it exists).
@@ -114,7 +131,8 @@ class Engine {
   std::string session_error_;  // why the session failed after the graph was released
   EngineOptions options_;
   std::vector<IoInfo> inputs_, outputs_;
-  std::vector<DeclaredIo> declared_;                     // the inputs, symbols included
+  std::vector<DeclaredIo> declared_;  // the inputs, symbols included
+  std::vector<std::vector<std::string>> output_dim_names_;
   std::unordered_map<std::string, size_t> input_index_;  // the first input of each name
   struct CachedSession {
     std::unique_ptr<Session> session;
@@ -122,6 +140,8 @@ class Engine {
   };
   std::map<std::vector<std::vector<int64_t>>, CachedSession> sessions_;
   uint64_t use_clock_ = 0;
+  int64_t compiles_ = 0;
+  double compile_ms_ = 0;
 
   // Plans that need input values (compile_graph's NeedsInputValueError, e.g. a Reshape
   // whose shape is a model input): the shape sets known to need them, and their sessions

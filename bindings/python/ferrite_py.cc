@@ -235,8 +235,9 @@ class InferenceSession {
       py::gil_scoped_release release;
       engine_ = Engine::from_file(path, options);
     }
-    // Symbolic dim names for get_inputs(): the engine keeps -1 in IoInfo.
+    // Symbolic dim names for get_inputs()/get_outputs(): the engine keeps -1 in IoInfo.
     dim_names_ = engine_->input_dim_names();
+    output_dim_names_ = engine_->output_dim_names();
   }
 
   std::vector<NodeArg> get_inputs() const {
@@ -248,7 +249,8 @@ class InferenceSession {
 
   std::vector<NodeArg> get_outputs() const {
     std::vector<NodeArg> args;
-    for (const IoInfo& io : engine_->outputs()) args.push_back(node_arg(io, {}));
+    for (size_t i = 0; i < engine_->outputs().size(); ++i)
+      args.push_back(node_arg(engine_->outputs()[i], output_dim_names_[i]));
     return args;
   }
 
@@ -350,7 +352,7 @@ class InferenceSession {
   }
 
   std::unique_ptr<Engine> engine_;
-  std::vector<std::vector<std::string>> dim_names_;
+  std::vector<std::vector<std::string>> dim_names_, output_dim_names_;
   std::string backend_;
   std::mutex mutex_;
 };

@@ -4,7 +4,12 @@
 //   branches are lowered under run-time guards (a skipped branch does no work and raises
 //   no errors) and each output is a select between the two branches' results; the
 //   branches must then agree on each output's dtype and shape, since plans have static
-//   shapes.
+//   shapes. When they do not, or a branch cannot be lowered for these shapes (a model
+//   whose branches are shaped for different sample rates), the condition's value is asked
+//   for (NeedsInputValueError): the engine compiles again with the small inputs' values,
+//   the condition folds, and only the branch taken is lowered; its errors are reported,
+//   the other branch's never are. A condition computed from large inputs cannot be had
+//   that way: then the first error stands.
 // - Loop and Scan are unrolled: every iteration is lowered with its iteration number as a
 //   constant, which lets shapes and slices that depend on it (test_loop11's
 //   Slice(x, i, i+1)) fold, within the compile's unrolling budget (unroll_budget.h). The trip count
@@ -59,6 +64,9 @@ TensorBoxPtr select(const LowerCtx& c, const TensorBoxPtr& cond, const TensorBox
   });
 }
 
+std::vector<TensorBoxPtr> lower_both_branches(LowerCtx& c, const Graph& then_g, const Graph& else_g,
+                                              const TensorBoxPtr& cond);
+
 std::vector<TensorBoxPtr> lower_if(LowerCtx& c) {
   const Graph& then_g = subgraph(c, "then_branch");
   const Graph& else_g = subgraph(c, "else_branch");
@@ -72,6 +80,22 @@ std::vector<TensorBoxPtr> lower_if(LowerCtx& c) {
   if (auto d = c.gl.constant_data(cond)) {
     return c.gl.lower_subgraph(d->int_at(0) != 0 ? then_g : else_g, {}, c.node);
   }
+  try {
+    return lower_both_branches(c, then_g, else_g, cond);
+  } catch (const NeedsInputValueError&) {
+    throw;  // a branch needs an input's value itself: the same request
+  } catch (const Error& e) {
+    if (c.gl.has_input_values()) throw;  // asked already: the condition did not fold
+    throw NeedsInputValueError(str_cat(c.node.describe(),
+                                       ": only the branch taken can be compiled (", e.what(),
+                                       "), which needs the condition's value"));
+  }
+}
+
+// Both branches under run-time guards on `cond`, each output a select between them.
+std::vector<TensorBoxPtr> lower_both_branches(LowerCtx& c, const Graph& then_g, const Graph& else_g,
+                                              const TensorBoxPtr& cond) {
+  const size_t n = c.node.outputs.size();
   // Values the branches read from outside are computed unconditionally, before either.
   c.gl.realize_captures(then_g);
   c.gl.realize_captures(else_g);

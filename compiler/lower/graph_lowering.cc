@@ -240,6 +240,12 @@ void GraphLowering::realize_captures(const Graph& body) {
   scopes_.pop_back();
 }
 
+bool GraphLowering::has_input_values() const {
+  for (const auto& v : input_values_)
+    if (v) return true;
+  return false;
+}
+
 void GraphLowering::push_guard(const TensorBoxPtr& cond, bool value) {
   if (cond->dtype != DType::Bool || cond->elements() != 1)
     fail("compile: a guard must be a bool scalar");

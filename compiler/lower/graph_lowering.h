@@ -106,6 +106,8 @@ class GraphLowering {
   // Realizes the values `body` captures, so that guarded code never realizes (and so
   // conditionally computes) a value that unguarded code reads later.
   void realize_captures(const Graph& body);
+  // Whether the compile was given the value of some model input (specialized on it).
+  bool has_input_values() const;
   // Every kernel and extern added between push_guard and pop_guard runs only when `cond`
   // (a bool scalar, realized here) holds `value`.
   void push_guard(const TensorBoxPtr& cond, bool value);

@@ -30,13 +30,17 @@ ferrite() {
 kernels_re='^kernels: [0-9]+ externs: [0-9]+$'
 memory_re='^memory: planned [0-9]+ bytes, lower bound [0-9]+ bytes$'
 
-# check_summary NAME FILE: the last two lines have the fixed format, planned >= lower bound.
+# check_summary NAME FILE: the last three lines have the fixed format, planned >= lower
+# bound, and the model was compiled once (at load when its inputs are static).
 check_summary() {
   local name=$1 out=$2
-  local kernels memory
+  local compiles kernels memory
+  compiles=$(tail -3 "$out" | head -1)
   kernels=$(tail -2 "$out" | head -1)
   memory=$(tail -1 "$out")
-  if ! [[ $kernels =~ $kernels_re ]]; then
+  if [ "$compiles" != "compiles: 1" ]; then
+    fail "$name: third line from the end is '$compiles', not 'compiles: 1'"
+  elif ! [[ $kernels =~ $kernels_re ]]; then
     fail "$name: next-to-last line is '$kernels'"
   elif ! [[ $memory =~ $memory_re ]]; then
     fail "$name: last line is '$memory'"
@@ -111,8 +115,11 @@ fi
 if ! ferrite inspect "$fixtures/sym_add.onnx" --input "a=$tmp/a.npy" --input "b=$tmp/a.npy" \
   >"$tmp/out" 2>"$tmp/err"; then
   fail "inspect sym_add: $(cat "$tmp/err")"
-elif check_summary "inspect sym_add" "$tmp/out" && ! grep -q "^output 'y': float32\[5,3\]" "$tmp/out"; then
-  fail "inspect sym_add: output shape not [5,3]: $(cat "$tmp/out")"
+elif check_summary "inspect sym_add" "$tmp/out" &&
+  ! grep -qxF "output 'y': float32[5,3] (declared [N,3])" "$tmp/out"; then
+  fail "inspect sym_add: output not [5,3], declared [N,3]: $(cat "$tmp/out")"
+elif ! grep -qxF "input 'a': float32[5,3] (declared [N,3])" "$tmp/out"; then
+  fail "inspect sym_add: input not [5,3], declared [N,3]: $(cat "$tmp/out")"
 fi
 expect_error "inspect misnamed input" "unknown input 'b'" \
   inspect "$fixtures/add_relu.onnx" --input "b=$tmp/a.npy"

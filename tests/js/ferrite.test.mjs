@@ -83,9 +83,19 @@ test('metadata', async () => {
   const session = await InferenceSession.create(mlp);
   assert.deepEqual(session.inputNames, ['x']);
   assert.deepEqual(session.outputNames, ['y']);
-  assert.deepEqual(session.inputs[0], { name: 'x', type: 'float32', dims: [1, 64] });
+  assert.deepEqual(session.inputs[0],
+                   { name: 'x', type: 'float32', dims: [1, 64], dimNames: [null, null] });
   const sym = await InferenceSession.create(fixture('sym_add.onnx'));
-  assert.deepEqual(sym.inputs[1], { name: 'b', type: 'float32', dims: [null, 3] });
+  assert.deepEqual(sym.inputs[1],
+                   { name: 'b', type: 'float32', dims: [null, 3], dimNames: ['N', null] });
+  assert.deepEqual(sym.outputs[0],
+                   { name: 'y', type: 'float32', dims: [null, 3], dimNames: ['N', null] });
+  // onnxruntime-web's metadata: the symbolic dim by its name.
+  assert.deepEqual(sym.inputMetadata[0], { name: 'a', isTensor: true, type: 'float32',
+                                           shape: ['N', 3] });
+  assert.deepEqual(sym.outputMetadata[0], { name: 'y', isTensor: true, type: 'float32',
+                                            shape: ['N', 3] });
+  assert.deepEqual(session.inputMetadata[0].shape, [1, 64]);
 });
 
 test('a symbolic batch, integer inputs, negative indices, output selection', async () => {

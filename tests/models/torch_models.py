@@ -211,6 +211,169 @@ def graphsage(nodes=10000, edges=200000):
     return ModelCase(GraphSAGE().eval(), [(x, edge_index)], ["x", "edge_index"], ["out"], 16)
 
 
+# ---- bert_dyn: a BERT encoder with HF BERT's run-time shapes -------------------------
+class BertLayer(nn.Module):
+    def __init__(self, hidden, heads, inter):
+        super().__init__()
+        self.heads, self.head_dim = heads, hidden // heads
+        self.query, self.key, self.value = (nn.Linear(hidden, hidden) for _ in range(3))
+        self.attn_out = nn.Linear(hidden, hidden)
+        self.attn_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.ffn_in, self.ffn_out = nn.Linear(hidden, inter), nn.Linear(inter, hidden)
+        self.ffn_norm = nn.LayerNorm(hidden, eps=1e-12)
+
+    def split(self, x):  # HF: x.size()[:-1] + (heads, head_dim) -> Shape/Slice/Concat/Reshape
+        new_shape = x.size()[:-1] + (self.heads, self.head_dim)
+        return x.view(new_shape).permute(0, 2, 1, 3)
+
+    def forward(self, x, mask_bias):
+        q, k, v = self.split(self.query(x)), self.split(self.key(x)), self.split(self.value(x))
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim) + mask_bias
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v).permute(0, 2, 1, 3).contiguous()
+        ctx = ctx.view(ctx.size()[:-2] + (self.heads * self.head_dim,))
+        x = self.attn_norm(x + self.attn_out(ctx))
+        return self.ffn_norm(x + self.ffn_out(nn.functional.gelu(self.ffn_in(x))))
+
+
+class BertDyn(nn.Module):
+    """HF BertModel's shape handling: position_ids and token_type_ids are buffers sliced to
+    the run-time seq ([:, :seq], Slice with a Shape-derived end), token types expanded to
+    [batch, seq] (Expand with a run-time shape), and the additive mask
+    (1 - mask[:, None, None, :]) * finfo(float32).min."""
+
+    def __init__(self, vocab=1000, hidden=128, heads=4, layers=2, inter=512, max_pos=128):
+        super().__init__()
+        self.word = nn.Embedding(vocab, hidden)
+        self.pos = nn.Embedding(max_pos, hidden)
+        self.token_type = nn.Embedding(2, hidden)
+        self.emb_norm = nn.LayerNorm(hidden, eps=1e-12)
+        self.register_buffer("position_ids", torch.arange(max_pos).expand(1, -1))
+        self.register_buffer("token_type_ids", torch.zeros(1, max_pos, dtype=torch.long))
+        self.layers = nn.ModuleList(BertLayer(hidden, heads, inter) for _ in range(layers))
+
+    def forward(self, input_ids, attention_mask):
+        batch, seq = input_ids.size()
+        position_ids = self.position_ids[:, :seq]
+        token_type_ids = self.token_type_ids[:, :seq].expand(batch, seq)
+        x = self.word(input_ids) + self.token_type(token_type_ids) + self.pos(position_ids)
+        x = self.emb_norm(x)
+        mask = attention_mask[:, None, None, :].to(x.dtype)
+        mask_bias = (1.0 - mask) * torch.finfo(x.dtype).min
+        for layer in self.layers:
+            x = layer(x, mask_bias)
+        return x
+
+
+# ---- gpt_dyn: a GPT-2 decoder with past key/values --------------------------------------
+class GPTBlock(nn.Module):
+    def __init__(self, hidden, heads, max_pos):
+        super().__init__()
+        self.heads, self.head_dim = heads, hidden // heads
+        self.ln_1, self.ln_2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.c_attn, self.c_proj = nn.Linear(hidden, 3 * hidden), nn.Linear(hidden, hidden)
+        self.c_fc, self.mlp_proj = nn.Linear(hidden, 4 * hidden), nn.Linear(4 * hidden, hidden)
+        # HF GPT2Attention's causal mask: a constant lower-triangular buffer, sliced per run.
+        self.register_buffer("bias", torch.tril(torch.ones(max_pos, max_pos, dtype=torch.bool))
+                             .view(1, 1, max_pos, max_pos))
+        self.register_buffer("masked_bias", torch.tensor(-1e4))
+
+    def split(self, x):
+        new_shape = x.size()[:-1] + (self.heads, self.head_dim)
+        return x.view(new_shape).permute(0, 2, 1, 3)
+
+    def forward(self, x, past_key, past_value):
+        q, k, v = self.c_attn(self.ln_1(x)).split(self.heads * self.head_dim, dim=2)
+        q, k, v = self.split(q), self.split(k), self.split(v)
+        k = torch.cat((past_key, k), dim=-2)  # present: [b, h, past + seq, d]
+        v = torch.cat((past_value, v), dim=-2)
+        w = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(self.head_dim)
+        q_len, k_len = q.size(-2), k.size(-2)
+        causal = self.bias[:, :, k_len - q_len:k_len, :k_len]  # Slice, run-time starts/ends
+        mask_value = torch.tensor(torch.finfo(w.dtype).min, dtype=w.dtype)
+        w = torch.where(causal, w, mask_value)
+        a = torch.matmul(torch.softmax(w, dim=-1), v).permute(0, 2, 1, 3).contiguous()
+        a = a.view(a.size()[:-2] + (self.heads * self.head_dim,))
+        x = x + self.c_proj(a)
+        h = nn.functional.gelu(self.c_fc(self.ln_2(x)), approximate="tanh")  # gelu_new
+        return x + self.mlp_proj(h), k, v
+
+
+class GPTDyn(nn.Module):
+    """HF GPT2LMHeadModel's shape handling: past_length = past_key.size(-2),
+    position_ids = arange(past_length, past_length + seq) (Range with run-time start and
+    limit)."""
+
+    def __init__(self, vocab=1000, hidden=256, heads=4, layers=2, max_pos=128):
+        super().__init__()
+        self.n_layers, self.heads, self.head_dim = layers, heads, hidden // heads
+        self.wte, self.wpe = nn.Embedding(vocab, hidden), nn.Embedding(max_pos, hidden)
+        self.blocks = nn.ModuleList(GPTBlock(hidden, heads, max_pos) for _ in range(layers))
+        self.ln_f = nn.LayerNorm(hidden)
+        # Untied LM head (GPT-2 ties it to wte): with random weights a tied head makes greedy
+        # decoding repeat one token forever, which would make "tokens equal" a weak check.
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+
+    def forward(self, input_ids, *past):
+        seq = input_ids.size(-1)
+        past_length = past[0].size(-2)
+        position_ids = torch.arange(past_length, past_length + seq, dtype=torch.long)
+        position_ids = position_ids.unsqueeze(0).view(-1, seq)
+        x = self.wte(input_ids) + self.wpe(position_ids)
+        presents = []
+        for i, block in enumerate(self.blocks):
+            x, k, v = block(x, past[2 * i], past[2 * i + 1])
+            presents += [k, v]
+        return (self.lm_head(self.ln_f(x)), *presents)
+
+    def empty_past(self, batch, past=0):
+        return [torch.zeros(batch, self.heads, past, self.head_dim)
+                for _ in range(2 * self.n_layers)]
+
+
+def bert_dyn():
+    """[batch, seq] decided at run time: 12 data sets of different (batch, seq), each row
+    padded to its own length (attention_mask 0 past it), one shape repeated."""
+    module = randomize_layernorm(BertDyn()).eval()
+    input_sets = []
+    for batch, seq in [(2, 7), (1, 1), (1, 8), (3, 5), (2, 16), (4, 33), (1, 128), (8, 64),
+                       (5, 3), (2, 100), (3, 17), (2, 7)]:
+        ids = torch.randint(0, 1000, (batch, seq))
+        mask = torch.ones(batch, seq, dtype=torch.int64)
+        for row, length in enumerate(torch.randint(1, seq + 1, (batch,)).tolist()):
+            mask[row, length:] = 0
+        input_sets.append((ids, mask))
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "attention_mask": {0: "batch", 1: "seq"},
+            "last_hidden_state": {0: "batch", 1: "seq"}}
+    return ModelCase(module, input_sets, ["input_ids", "attention_mask"],
+                     ["last_hidden_state"], 13, axes)
+
+
+def gpt_dyn():
+    """A greedy decode with past key/values of run-time length: a prompt with an empty past,
+    then one token at a time, each data set's past being the presents torch computed for the
+    one before (batch 1, then batch 2). The first set (past 3, seq 2) traces the export, so
+    that no size of 0 or 1 is baked in."""
+    module = randomize_layernorm(GPTDyn()).eval()
+    input_sets = [(torch.randint(0, 1000, (1, 2)),
+                   *[t.normal_() for t in module.empty_past(1, 3)])]
+    for batch, prompt, steps in [(1, 5, 4), (2, 4, 2)]:
+        ids, past = torch.randint(0, 1000, (batch, prompt)), module.empty_past(batch)
+        for _ in range(steps + 1):
+            input_sets.append((ids, *past))
+            with torch.no_grad():
+                logits, *past = module(ids, *past)
+            ids = logits[:, -1:].argmax(-1)  # the greedy next token
+    names_in, names_out = ["input_ids"], ["logits"]
+    axes = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
+    for i in range(module.n_layers):
+        for kv in ("key", "value"):
+            names_in.append(f"past_{kv}_{i}")
+            names_out.append(f"present_{kv}_{i}")
+            axes[names_in[-1]] = {0: "batch", 2: "past"}
+            axes[names_out[-1]] = {0: "batch", 2: "total"}  # past + seq
+    return ModelCase(module, input_sets, names_in, names_out, 13, axes)
+
+
 MODELS = {
     "mlp": mlp,
     "resnet18": resnet18,
@@ -219,4 +382,6 @@ MODELS = {
     "bert2_op17": lambda: bert2(17),
     "gcn": gcn,
     "graphsage": graphsage,
+    "bert_dyn": bert_dyn,
+    "gpt_dyn": gpt_dyn,
 }

@@ -67,6 +67,7 @@ class Sessions(unittest.TestCase):
         self.assertIn("NodeArg(name='x'", repr(i))
         sym = ferrite.InferenceSession(FIXTURES / "sym_add.onnx")  # a pathlib.Path
         self.assertEqual([a.shape for a in sym.get_inputs()], [["N", 3], ["N", 3]])
+        self.assertEqual([a.shape for a in sym.get_outputs()], [["N", 3]])
 
     def test_every_backend_from_path_bytes_and_bytearray(self):
         x = mlp_input(5)

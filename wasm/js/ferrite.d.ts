@@ -24,6 +24,17 @@ export interface ValueInfo {
   readonly type: TensorType | string;
   /** null for a symbolic or unknown dimension */
   readonly dims: readonly (number | null)[];
+  /** the model's name for each symbolic dimension ('batch'), null for the others */
+  readonly dimNames: readonly (string | null)[];
+}
+
+/** onnxruntime-web's InferenceSession.ValueMetadata: a symbolic dim is its name, an
+ *  unknown one -1. */
+export interface ValueMetadata {
+  readonly name: string;
+  readonly isTensor: true;
+  readonly type: TensorType | string;
+  readonly shape: readonly (number | string)[];
 }
 
 export interface SessionOptions {
@@ -69,6 +80,8 @@ export class InferenceSession {
   readonly outputNames: readonly string[];
   readonly inputs: readonly ValueInfo[];
   readonly outputs: readonly ValueInfo[];
+  readonly inputMetadata: readonly ValueMetadata[];
+  readonly outputMetadata: readonly ValueMetadata[];
   /** whether it runs on the threaded module */
   readonly threaded: boolean;
   /** onnxruntime-web's overloads: every output, or those that `fetches` names. An object

@@ -112,6 +112,9 @@ class Native {
     this.outputCount = f('ferrite_session_output_count', 'number', ['number']);
     this.inputInfo = f('ferrite_session_input_info', 'number', ['number', 'number', 'number']);
     this.outputInfo = f('ferrite_session_output_info', 'number', ['number', 'number', 'number']);
+    this.inputDimName = f('ferrite_session_input_dim_name', 'number', ['number', 'number', 'number']);
+    this.outputDimName = f('ferrite_session_output_dim_name', 'number',
+                           ['number', 'number', 'number']);
     this.run = f('ferrite_session_run', 'number',
                  ['number', 'number', 'number', 'number', 'number', 'number', 'number']);
     this.version = f('ferrite_version', 'string', []);
@@ -134,15 +137,20 @@ class Native {
     this.m.HEAPU32[p >>> 2] = v >>> 0;
     this.m.HEAP32[(p + 4) >>> 2] = Math.floor(v / 4294967296);
   }
-  info(get, session, i) {
+  // {name, type, dims (null where not static), dimNames (a symbolic dim's name, else null)}
+  info(get, getDimName, session, i) {
     const p = this.malloc(INFO_BYTES);
     try {
       this.check(get(session, i, p));
       const rank = this.u32(p + 8);
       const shape = [];
       for (let d = 0; d < rank; ++d) shape.push(this.i64(this.u32(p + 12) + 8 * d));
+      const dimNames = shape.map((d, k) => {
+        const name = d < 0 ? getDimName(session, i, k) : 0;
+        return name ? this.m.UTF8ToString(name) : null;
+      });
       return { name: this.m.UTF8ToString(this.u32(p)), type: TYPE_OF_CODE[this.u32(p + 4)] ||
-               `code ${this.u32(p + 4)}`, dims: shape.map((d) => (d < 0 ? null : d)) };
+               `code ${this.u32(p + 4)}`, dims: shape.map((d) => (d < 0 ? null : d)), dimNames };
     } finally {
       this.m._free(p);
     }
@@ -251,11 +259,16 @@ export function defineInferenceSession(importModule, wasmUrl, threaded = null) {
       this.inputs = [];
       this.outputs = [];
       for (let i = 0; i < n.inputCount(session); ++i) {
-        this.inputs.push(n.info(n.inputInfo, session, i));
+        this.inputs.push(n.info(n.inputInfo, n.inputDimName, session, i));
       }
       for (let i = 0; i < n.outputCount(session); ++i) {
-        this.outputs.push(n.info(n.outputInfo, session, i));
+        this.outputs.push(n.info(n.outputInfo, n.outputDimName, session, i));
       }
+      // onnxruntime-web's form: a symbolic dim is its name, an unknown one -1.
+      const metadata = (v) => ({ name: v.name, isTensor: true, type: v.type,
+                                 shape: v.dims.map((d, k) => d ?? v.dimNames[k] ?? -1) });
+      this.inputMetadata = this.inputs.map(metadata);
+      this.outputMetadata = this.outputs.map(metadata);
       this.inputNames = this.inputs.map((x) => x.name);
       this.outputNames = this.outputs.map((x) => x.name);
       this._outputBytes = new Map();  // output name -> bytes (declared, then last seen)

@@ -289,7 +289,7 @@ std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, 
                                      const std::vector<BinaryOperand>& binaries,
                                      const BinaryOperand& sum, const std::vector<int>& order,
                                      const std::vector<ExternBuffer>& constants,
-                                     const std::vector<PackedInput>& packed, int threads,
+                                     const PackedForms& packed, int threads,
                                      std::unique_ptr<NonFiniteInputs> nonfinite = nullptr) {
   auto conv = std::make_unique<DnnlConv>(call, threads, a.has_bias, std::move(border));
   conv->set_nonfinite(std::move(nonfinite));
@@ -318,7 +318,7 @@ std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, 
 std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArgs& a,
                                            const Spatial& spatial, const Operands& o,
                                            const std::vector<ExternBuffer>& constants,
-                                           const std::vector<PackedInput>& packed, int threads) {
+                                           const PackedForms& packed, int threads) {
   dnnl::post_ops ops;
   std::vector<BinaryOperand> binaries;
   BinaryOperand sum;
@@ -349,7 +349,7 @@ std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArg
 std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& computed,
                                   const ConvArgs& a, Border border,
                                   const std::vector<ExternBuffer>& constants,
-                                  const std::vector<PackedInput>& packed, int threads) {
+                                  const PackedForms& packed, int threads) {
   const TensorRef &x = computed.inputs[0], &w = computed.inputs[1], &y = computed.outputs[0];
   const size_t rank = x.shape.size();
   bool bad = false;
@@ -425,7 +425,7 @@ bool negative_pads(const ConvArgs& a) {
 
 std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
                                          const std::vector<ExternBuffer>& constants,
-                                         const std::vector<PackedInput>& packed, int threads) {
+                                         const PackedForms& packed, int threads) {
   ConvArgs a;
   try {
     a = parse_conv_shapes(call);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "runtime/kernels/dnnl/dnnl_externs.h"
+#include "runtime/kernels/dnnl/dnnl_steps.h"
 
 namespace ferrite {
 namespace onednn {
@@ -13,7 +14,7 @@ namespace onednn {
 // prepare_dnnl_extern for a Conv or ConvTranspose call: nullptr when oneDNN does not take it.
 std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
                                          const std::vector<ExternBuffer>& constants,
-                                         const std::vector<PackedInput>& packed, int threads);
+                                         const PackedForms& packed, int threads);
 
 }  // namespace onednn
 }  // namespace ferrite

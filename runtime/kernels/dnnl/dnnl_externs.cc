@@ -8,6 +8,7 @@
 #include "compiler/plan/externs/extern_op.h"
 #include "runtime/kernels/dnnl/dnnl_conv.h"
 #include "runtime/kernels/dnnl/dnnl_matmul.h"
+#include "runtime/kernels/dnnl/dnnl_steps.h"
 
 namespace ferrite {
 
@@ -55,18 +56,19 @@ bool dnnl_has_avx512() {
 std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<ExternBuffer>& constants,
                                                     const std::vector<PackedInput>& packed,
-                                                    int threads) {
+                                                    int threads, PackedStore* store) {
   if (!dnnl_enabled()) return nullptr;
   // An epilogue that is no chain of post-ops has no oneDNN form: the portable op applies it.
   if (!call.epilogue.empty() && call.post_ops.empty()) return nullptr;
   const ExternOp op = call.op;
   if (multiply_adds(op, call) < kMinParallelMultiplyAdds) threads = 1;
+  const onednn::PackedForms forms{packed, store};
   switch (op) {  // the registration table
     case ExternOp::MatMul:
-      return onednn::prepare_matmul(call, constants, packed, threads);
+      return onednn::prepare_matmul(call, constants, forms, threads);
     case ExternOp::Conv:
     case ExternOp::ConvTranspose:
-      return onednn::prepare_conv(call, constants, packed, threads);
+      return onednn::prepare_conv(call, constants, forms, threads);
     case ExternOp::ScatterElements:
     case ExternOp::ScatterND:
     case ExternOp::SegmentReduce:

@@ -35,14 +35,17 @@ class DnnlExtern : public PreparedExtern {
 // binary post-ops, its GEMM fallback) would take; FERRITE_DNNL=0 in the environment; or a
 // call whose shapes are wrong (the fallback reports those). `constants` as in
 // KernelBackend::prepare_extern, and so are `packed` (weights oneDNN reordered into a
-// layout equal to the one it wants now are copied, not reordered again). oneDNN (OpenMP)
+// layout equal to the one it wants now are copied, not reordered again); with a `store`
+// (packed_store.h), weights packed by another session of the model are used in place, and
+// those packed here are added to it. oneDNN (OpenMP)
 // uses `threads` threads, both to plan its work here and to run. `call` must outlive the
 // result, whose run() checks the buffers with the shared parsers and throws ferrite::Error
 // naming the op, never aborting.
+class PackedStore;
 std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<ExternBuffer>& constants,
                                                     const std::vector<PackedInput>& packed,
-                                                    int threads);
+                                                    int threads, PackedStore* store = nullptr);
 inline std::unique_ptr<PreparedExtern> prepare_dnnl_extern(
     const ExternCall& call, const std::vector<ExternBuffer>& constants, int threads) {
   return prepare_dnnl_extern(call, constants, {}, threads);

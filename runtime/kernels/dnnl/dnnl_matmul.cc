@@ -120,8 +120,8 @@ dnnl::memory::desc desc_of(const View& v, bool dense) {
 // rejects the call.
 std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
                                   const std::vector<ExternBuffer>& constants,
-                                  const std::vector<PackedInput>& packed,
-                                  const ExternBuffer* b_constant, bool dense, int threads) {
+                                  const PackedForms& packed, const ExternBuffer* b_constant,
+                                  bool dense, int threads) {
   const size_t rank = o.c.dims.size();
   dnnl::primitive_attr attr = user_scratchpad_attr();
   if (o.alpha != 1) attr.set_output_scales(0, {o.alpha});
@@ -167,7 +167,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
 
 std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
                                            const std::vector<ExternBuffer>& constants,
-                                           const std::vector<PackedInput>& packed, int threads) {
+                                           const PackedForms& packed, int threads) {
   Operands o;
   if (!operands(call, &o)) return nullptr;
   const ExternBuffer* b_constant = nullptr;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "runtime/kernels/dnnl/dnnl_externs.h"
+#include "runtime/kernels/dnnl/dnnl_steps.h"
 
 namespace ferrite {
 namespace onednn {
@@ -12,7 +13,7 @@ namespace onednn {
 // prepare_dnnl_extern for a MatMul call: nullptr when oneDNN does not take it.
 std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
                                            const std::vector<ExternBuffer>& constants,
-                                           const std::vector<PackedInput>& packed, int threads);
+                                           const PackedForms& packed, int threads);
 
 }  // namespace onednn
 }  // namespace ferrite

@@ -149,17 +149,8 @@ dnnl::memory DnnlSteps::input(const View& v, const dnnl::memory::desc& want, siz
   if (plain_strides(want, &want_strides) && same_layout(v.dims, v.strides, want_strides))
     return bind(want, false, index, v.offset);
   if (constant) {
-    dnnl::memory copy = own(want);
     const std::string layout = desc_layout(want);
-    if (!adopt(index, layout, copy)) {
-      // Held only packed, in another layout (another machine's, or the portable backend's):
-      // oneDNN declines the call, and the backend's fallback may take the packed form.
-      if (!constant->data) throw dnnl::error(dnnl_invalid_arguments, "packed layout differs");
-      float* base = static_cast<float*>(constant->data) + v.offset;
-      dnnl::memory from(view_desc(v), cpu_engine(), base);
-      dnnl::reorder(from, copy).execute(stream_, from, copy);
-      stream_.wait();
-    }
+    dnnl::memory copy = packed_constant(v, want, index, *constant, layout);
     copied_.push_back(index);
     packed_out_.push_back(Packed{index, layout, copy});
     return copy;
@@ -179,10 +170,48 @@ dnnl::memory DnnlSteps::output(const View& v, const dnnl::memory::desc& want, si
   return scratch(want);
 }
 
+dnnl::memory DnnlSteps::packed_constant(const View& v, const dnnl::memory::desc& want, size_t index,
+                                        const ExternBuffer& constant, const std::string& layout) {
+  PackedStore* store = packed_ ? packed_->store : nullptr;
+  if (!store || layout.empty() || !constant.data) {
+    dnnl::memory copy = own(want);
+    pack(v, constant, index, layout, copy);
+    return copy;
+  }
+  PackedSource source{constant.data, constant.dtype, constant.elements,
+                      v.dims,        v.strides,      v.offset};
+  const std::string key = PackedStore::key(layout, source);
+  std::shared_ptr<const PackedBytes> bytes = store->find<PackedBytes>(key);
+  if (!bytes) {
+    auto fresh = std::make_shared<PackedBytes>();
+    fresh->size = want.get_size();
+    fresh->bytes = aligned_alloc_bytes(fresh->size);
+    pack(v, constant, index, layout, dnnl::memory(want, cpu_engine(), fresh->bytes.get()));
+    store->insert(key, fresh, fresh->size);
+    bytes = std::move(fresh);
+  }
+  shared_.push_back(bytes);
+  // oneDNN only reads weights: the store's bytes are never written after they are packed.
+  return dnnl::memory(want, cpu_engine(), const_cast<uint8_t*>(bytes->bytes.get()));
+}
+
+void DnnlSteps::pack(const View& v, const ExternBuffer& constant, size_t index,
+                     const std::string& layout, const dnnl::memory& to) {
+  if (adopt(index, layout, to)) return;
+  // Held only packed, in another layout (another machine's, or the portable backend's):
+  // oneDNN declines the call, and the backend's fallback may take the packed form.
+  if (!constant.data) throw dnnl::error(dnnl_invalid_arguments, "packed layout differs");
+  float* base = static_cast<float*>(constant.data) + v.offset;
+  dnnl::memory from(view_desc(v), cpu_engine(), base);
+  dnnl::memory dst = to;  // a handle: execute takes non-const ones
+  dnnl::reorder(from, dst).execute(stream_, from, dst);
+  stream_.wait();
+}
+
 bool DnnlSteps::adopt(size_t index, const std::string& layout, const dnnl::memory& to) {
   if (!packed_ || layout.empty()) return false;
   const size_t bytes = to.get_desc().get_size();
-  for (const PackedInput& p : *packed_) {
+  for (const PackedInput& p : packed_->plan) {
     if (p.input != index || p.layout != layout || p.size != bytes) continue;
     std::memcpy(to.get_data_handle(), p.data, bytes);
     ++adopted_;

@@ -14,6 +14,7 @@
 
 #include "runtime/backend.h"
 #include "runtime/kernels/dnnl/dnnl_externs.h"
+#include "runtime/packed_store.h"
 #include "runtime/tensor.h"
 
 namespace ferrite {
@@ -72,6 +73,14 @@ bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops);
 // it cannot name (neither blocked nor Winograd), which is never reused.
 std::string desc_layout(const dnnl::memory::desc& d);
 
+// Where prepare takes a constant's packed form from instead of packing it: the packed forms
+// a plan carries (copied: PackedInput) and the store the sessions of one model share (used
+// in place; null when there is none).
+struct PackedForms {
+  const std::vector<PackedInput>& plan;
+  PackedStore* store;
+};
+
 // An attribute whose primitive takes its scratchpad from the caller (DnnlSteps owns one).
 dnnl::primitive_attr user_scratchpad_attr();
 
@@ -96,8 +105,9 @@ class DnnlSteps {
   // The memory a primitive reading `want` gets for input `index` seen as `v`: the operand
   // itself when the layouts agree; else a copy in `want`, reordered once now into owned
   // memory when the input is a plan constant (`constant` non-null, checked inside its
-  // buffer by the caller; copied from a packed form when one has this layout, and throwing
-  // dnnl::error when the plan holds it only packed in another), otherwise into scratch by a reorder
+  // buffer by the caller; taken from the packed forms (use_packed) when one has this layout,
+  // and throwing dnnl::error when the plan holds it only packed in another; with a store,
+  // the packed bytes are shared: found there, or added), otherwise into scratch by a reorder
   // step added now, before the primitive that reads it.
   dnnl::memory input(const View& v, const dnnl::memory::desc& want, size_t index,
                      const ExternBuffer* constant);
@@ -119,10 +129,10 @@ class DnnlSteps {
   // reads at run time.
   std::vector<size_t> constants_copied() const;
 
-  // Packed forms of constant inputs a plan carries (KernelBackend::prepare_extern): input()
-  // copies one whose layout is desc_layout(want) instead of reordering. Read during prepare
+  // Packed forms of constant inputs (KernelBackend::prepare_extern's, and the store): input()
+  // takes one whose layout is desc_layout(want) instead of reordering. Read during prepare
   // only (until finish()).
-  void use_packed(const std::vector<PackedInput>* packed) { packed_ = packed; }
+  void use_packed(const PackedForms* packed) { packed_ = packed; }
   // The constants input() copied, as owned memory in their primitive's layout.
   std::vector<PackedConstant> packed_inputs() const;
   size_t packed_adopted() const { return adopted_; }
@@ -142,6 +152,13 @@ class DnnlSteps {
  private:
   // Copies the packed form of input `index` in `layout` into `to`; false when none is given.
   bool adopt(size_t index, const std::string& layout, const dnnl::memory& to);
+  // Constant input `index` (`v` of `constant`) in `want`, whose name is `layout`: owned
+  // memory, or (with a store) memory over the store's bytes, found or packed now.
+  dnnl::memory packed_constant(const View& v, const dnnl::memory::desc& want, size_t index,
+                               const ExternBuffer& constant, const std::string& layout);
+  // Reorders `v` of `constant` into `to` (adopting a plan's packed form when it has one).
+  void pack(const View& v, const ExternBuffer& constant, size_t index, const std::string& layout,
+            const dnnl::memory& to);
 
   struct Binding {
     dnnl::memory memory;
@@ -173,7 +190,8 @@ class DnnlSteps {
     dnnl::memory memory;
   };
   std::vector<Packed> packed_out_;  // those copies, with their layouts
-  const std::vector<PackedInput>* packed_ = nullptr;
+  const PackedForms* packed_ = nullptr;
+  std::vector<std::shared_ptr<const PackedBytes>> shared_;  // the store's bytes it reads
   size_t adopted_ = 0;
   std::vector<Scratch> scratch_;
   size_t scratch_bytes_ = 0;

@@ -13,6 +13,7 @@
 #include "runtime/kernels/portable/float_buffer.h"
 #include "runtime/kernels/portable/gemm_f32.h"
 #include "runtime/kernels/portable/parallel.h"
+#include "runtime/kernels/portable/shared_panels.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
@@ -137,7 +138,7 @@ int64_t checked_mul(const ConvArgs& a, int64_t x, int64_t y) {
 class PortableConv : public PreparedExtern {
  public:
   PortableConv(const ExternCall& call, const std::vector<ExternBuffer>& constants,
-               const std::vector<PackedInput>& packed, int threads)
+               const std::vector<PackedInput>& packed, int threads, PackedStore* store)
       : call_(call), threads_(std::max(threads, 1)) {
     const ConvArgs a = parse_conv_shapes(call);
     path_ = choose_path(a);
@@ -176,7 +177,7 @@ class PortableConv : public PreparedExtern {
     pads_ = conv_pads(a);
     // A constant W with an infinity or NaN stays for the exact sums (conv_padded_nan_f32.h).
     w_nonfinite_ = pads_ && w_constant && conv_weight_nonfinite(call, a, constants[1]);
-    if (w_constant) pack_weight(a, constants[1], packed);
+    if (w_constant) pack_weight(a, constants[1], packed, store);
     if (path_ == Path::Winograd && !w_packed_) path_ = direct;  // W's view is bad: run reports it
     scratch_floats_ = layout(a, nullptr).floats();
   }
@@ -202,9 +203,9 @@ class PortableConv : public PreparedExtern {
     if (!w_packed_ || path_ == Path::Winograd) return {};
     PackedConstant c;
     c.input = 1;
-    c.layout = gemm_f32_packed_layout(packed_what(), 'A', packed_w_[0].rows, packed_w_[0].cols,
-                                      packed_w_.size());
-    c.bytes = gemm_f32_packed_bytes(packed_w_, 'A');
+    const std::vector<PackedOperand>& w = w_packs();
+    c.layout = gemm_f32_packed_layout(packed_what(), 'A', w[0].rows, w[0].cols, w.size());
+    c.bytes = gemm_f32_packed_bytes(w, 'A');
     return {std::move(c)};
   }
   size_t packed_inputs_adopted() const override { return adopted_; }
@@ -365,12 +366,12 @@ class PortableConv : public PreparedExtern {
   // A constant W, dense, is packed now as the GEMM's A operand of each group (W_g, or W_g^T
   // for ConvTranspose); a bad view is left for run to report, as the reference would.
   void pack_weight(const ConvArgs& a, const ExternBuffer& buffer,
-                   const std::vector<PackedInput>& packed) {
+                   const std::vector<PackedInput>& packed, PackedStore* store) {
     if (path_ != Path::Pointwise && !im2col() && path_ != Path::Winograd &&
         path_ != Path::Transpose)
       return;
+    const TensorRef& w = call_.inputs[1];
     try {
-      const TensorRef& w = call_.inputs[1];
       check_f32_view(a.op(), "W", w, buffer, w.shape.size());
     } catch (const Error&) {
       return;
@@ -394,8 +395,19 @@ class PortableConv : public PreparedExtern {
       return;
     }
     w_packed_ = true;
+    std::string key;  // in the store the model's sessions share, when there is one
+    if (store) {
+      key = panels_key(gemm_f32_packed_layout(packed_what(), 'A', rows, cols, packed_w_.size()),
+                       buffer, w);
+      if ((shared_w_ = store->find<std::vector<PackedOperand>>(key))) return;
+    }
     for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
+    if (store)
+      shared_w_ = share_panels(store, key, &packed_w_, gemm_f32_packed_a_floats(rows, cols));
   }
+
+  // The packed W: its own, or the store's.
+  const std::vector<PackedOperand>& w_packs() const { return shared_w_ ? *shared_w_ : packed_w_; }
 
   // The dims of each packed A (per group, and per Winograd point), as pack_group packs them.
   void packed_dims(const ConvArgs& a, int64_t* rows, int64_t* cols) const {
@@ -430,9 +442,10 @@ class PortableConv : public PreparedExtern {
   // A null W is the constant the Session freed after prepare (constants_copied).
   bool use_packed_weight(const ConvArgs& a) {
     if (!w_packed_ || (a.w != weight_ && a.w != nullptr)) return false;
-    const PackedOperand& p0 = packed_w_[0];
+    const PackedOperand& p0 = w_packs()[0];
     if (!gemm_f32_packed_usable(&p0, p0.rows, p0.cols)) {
       if (!a.w) fail(a.op(), ": W was freed after packing for another SIMD target");
+      shared_w_.reset();  // never written: packed again into its own (shared_panels.h)
       for (int64_t g = 0; g < a.group; ++g) pack_group(a, weight_ + a.w_offset, g);
     }
     return true;
@@ -476,7 +489,7 @@ class PortableConv : public PreparedExtern {
       g.a = packed ? nullptr : w + grp * mg * kdim;
       g.a_rs = kdim;
       g.a_cs = 1;
-      g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;
+      g.a_packed = packed ? &w_packs()[static_cast<size_t>(grp)] : nullptr;
       if (path_ == Path::Implicit) {
         g.b_packer = conv_pack_im2col_f32;
         g.b_ctx = &source;
@@ -516,7 +529,7 @@ class PortableConv : public PreparedExtern {
       g.a = packed ? nullptr : w + grp * mg * kdim;
       g.a_rs = kdim;
       g.a_cs = 1;
-      g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;
+      g.a_packed = packed ? &w_packs()[static_cast<size_t>(grp)] : nullptr;
       g.b_packer = conv_pack_windows_f32;
       g.b_ctx = &source;
       g.c = gapless_ ? yg : c;
@@ -602,7 +615,7 @@ class PortableConv : public PreparedExtern {
       g.a = packed ? nullptr : u + xi * mg * cg;
       g.a_rs = cg;
       g.a_cs = 1;
-      g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp * 16 + xi)] : nullptr;
+      g.a_packed = packed ? &w_packs()[static_cast<size_t>(grp * 16 + xi)] : nullptr;
       g.b = v + xi * cg * tb;
       g.b_rs = tb;
       g.b_cs = 1;
@@ -634,7 +647,7 @@ class PortableConv : public PreparedExtern {
         g.a = packed ? nullptr : w + grp * cg * mk;
         g.a_rs = 1;
         g.a_cs = mk;
-        g.a_packed = packed ? &packed_w_[static_cast<size_t>(grp)] : nullptr;
+        g.a_packed = packed ? &w_packs()[static_cast<size_t>(grp)] : nullptr;
         g.b = x + grp * cg * pin + r0 * iw;
         g.b_rs = pin;
         g.b_cs = 1;
@@ -666,7 +679,8 @@ class PortableConv : public PreparedExtern {
   bool w_packed_ = false;                // packed_w_ holds W
   bool pads_ = false;                    // a Conv with padding
   bool w_nonfinite_ = false;             // its constant W holds an infinity or NaN
-  std::vector<PackedOperand> packed_w_;  // per group
+  std::vector<PackedOperand> packed_w_;  // per group (per group and point for Winograd)
+  SharedPanels shared_w_;                // or the store's (w_packs)
   size_t adopted_ = 0;                   // packed_w_ came from the plan
   size_t scratch_floats_ = 0;
   Scratch scratch_;
@@ -677,9 +691,9 @@ class PortableConv : public PreparedExtern {
 std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
                                                       const std::vector<ExternBuffer>& constants,
                                                       const std::vector<PackedInput>& packed,
-                                                      int threads) {
+                                                      int threads, PackedStore* store) {
   check_chain_epilogue(call);
-  return std::make_unique<PortableConv>(call, constants, packed, threads);
+  return std::make_unique<PortableConv>(call, constants, packed, threads, store);
 }
 
 }  // namespace ferrite

@@ -31,11 +31,14 @@
 
 namespace ferrite {
 
+class PackedStore;
+
 // The prepared form; `call` (op "Conv" or "ConvTranspose") must outlive it. Checks the
-// call's shapes now and throws ferrite::Error naming the op.
+// call's shapes now and throws ferrite::Error naming the op. With a `store`, a constant W
+// packed by another session of the model is used from it, and one packed here is added.
 std::unique_ptr<PreparedExtern> prepare_portable_conv(const ExternCall& call,
                                                       const std::vector<ExternBuffer>& constants,
                                                       const std::vector<PackedInput>& packed,
-                                                      int threads);
+                                                      int threads, PackedStore* store = nullptr);
 
 }  // namespace ferrite

@@ -7,6 +7,7 @@
 #include "runtime/kernels/portable/epilogue.h"
 #include "runtime/kernels/portable/gemm_f32.h"
 #include "runtime/kernels/portable/parallel.h"
+#include "runtime/kernels/portable/shared_panels.h"
 #include "runtime/kernels/reference/matmul.h"
 #include "runtime/kernels/reference/operand_checks.h"
 #include "runtime/kernels/reference/post_ops_apply.h"
@@ -67,11 +68,11 @@ Dims dims_of(const ExternCall& call) {
 class PortableMatMul : public PreparedExtern {
  public:
   PortableMatMul(const ExternCall& call, const std::vector<ExternBuffer>& constants,
-                 const std::vector<PackedInput>& packed, int threads)
+                 const std::vector<PackedInput>& packed, int threads, PackedStore* store)
       : call_(call), threads_(std::max(threads, 1)) {
     const Dims d = dims_of(call);
     row_grouped_ = d.m == 1;
-    if (is_constant_input(constants, 1)) pack_weight(constants[1], packed);
+    if (is_constant_input(constants, 1)) pack_weight(constants[1], packed, store);
     if (!call.post_ops.empty() && d.batches > 0) {
       epilogues_.resize(static_cast<size_t>(d.batches));
       for (Epilogue& e : epilogues_) e.operands.resize(call.post_ops.size());
@@ -88,9 +89,9 @@ class PortableMatMul : public PreparedExtern {
     if (!w_packed_) return {};
     PackedConstant c;
     c.input = 1;
-    c.layout = gemm_f32_packed_layout(kWhat, 'B', packed_weight_[0].rows, packed_weight_[0].cols, 1,
-                                      row_grouped_);
-    c.bytes = gemm_f32_packed_bytes(packed_weight_, 'B');
+    const std::vector<PackedOperand>& w = w_packs();
+    c.layout = gemm_f32_packed_layout(kWhat, 'B', w[0].rows, w[0].cols, 1, row_grouped_);
+    c.bytes = gemm_f32_packed_bytes(w, 'B');
     return {std::move(c)};
   }
   size_t packed_inputs_adopted() const override { return adopted_; }
@@ -196,7 +197,8 @@ class PortableMatMul : public PreparedExtern {
 
   // A constant B that is one matrix for every batch item (batch strides 0) is packed now,
   // once; a bad view is left for run to report, as the reference would.
-  void pack_weight(const ExternBuffer& buffer, const std::vector<PackedInput>& packed) {
+  void pack_weight(const ExternBuffer& buffer, const std::vector<PackedInput>& packed,
+                   PackedStore* store) {
     if (call_.inputs.size() < 2) return;
     const TensorRef& rb = call_.inputs[1];
     const size_t rank = rb.shape.size();
@@ -222,8 +224,20 @@ class PortableMatMul : public PreparedExtern {
     }
     weight_ = static_cast<const float*>(buffer.data);
     w_packed_ = true;
+    std::string key;  // in the store the model's sessions share, when there is one
+    if (store) {
+      key = panels_key(gemm_f32_packed_layout(kWhat, 'B', k, n, 1, row_grouped_), buffer, rb);
+      if ((shared_weight_ = store->find<std::vector<PackedOperand>>(key))) return;
+    }
     gemm_f32_pack_b(weight_ + rb.offset, rb.strides[rank - 2], rb.strides[rank - 1], k, n,
                     &packed_weight_[0], nullptr, row_grouped_);
+    if (store)
+      shared_weight_ = share_panels(store, key, &packed_weight_, gemm_f32_packed_b_floats(k, n));
+  }
+
+  // The packed B: its own, or the store's.
+  const std::vector<PackedOperand>& w_packs() const {
+    return shared_weight_ ? *shared_weight_ : packed_weight_;
   }
 
   // B packed for every batch item, when it is one matrix for all: the weight packed at
@@ -233,12 +247,13 @@ class PortableMatMul : public PreparedExtern {
     if (!all_zero(m.lb.batch_strides)) return nullptr;
     // A null B is the constant the Session freed after prepare (constants_copied).
     if (w_packed_ && (m.b == weight_ || !m.b)) {
-      if (!gemm_f32_packed_usable(&packed_weight_[0], m.k, m.n)) {
+      if (!gemm_f32_packed_usable(&w_packs()[0], m.k, m.n)) {
         if (!m.b) fail("MatMul: B was freed after packing for another SIMD target");
+        shared_weight_.reset();  // never written: packed again into its own (shared_panels.h)
         gemm_f32_pack_b(m.b + m.lb.offset, m.lb.row_stride, m.lb.col_stride, m.k, m.n,
                         &packed_weight_[0], nullptr, row_grouped_);
       }
-      return &packed_weight_[0];
+      return &w_packs()[0];
     }
     const float* b = m.b + m.lb.offset;
     if (!dst) return nullptr;
@@ -253,6 +268,7 @@ class PortableMatMul : public PreparedExtern {
   bool row_grouped_ = false;       // packed for one-row products (PackedOperand::row_grouped)
   static constexpr const char* kWhat = "matmul";
   std::vector<PackedOperand> packed_weight_ = std::vector<PackedOperand>(1);
+  SharedPanels shared_weight_;  // or the store's (w_packs)
   size_t adopted_ = 0;
   PackedOperand packed_shared_;
   std::vector<Epilogue> epilogues_;  // one per batch item, refilled each run
@@ -265,9 +281,9 @@ class PortableMatMul : public PreparedExtern {
 std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
                                                         const std::vector<ExternBuffer>& constants,
                                                         const std::vector<PackedInput>& packed,
-                                                        int threads) {
+                                                        int threads, PackedStore* store) {
   check_chain_epilogue(call);
-  return std::make_unique<PortableMatMul>(call, constants, packed, threads);
+  return std::make_unique<PortableMatMul>(call, constants, packed, threads, store);
 }
 
 bool portable_matmul_streams_weights(const ExternCall& call,

@@ -13,11 +13,13 @@
 namespace ferrite {
 
 // `call` must outlive the result; `constants` and `packed` as KernelBackend::prepare_extern
-// has them.
+// has them. With a `store`, a constant B packed by another session of the model is used
+// from it, and one packed here is added.
+class PackedStore;
 std::unique_ptr<PreparedExtern> prepare_portable_matmul(const ExternCall& call,
                                                         const std::vector<ExternBuffer>& constants,
                                                         const std::vector<PackedInput>& packed,
-                                                        int threads);
+                                                        int threads, PackedStore* store = nullptr);
 
 // Whether `call` is a one-row product (a GEMV, per batch item) by a constant B: the portable
 // GEMM packs such a B to be read as one stream (PackedOperand::row_grouped), at about L3

@@ -13,13 +13,15 @@
 #include "runtime/kernels/portable/segment_reduce_f32.h"
 #include "runtime/kernels/portable/simd_f32.h"
 #include "runtime/kernels/reference/reference_backend.h"
+#include "runtime/packed_store.h"
 
 namespace ferrite {
 namespace {
 
 class PortableBackend : public KernelBackend {
  public:
-  explicit PortableBackend(int threads) : threads_(threads) {}
+  PortableBackend(int threads, std::shared_ptr<PackedStore> packed_store)
+      : threads_(threads), packed_store_(std::move(packed_store)) {}
   const char* name() const override { return "portable"; }
   std::unique_ptr<PreparedKernel> prepare(const Kernel& k) const override {
     validate_kernel(k);
@@ -37,10 +39,10 @@ class PortableBackend : public KernelBackend {
     const ExternOp op = call.op;
     switch (op) {
       case ExternOp::MatMul:
-        return prepare_portable_matmul(call, constants, packed, threads_);
+        return prepare_portable_matmul(call, constants, packed, threads_, packed_store_.get());
       case ExternOp::Conv:
       case ExternOp::ConvTranspose:
-        return prepare_portable_conv(call, constants, packed, threads_);
+        return prepare_portable_conv(call, constants, packed, threads_, packed_store_.get());
       case ExternOp::SegmentReduce:
         return prepare_portable_segment_reduce(call, threads_);
       case ExternOp::ScatterElements:
@@ -54,13 +56,14 @@ class PortableBackend : public KernelBackend {
 
  private:
   int threads_;
+  std::shared_ptr<PackedStore> packed_store_;
 };
 
 }  // namespace
 
 std::unique_ptr<KernelBackend> make_portable_backend(const BackendOptions& options) {
   simd::apply_isa_from_environment();
-  return std::make_unique<PortableBackend>(options.threads);
+  return std::make_unique<PortableBackend>(options.threads, options.packed_store);
 }
 
 const char* portable_target_name() {

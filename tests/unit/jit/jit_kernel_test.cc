@@ -619,7 +619,7 @@ TEST(JitKernel, DumpListsTheMachineCode) {
     const int x = b.arg(DType::F32, 64), y = b.arg(DType::F32, 64, true);
     const int x0 = b.load(x, V(0));
     b.store(y, V(0), b.binary(Op::Mul, b.binary(Op::Add, x0, x0), b.unary(Op::Abs, x0)));
-    jit::make_jit_backend(BackendOptions{isa, 1, dir.string()})->prepare(b.build());
+    jit::make_jit_backend(BackendOptions{isa, 1, dir.string(), nullptr})->prepare(b.build());
     std::ifstream txt(dir / "80_jit_0_test.txt");
     ASSERT_TRUE(txt) << "no 80_jit_0_test.txt in " << dir;
     std::stringstream ss;

@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <functional>
 #include <iterator>
 
 #include "compiler/plan/error.h"
+#include "runtime/kernels/portable/simd_f32.h"
 #include "tests/unit/support/source_dir.h"
 
 namespace ferrite {
@@ -173,6 +175,107 @@ TEST_F(EngineTest, StaticInputsReleaseTheGraphOnceTheirPlanExists) {
   EXPECT_FLOAT_EQ(out[0].as<float>()[3], 2.0f + (-0.5f));
 }
 
+TEST_F(EngineTest, StaticModelsCompileWhileLoading) {
+  // add_relu's input is static: loading compiled it (and released the graph), and runs
+  // compile nothing more. sym_add's N is symbolic: one compile per new shape set.
+  EXPECT_EQ(add_relu_->compiles(), 1);
+  EXPECT_EQ(add_relu_->cached_sessions(), 1u);
+  const Tensor x = f32({2, 3}, x_);
+  for (int i = 0; i < 3; ++i) EXPECT_FLOAT_EQ(run_x(x)[0].as<float>()[3], 2.0f + (-0.5f));
+  EXPECT_EQ(add_relu_->compiles(), 1);
+  std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "sym_add.onnx", options_);
+  EXPECT_EQ(e->compiles(), 0);
+  for (int64_t n : {2, 5, 2, 5, 1}) {
+    const Tensor a = f32({n, 3}, std::vector<float>(static_cast<size_t>(n) * 3, 1.0f));
+    EXPECT_FLOAT_EQ(e->run({{"a", &a}, {"b", &a}})[0].as<float>()[0], 2.0f);
+  }
+  EXPECT_EQ(e->compiles(), 3);
+  // Not at load where the load is not for running (`ferrite compile`), nor for a model whose
+  // plan needs input values.
+  EngineOptions lazy = options_;
+  lazy.compile_at_load = false;
+  EXPECT_EQ(Engine::from_file(kFixtures + "add_relu.onnx", lazy)->compiles(), 0);
+  EXPECT_EQ(Engine::from_file(kFixtures + "reshape.onnx", options_)->compiles(), 0);
+}
+
+TEST_F(EngineTest, ShapeSessionsSharePackedWeights) {
+  // sym_conv's convolutions and Gemm pack their weights (the portable GEMM's panels; oneDNN's
+  // layouts on the jit backend): a session for a new batch size finds them packed by the
+  // first and reads them in place, and every batch size matches the reference backend. (At
+  // batch 1 oneDNN picks another Winograd blocking, and a one-row Gemm packs for one-row
+  // products: other forms.)
+  default_backend();  // registers jit where the build has it
+  for (const std::string& backend : available_backends()) {
+    if (backend == "reference") continue;  // packs nothing
+    EngineOptions packing;
+    packing.session.backend = backend;
+    std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "sym_conv.onnx", packing);
+    std::unique_ptr<Engine> ref = Engine::from_file(kFixtures + "sym_conv.onnx", options_);
+    ASSERT_NE(e->packed_store(), nullptr);
+    size_t packed_bytes = 0, packed_weights = 0;
+    for (int64_t n : {2, 3, 4}) {
+      std::vector<float> v(static_cast<size_t>(n) * 32 * 28 * 28);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 7919) % 201) / 100 - 1;
+      const Tensor x = f32({n, 32, 28, 28}, v);
+      const std::vector<Tensor> out = e->run({{"x", &x}}), ref_out = ref->run({{"x", &x}});
+      const Tensor &y = out[0], &want = ref_out[0];
+      ASSERT_EQ(y.shape(), (std::vector<int64_t>{n, 10}));
+      for (int64_t i = 0; i < n * 10; ++i)
+        EXPECT_NEAR(y.as<float>()[i], want.as<float>()[i],
+                    1e-4f + 1e-4f * std::abs(want.as<float>()[i]))
+            << backend << " N=" << n << " " << i;
+      if (n == 2) {
+        packed_bytes = e->packed_store()->live_bytes();
+        packed_weights = e->packed_store()->live_entries();
+        // Both convolutions' weights and the Gemm's (which oneDNN, capped at AVX2, reads as
+        // it is).
+        if (backend == "portable") {
+          EXPECT_EQ(packed_weights, 3u);
+        }
+        EXPECT_GE(packed_weights, 2u) << backend;
+        EXPECT_GE(packed_bytes, 2 * 32 * 32 * 9 * sizeof(float)) << backend;
+        EXPECT_EQ(e->packed_store()->hits(), 0) << backend;
+      }
+    }
+    EXPECT_EQ(e->compiles(), 3) << backend;
+    EXPECT_EQ(e->packed_store()->hits(), static_cast<int64_t>(2 * packed_weights)) << backend;
+    EXPECT_EQ(e->packed_store()->live_bytes(), packed_bytes) << backend;  // once, not per shape
+  }
+  EXPECT_EQ(add_relu_->packed_store(), nullptr);  // one session only: nothing to share
+}
+
+TEST_F(EngineTest, SharedPanelsAreNeverRepackedInPlace) {
+  // A portable extern whose SIMD target changed packs its weights again (sym_wino's
+  // Winograd convolution keeps its raw weights for that): into a copy of its own, never
+  // over the panels the other sessions read from the store.
+  const std::vector<std::string> targets = simd::available_targets();
+  if (targets.size() < 2) GTEST_SKIP() << "one SIMD target only";
+  simd::pin_target(targets.front());  // where the sessions pack, and go back to
+  EngineOptions portable;
+  portable.session.backend = "portable";
+  std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "sym_wino.onnx", portable);
+  std::unique_ptr<Engine> ref = Engine::from_file(kFixtures + "sym_wino.onnx", options_);
+  auto check = [&](int64_t n, const char* what) {
+    std::vector<float> v(static_cast<size_t>(n) * 32 * 28 * 28);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 31) % 97) / 50 - 1;
+    const Tensor x = f32({n, 32, 28, 28}, v);
+    const std::vector<Tensor> out = e->run({{"x", &x}}), want = ref->run({{"x", &x}});
+    for (int64_t i = 0; i < n * 32 * 28 * 28; ++i)
+      ASSERT_NEAR(out[0].as<float>()[i], want[0].as<float>()[i],
+                  1e-4f + 1e-4f * std::abs(want[0].as<float>()[i]))
+          << what << " N=" << n << " " << i;
+  };
+  check(2, "packed");
+  check(3, "shared");
+  const size_t bytes = e->packed_store()->live_bytes();
+  simd::pin_target(targets.back());
+  check(2, "repacked");
+  simd::pin_target(targets.front());
+  check(3, "shared, after the other session repacked");
+  EXPECT_EQ(e->packed_store()->live_bytes(), bytes);
+  simd::pin_target("");
+}
+
 TEST_F(EngineTest, PlansNeedingInputValuesAreCompiledPerValue) {
   // Reshape's target shape is a model input: the plan is specialized on its value.
   std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "reshape.onnx", options_);
@@ -183,6 +286,30 @@ TEST_F(EngineTest, PlansNeedingInputValuesAreCompiledPerValue) {
     const std::vector<Tensor> out = e->run({{"x", &x}, {"shape", &shape}});
     ASSERT_EQ(out[0].shape(), target);
     for (int i = 0; i < 6; ++i) EXPECT_EQ(out[0].as<float>()[i], x_[i]);
+  }
+}
+
+TEST_F(EngineTest, IfCompilesOnlyTheBranchTaken) {
+  // if_shapes reshapes x to [4,128] when sr is 16000 and to [4,64] otherwise: each branch
+  // fits only its own x, so the plan is compiled for sr's value, with the branch taken.
+  for (const char* backend : {"reference", "portable"}) {
+    options_.session.backend = backend;
+    std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "if_shapes.onnx", options_);
+    for (int64_t rate : {16000, 8000, 16000}) {
+      const int64_t cols = rate == 16000 ? 128 : 64;
+      std::vector<float> v(static_cast<size_t>(4 * cols));
+      for (size_t i = 0; i < v.size(); ++i) v[i] = 0.5f * static_cast<float>(i) - 7;
+      const Tensor x = f32({1, 4 * cols}, v), sr(DType::I64, {}, &rate);
+      const std::vector<Tensor> out = e->run({{"x", &x}, {"sr", &sr}});
+      ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{4, cols})) << backend << " " << rate;
+      for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(out[0].as<float>()[i], -v[i]);
+    }
+    EXPECT_EQ(e->compiles(), 2) << backend;  // one per rate
+    // The branch taken is compiled, and its errors reported: 100 elements fit neither.
+    const int64_t rate = 8000;
+    const Tensor x = f32({1, 100}, std::vector<float>(100, 1.0f)), sr(DType::I64, {}, &rate);
+    const std::string message = error_of([&] { e->run({{"x", &x}, {"sr", &sr}}); });
+    EXPECT_NE(message.find("cannot reshape 100 elements"), std::string::npos) << message;
   }
 }
 
