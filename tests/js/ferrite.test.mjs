@@ -79,6 +79,46 @@ test('threads: the threaded module gives the same bits', async () => {
   await threaded.release();
 });
 
+// An int64 .npy array (format 1.0, little-endian, C order) as numbers.
+async function readInt64Npy(file) {
+  const bytes = await readFile(file);
+  const headerLength = bytes.readUInt16LE(8);
+  const header = bytes.toString('latin1', 10, 10 + headerLength);
+  assert.match(header, /'descr': '<i8'/, file);
+  const data = new BigInt64Array(bytes.buffer.slice(bytes.byteOffset + 10 + headerLength,
+                                                    bytes.byteOffset + bytes.length));
+  return Array.from(data, Number);
+}
+
+test('a GPT-2 decoder generates, token by token, what PyTorch generated', async (t) => {
+  // gpt_dyn (FERRITE_MODELS_DIR): 64 greedy steps, each fed the presents of the one before
+  // as its past (a new past length every step).
+  const models = process.env.FERRITE_MODELS_DIR;
+  if (!models) return t.skip('FERRITE_MODELS_DIR is not set');
+  const dir = path.join(models, 'gpt_dyn');
+  const session = await InferenceSession.create(path.join(dir, 'model.onnx'));
+  assert.deepEqual(session.inputMetadata[1].shape, ['batch', 4, 'past', 64]);
+  const want = await readInt64Npy(path.join(dir, 'greedy_tokens.npy'));
+  let ids = new Tensor('int64', BigInt64Array.from((await readInt64Npy(
+      path.join(dir, 'greedy_prompt.npy'))).map(BigInt)), [1, 5]);
+  let past = session.inputNames.slice(1).map(() => new Tensor('float32', new Float32Array(0),
+                                                              [1, 4, 0, 64]));
+  const got = [];
+  for (let step = 0; step < want.length; ++step) {
+    const feeds = { input_ids: ids };
+    session.inputNames.slice(1).forEach((name, k) => { feeds[name] = past[k]; });
+    const out = await session.run(feeds);
+    const { logits } = out;
+    const vocab = logits.dims[2], last = logits.data.subarray(logits.data.length - vocab);
+    let best = 0;
+    for (let v = 1; v < vocab; ++v) if (last[v] > last[best]) best = v;
+    got.push(best);
+    ids = new Tensor('int64', BigInt64Array.from([BigInt(best)]), [1, 1]);
+    past = session.outputNames.slice(1).map((name) => out[name]);
+  }
+  assert.deepEqual(got, want);
+});
+
 test('metadata', async () => {
   const session = await InferenceSession.create(mlp);
   assert.deepEqual(session.inputNames, ['x']);

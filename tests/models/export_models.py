@@ -5,7 +5,8 @@
 
 writes, per model, DIR/<name>/model.onnx and DIR/<name>/test_data_set_<k>/{input,output}_<i>.pb
 (onnx TensorProtos named after the graph's inputs and outputs) — the layout of the ONNX node
-tests, so `ferrite conformance DIR` runs them and compares against PyTorch's outputs.
+tests — and any further oracle a model has as DIR/<name>/<oracle>.npy (gpt_dyn's greedy
+decode), so `ferrite conformance DIR` runs them and compares against PyTorch's outputs.
 Every model and input comes from a seed derived from the model's name: the files are the
 same on every run, and `--only` writes the same cases as a full run.
 """
@@ -85,6 +86,8 @@ def export_case(name, out_dir):
             outputs = to_numpy(case.module(*inputs))
         write_tensors(set_dir, "input", to_numpy(inputs), case.input_names)
         write_tensors(set_dir, "output", outputs, case.output_names)
+    for extra_name, array in case.extra.items():
+        np.save(os.path.join(case_dir, f"{extra_name}.npy"), array)
     return os.path.getsize(model_path)
 
 

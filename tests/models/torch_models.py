@@ -21,6 +21,8 @@ class ModelCase:
     output_names: list
     opset: int
     dynamic_axes: dict = field(default_factory=dict)
+    # More oracles, written as <name>.npy beside the model (numpy arrays).
+    extra: dict = field(default_factory=dict)
 
 
 # ---- mlp ----------------------------------------------------------------------------------
@@ -363,6 +365,16 @@ def gpt_dyn():
             with torch.no_grad():
                 logits, *past = module(ids, *past)
             ids = logits[:, -1:].argmax(-1)  # the greedy next token
+    # The doors' tests generate 64 tokens greedily from a 5-token prompt (an empty past, then
+    # each step's presents as the next step's past) and compare them with these.
+    prompt = torch.randint(0, 1000, (1, 5))
+    ids, past, tokens = prompt, module.empty_past(1), []
+    for _ in range(64):
+        with torch.no_grad():
+            logits, *past = module(ids, *past)
+        ids = logits[:, -1:].argmax(-1)
+        tokens.append(int(ids))
+    extra = {"greedy_prompt": prompt.numpy(), "greedy_tokens": torch.tensor(tokens).numpy()}
     names_in, names_out = ["input_ids"], ["logits"]
     axes = {"input_ids": {0: "batch", 1: "seq"}, "logits": {0: "batch", 1: "seq"}}
     for i in range(module.n_layers):
@@ -371,7 +383,7 @@ def gpt_dyn():
             names_out.append(f"present_{kv}_{i}")
             axes[names_in[-1]] = {0: "batch", 2: "past"}
             axes[names_out[-1]] = {0: "batch", 2: "total"}  # past + seq
-    return ModelCase(module, input_sets, names_in, names_out, 13, axes)
+    return ModelCase(module, input_sets, names_in, names_out, 13, axes, extra)
 
 
 MODELS = {

@@ -216,6 +216,28 @@ class ExportedModels(unittest.TestCase):
             ran += 1
         self.assertEqual(ran, 4)
 
+    def test_gpt_greedy_decode_matches_pytorch(self):
+        # gpt_dyn, a GPT-2 decoder with past key/values: 64 tokens generated greedily, each
+        # step fed the presents of the one before (a new past length, so a new shape, every
+        # step), token by token as PyTorch generated them.
+        models = os.environ.get("FERRITE_MODELS_DIR")
+        if not models:
+            self.skipTest("FERRITE_MODELS_DIR is not set (ctest sets it)")
+        case = pathlib.Path(models) / "gpt_dyn"
+        sess = ferrite.InferenceSession(str(case / "model.onnx"))
+        names = [i.name for i in sess.get_inputs()]
+        self.assertEqual(sess.get_inputs()[1].shape, ["batch", 4, "past", 64])
+        want = np.load(case / "greedy_tokens.npy")
+        ids = np.load(case / "greedy_prompt.npy")
+        past = [np.zeros((1, 4, 0, 64), np.float32) for _ in names[1:]]
+        got = []
+        for _ in range(len(want)):
+            logits, *past = sess.run(None, dict(zip(names, [ids, *past])))
+            ids = logits[:, -1:].argmax(-1).astype(np.int64)
+            got.append(int(ids[0, 0]))
+            self.assertEqual(past[0].shape[2], len(got) + 4, "the present grows by one")
+        self.assertEqual(got, want.tolist())
+
 
 if __name__ == "__main__":
     unittest.main()
