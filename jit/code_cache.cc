@@ -1,6 +1,8 @@
 #include "jit/code_cache.h"
 
+#include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <mutex>
 
@@ -22,7 +24,19 @@ void put_index(std::string* s, const IndexNode& e) {
 struct Cache {
   std::mutex mu;
   std::map<std::string, std::weak_ptr<const CompiledCode>> entries;
+  size_t prune_at = 64;  // entries whose code is gone are dropped when the map reaches this
 };
+
+// Drops the keys whose code no kernel holds any more, so that a process that compiles ever
+// new kernels (a server loading models, a fuzzer) keeps only the live ones: each key is
+// the kernel's whole structure, kilobytes. Amortized: the next pass is due at twice the
+// size left.
+void prune(Cache& c) {
+  if (c.entries.size() < c.prune_at) return;
+  for (auto it = c.entries.begin(); it != c.entries.end();)
+    it = it->second.expired() ? c.entries.erase(it) : std::next(it);
+  c.prune_at = std::max<size_t>(64, 2 * c.entries.size());
+}
 
 Cache& cache() {
   static Cache* c = new Cache;  // never destroyed: kernels may outlive static destruction
@@ -88,7 +102,14 @@ std::shared_ptr<const CompiledCode> cached_code(
   }
   slot = code;
   *reused = false;
+  prune(c);
   return code;
+}
+
+size_t cached_code_keys() {
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  return c.entries.size();
 }
 
 }  // namespace jit

@@ -22,5 +22,9 @@ std::shared_ptr<const CompiledCode> cached_code(
     const std::string& key, const std::function<std::unique_ptr<CompiledCode>()>& make,
     bool* reused);
 
+// The keys the cache holds (those of code some kernel still holds, and up to as many again
+// of code freed since the last pruning).
+size_t cached_code_keys();
+
 }  // namespace jit
 }  // namespace ferrite

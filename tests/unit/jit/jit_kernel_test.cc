@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "compiler/plan/error.h"
+#include "jit/code_cache.h"
 #include "jit/cpu_isa.h"
 #include "jit/disasm.h"
 #include "jit/jit_backend.h"
@@ -601,6 +602,30 @@ TEST(JitKernel, LargeKernelsSplitAcrossThreads) {
                      testing::tensors(random_tensor(DType::F32, 64 * 1031, 19, 0, 1),
                                       testing::zeros(DType::F32, 64)),
                      256);
+}
+
+TEST(JitKernel, TheCodeCacheForgetsCodeNoKernelHolds) {
+  // A process that compiles ever new kernels (a server loading models, a fuzzer) must not
+  // keep every kernel's key: 1000 distinct kernels, each freed at once, leave a bounded
+  // number of keys; code still held stays cached.
+  if (isas().empty()) GTEST_SKIP() << "the CPU has neither AVX2 nor AVX-512";
+  auto kernel = [](int64_t c) {
+    KernelBuilder b({64});
+    const int x = b.arg(DType::F32, 64), y = b.arg(DType::F32, 64, true);
+    b.store(y, V(0), b.binary(Op::Add, b.load(x, V(0)), b.constant(ScalarType::F32, c)));
+    return b.build();
+  };
+  auto backend = jit::make_jit_backend(BackendOptions{isas()[0], 1, "", nullptr});
+  const std::unique_ptr<PreparedKernel> held = backend->prepare(kernel(-1));
+  const size_t before = jit::cached_code_keys();
+  for (int64_t c = 0; c < 1000; ++c) backend->prepare(kernel(c));
+  EXPECT_LE(jit::cached_code_keys(), before + 130);  // pruned at 64, 128, ...: not 1000
+  std::vector<float> x(64, 1.0f), y(64, 0.0f);
+  void* args[] = {x.data(), y.data()};
+  backend->prepare(kernel(-1))->run(args);  // the held kernel's code, reused
+  EXPECT_EQ(y[5], 0.0f);
+  held->run(args);
+  EXPECT_EQ(y[5], 0.0f);
 }
 
 TEST(JitKernel, DumpListsTheMachineCode) {
