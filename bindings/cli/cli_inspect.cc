@@ -131,6 +131,41 @@ void print_memory(const Plan& plan, const TempMemory& m) {
                 printable(step_label(plan, m.peak_step)).c_str());
 }
 
+// What the plans shown add up to.
+struct Totals {
+  int plans = 0, kernels = 0, externs = 0;
+  int64_t planned = 0, lower_bound = 0;
+};
+
+void print_plan(const Plan& plan, const Engine& engine, Totals* totals) {
+  print_io(plan, engine);
+  print_buffers(plan);
+  const std::pair<int, int> steps = print_steps(plan);
+  const TempMemory memory = plan_temp_memory(plan);
+  print_memory(plan, memory);
+  ++totals->plans;
+  totals->kernels += steps.first;
+  totals->externs += steps.second;
+  totals->planned += plan.pool_bytes;
+  totals->lower_bound += memory.pool.lower_bound;
+}
+
+// A model in parts: each part's last plan, in order (a part in parts in turn).
+void print_parts(const Engine& engine, const std::string& prefix, Totals* totals) {
+  std::printf("%sruns in parts, cut at %s\n", prefix.c_str(), printable(engine.cut_node()).c_str());
+  for (const auto& [name, part] : engine.part_engines()) {
+    const std::string label = prefix + name;
+    if (part->runs_in_parts()) {
+      print_parts(*part, label + ": ", totals);
+    } else if (const Session* s = part->last_session()) {
+      std::printf("== part: %s\n", label.c_str());
+      print_plan(s->plan(), *part, totals);
+    } else {
+      std::printf("== part: %s (not run)\n", label.c_str());
+    }
+  }
+}
+
 }  // namespace
 
 int inspect_command(const std::vector<std::string>& arg_list) {
@@ -145,18 +180,29 @@ int inspect_command(const std::vector<std::string>& arg_list) {
   add_generated_inputs(*engine, options, &inputs);
   std::vector<std::pair<std::string, const Tensor*>> feeds;
   for (const auto& in : inputs) feeds.emplace_back(in.first, &in.second);
-  const Plan& plan = engine->session_for_feeds(feeds).plan();
-
-  print_io(plan, *engine);
-  print_buffers(plan);
-  const std::pair<int, int> steps = print_steps(plan);
-  const TempMemory memory = plan_temp_memory(plan);
-  print_memory(plan, memory);
+  Totals totals;
+  const Plan* plan = nullptr;
+  if (!engine->runs_in_parts()) {
+    try {
+      plan = &engine->session_for_feeds(feeds).plan();
+    } catch (const NeedsCutError&) {
+      engine->run(feeds);  // cuts the model where the compile asked to
+    }
+  }
+  if (engine->runs_in_parts()) {
+    // Each part is compiled for what the part before it computed: run once, then show the
+    // plans the parts ran.
+    engine->run(feeds);
+    print_parts(*engine, "", &totals);
+    std::printf("parts: %d plans\n", totals.plans);
+  } else {
+    if (!plan) fail("no plan for these inputs");
+    print_plan(*plan, *engine, &totals);
+  }
   std::printf("compiles: %lld\n", static_cast<long long>(engine->compiles()));
-  std::printf("kernels: %d externs: %d\n", steps.first, steps.second);
+  std::printf("kernels: %d externs: %d\n", totals.kernels, totals.externs);
   std::printf("memory: planned %lld bytes, lower bound %lld bytes\n",
-              static_cast<long long>(plan.pool_bytes),
-              static_cast<long long>(memory.pool.lower_bound));
+              static_cast<long long>(totals.planned), static_cast<long long>(totals.lower_bound));
   std::fflush(stdout);
   return 0;
 }

@@ -59,6 +59,12 @@ double compile_for(Engine& engine, const Feeds& feeds) {
     for (size_t i : it->second) shapes[i] = feed.second->shape();
   }
   const Clock::time_point start = Clock::now();
+  if (engine.runs_in_parts()) {
+    // Each part compiles for the sizes the part before it produced: inside run.
+    engine.run(feeds);
+    std::printf("note: the model runs in parts; compile_ms includes a run\n");
+    return ms_since(start);
+  }
   try {
     engine.session_for(shapes);
   } catch (const NeedsInputValueError&) {
@@ -66,6 +72,9 @@ double compile_for(Engine& engine, const Feeds& feeds) {
     // it inside run, for these values.
     engine.run(feeds);
     std::printf("note: the plan is specialized on input values; compile_ms includes a run\n");
+  } catch (const NeedsCutError&) {
+    engine.run(feeds);  // cuts the model where the compile asked to
+    std::printf("note: the model runs in parts; compile_ms includes a run\n");
   } catch (const Error&) {
     engine.run(feeds);
     throw;
@@ -119,7 +128,8 @@ struct RunTimes {
 void bench(Engine& engine, const Feeds& feeds, int64_t warmup, int64_t runs, RunTimes* times) {
   for (int64_t i = 0; i < warmup; ++i) engine.run(feeds);
   times->warmup = warmup;
-  engine.session_for_feeds(feeds).reset_profile();  // profile the timed runs only
+  if (!engine.runs_in_parts())
+    engine.session_for_feeds(feeds).reset_profile();  // profile the timed runs only
   for (int64_t i = 0; i < runs; ++i) {
     const Clock::time_point start = Clock::now();
     engine.run(feeds);
@@ -222,7 +232,10 @@ int run_command(const std::vector<std::string>& arg_list) {
     bench(*engine, feeds, warmup, bench_runs, &times);
     if (!bench_json.empty()) write_bench_json(bench_json, times);
   }
-  if (options.session.profile) print_profile(engine->session_for_feeds(feeds));
+  if (options.session.profile && engine->runs_in_parts())
+    std::printf("note: no profile: the model runs in parts\n");
+  else if (options.session.profile)
+    print_profile(engine->session_for_feeds(feeds));
   std::fflush(stdout);
   return 0;
 }

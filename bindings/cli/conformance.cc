@@ -75,7 +75,7 @@ void as_declared_dtype(std::vector<Tensor>* tensors, const std::vector<IoInfo>& 
 
 // Runs one data set; with `via_plan`, through a compiled plan written to bytes and loaded
 // again (what `ferrite compile` and a runtime-only build do). Returns false when it ran
-// without a plan because the model's plan depends on input values.
+// without a plan because the model's plan depends on input values or it runs in parts.
 bool run_data_set(Engine& engine, const fs::path& set_dir, const Tolerance& tolerance,
                   const EngineOptions& options, bool via_plan) {
   const std::string set = set_dir.filename().string();
@@ -90,13 +90,16 @@ bool run_data_set(Engine& engine, const fs::path& set_dir, const Tolerance& tole
   for (size_t i = 0; i < inputs.size(); ++i)
     feeds.emplace_back(engine.inputs()[i].name, &inputs[i]);
   std::vector<Tensor> outputs;
-  bool planned = via_plan;
-  if (via_plan) {
+  // A model in parts (cut at a value-sized node) has no one plan: it runs as it is.
+  bool planned = via_plan && !engine.runs_in_parts();
+  if (planned) {
     try {
       const std::vector<uint8_t> bytes = serialize_plan(engine.compile_plan(feeds));
       outputs = Engine::from_bytes(bytes.data(), bytes.size(), options)->run(feeds);
     } catch (const NeedsInputValueError&) {
       planned = false;
+    } catch (const NeedsCutError&) {
+      planned = false;  // a node that runs on its own: the model runs in parts
     }
   }
   if (!planned) outputs = engine.run(feeds);

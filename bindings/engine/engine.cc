@@ -169,8 +169,6 @@ std::string unknown_backend_message(const std::string& backend) {
   return str_cat("unknown backend '", backend, "' (available: ", names, ")");
 }
 
-Engine::~Engine() = default;
-
 size_t Engine::output_index(const std::string& name) const {
   for (size_t k = 0; k < outputs_.size(); ++k)
     if (outputs_[k].name == name) return k;
@@ -190,7 +188,7 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
   compiler_ = std::move(compiler);
   for (const DeclaredIo& in : compiler_->inputs()) {
     // A tensor type we cannot hold (string, undefined) makes the whole model unusable.
-    if (dtype_size(in.info.dtype) == 0) {
+    if (dtype_size(in.info.dtype) == 0 && !(part_ && in.info.dtype == DType::Undefined)) {
       throw UnsupportedError(str_cat("input '", in.info.name, "' has element type ",
                                      dtype_name(in.info.dtype), ", which is not supported"));
     }
@@ -206,6 +204,11 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
     output_dim_names_.push_back(out.dim_names);
   }
   for (size_t i = 0; i < inputs_.size(); ++i) input_index_.emplace(inputs_[i].name, i);
+  if (std::unique_ptr<ModelCut> cut = compiler_->take_cut()) {
+    compiler_.reset();
+    init_parts(std::move(cut));
+    return;
+  }
   // More than one session (per shape set, per input values): they share packed weights.
   if (!static_inputs()) options_.session.packed_store = std::make_shared<PackedStore>();
   if (!options_.compile_at_load || !static_inputs()) return;
@@ -215,6 +218,8 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
     session_for(shapes);
   } catch (const NeedsInputValueError&) {
     needs_values_.insert(shapes);  // compiled at the first run, for its input values
+  } catch (const NeedsCutError& e) {
+    if (!cut_for(e)) throw;
   }
 }
 
@@ -235,8 +240,17 @@ void Engine::init_plan(Plan plan, EngineOptions options) {
 }
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
+  if (part_) adopt_dtypes(feeds);
   const std::vector<const Tensor*> ordered = checked_feeds(feeds);
-  Session& session = session_for_checked(ordered);
+  if (parts_) return run_parts(ordered);
+  Session* found = nullptr;
+  try {
+    found = &session_for_checked(ordered);
+  } catch (const NeedsCutError& e) {
+    if (!cut_for(e)) throw;
+    return run_parts(ordered);
+  }
+  Session& session = *found;
   std::vector<Tensor> outputs = session.run(ordered);
   last_session_ = &session;
   return outputs;
@@ -297,7 +311,7 @@ std::vector<const Tensor*> Engine::checked_feeds(
     const DeclaredIo& declared = declared_[i];
     const std::string& name = inputs_[i].name;
     if (!ordered[i]) fail("missing input '", name, "' (expected ", type_string(declared), ")");
-    if (ordered[i]->dtype() != declared.info.dtype) {
+    if (ordered[i]->dtype() != declared.info.dtype && declared.info.dtype != DType::Undefined) {
       fail("input '", name, "': expected ", dtype_name(declared.info.dtype), ", got ",
            dtype_name(ordered[i]->dtype()));
     }
@@ -351,6 +365,7 @@ Session& Engine::session_for_values(const std::vector<const Tensor*>& inputs) {
 }
 
 std::string Engine::no_compiler_message() const {
+  if (parts_) return parts_message();
   if (released_graph_ && !session_error_.empty())
     return "the model's session failed after its graph was released: " + session_error_;
   if (released_graph_) return "the model's graph was released after its only plan was compiled";

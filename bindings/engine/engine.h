@@ -23,6 +23,7 @@
 
 #include "bindings/engine/model_compiler.h"
 #include "compiler/compile.h"
+#include "compiler/plan/error.h"
 #include "runtime/session.h"
 
 namespace ferrite {
@@ -57,6 +58,9 @@ class Engine {
   static std::unique_ptr<Engine> from_bytes(const uint8_t* data, size_t size,
                                             EngineOptions options);
   static std::unique_ptr<Engine> from_plan(Plan plan, EngineOptions options);
+  // An engine for one part of a cut model (engine_parts.cc).
+  static std::unique_ptr<Engine> from_part(std::unique_ptr<ModelCompiler> compiler,
+                                           EngineOptions options);
   ~Engine();
 
   // Whether the bytes start like a serialized plan (plan_io.h) rather than an ONNX model.
@@ -73,7 +77,17 @@ class Engine {
   std::vector<std::vector<std::string>> input_dim_names() const;
   std::vector<std::vector<std::string>> output_dim_names() const;
   // True when it runs a compiled plan (whose shapes are fixed).
-  bool from_compiled_plan() const { return !compiler_ && !released_graph_; }
+  bool from_compiled_plan() const { return !compiler_ && !released_graph_ && !parts_; }
+  // True when the model runs in parts, cut at a node whose output sizes depend on input
+  // values (NonZero, Compress, Unique, NonMaxSuppression; model_compiler.h's ModelCut): a
+  // head engine, the node run on its values (value_sized_ops.h), a tail engine (itself cut
+  // again where the tail has such a node). No single plan or session then holds the model:
+  // compile_plan and the session accessors fail, saying so.
+  bool runs_in_parts() const { return parts_ != nullptr; }
+  // A model in parts: the node it is cut at ("NonZero 'nz'"), and its engines made so far,
+  // named ("head", the node's: "then branch", "body", ..., "tail"), for inspection.
+  const std::string& cut_node() const;
+  std::vector<std::pair<std::string, const Engine*>> part_engines() const;
 
   // Runs with named inputs; returns the outputs in model order. Throws ferrite::Error for
   // a missing, unknown, duplicated or mistyped input (naming it) and for run failures.
@@ -98,8 +112,8 @@ class Engine {
   size_t cached_sessions() const { return sessions_.size() + value_sessions_.size(); }
   // How many plans the compiler has made for this engine (its whole pipeline, from the
   // prepared graph to a plan), and the milliseconds they took (not the sessions' load).
-  int64_t compiles() const { return compiles_; }
-  double compile_ms() const { return compile_ms_; }
+  int64_t compiles() const;
+  double compile_ms() const;
   // The packed weights its sessions share (packed_store.h): null until the model can have
   // more than one session (symbolic input dims, or plans per input values).
   const PackedStore* packed_store() const { return options_.session.packed_store.get(); }
@@ -109,7 +123,7 @@ class Engine {
   Session& session_for_feeds(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
 
  private:
-  Engine() = default;
+  Engine();  // engine_parts.cc, where Parts is complete
   void init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options);
   void init_plan(Plan plan, EngineOptions options);
   // The fed tensors in input order, checked against the declared inputs.
@@ -118,6 +132,20 @@ class Engine {
   Session& session_for_checked(const std::vector<const Tensor*>& ordered);
   // compiler_->compile, counted and timed (compiles_, compile_ms_).
   Plan compile(const std::vector<IoInfo>& types, const std::vector<const Tensor*>& values);
+
+  // A model cut at a value-sized node (engine_parts.cc).
+  struct Parts;
+  void init_parts(std::unique_ptr<ModelCut> cut);
+  std::vector<Tensor> run_parts(const std::vector<const Tensor*>& ordered);
+  std::unique_ptr<Parts> parts_;
+  std::string parts_message() const;  // why a cut model has no one plan
+  // Cuts the model where the compile asked to; false when it cannot be cut there.
+  bool cut_for(const NeedsCutError& e);
+  // An engine for a part of a cut model: inputs computed by an earlier part have no declared
+  // shape, and may have no declared element type (the fed tensors give them).
+  bool part_ = false;
+  // A part's inputs of undefined element type take the type first fed.
+  void adopt_dtypes(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
 
   // Whether every declared input dim is static (then the first plan compiled without input
   // values is the only one there will be, and the compiler is released once it exists).

@@ -1,7 +1,9 @@
 // ModelCompiler on the ONNX frontend and the compiler (full builds).
 #include "bindings/engine/model_compiler.h"
 
+#include "bindings/engine/value_sized_ops.h"
 #include "compiler/frontend/onnx/onnx_import.h"
+#include "compiler/graph/graph_cut.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/stage_times.h"
 
@@ -18,14 +20,39 @@ DeclaredIo declared(const Value& v) {
   return io;
 }
 
+std::shared_ptr<const Tensor> tensor_of(const std::shared_ptr<const TensorData>& d) {
+  if (!d) return nullptr;
+  return std::make_shared<const Tensor>(d->dtype, d->shape, d->bytes.data());
+}
+
 class GraphCompiler final : public ModelCompiler {
  public:
   GraphCompiler(std::unique_ptr<Graph> g, const CompileOptions& options)
       : graph_(std::move(g)), options_(options) {
     if (!graph_) fail("model import produced no graph");
-    prepare_graph(*graph_, options_);
     for (const Value* v : graph_->inputs) inputs_.push_back(declared(*v));
     for (const Value* v : graph_->outputs) outputs_.push_back(declared(*v));
+    graph_->rebuild_uses();
+    graph_->topo_sort();
+    if (std::unique_ptr<GraphCut> cut = cut_at_value_sized_node(*graph_)) {
+      make_cut(std::move(cut));
+      graph_.reset();  // compiled in parts only
+      return;
+    }
+    // The graph as imported, to cut where a compile asks to (NeedsCutError): the passes
+    // change the graph; the parts run them again each. Constants and subgraphs are shared.
+    pristine_ = copy_graph(*graph_);
+    prepare_graph(*graph_, options_);
+  }
+
+  std::unique_ptr<ModelCut> take_cut() override { return std::move(cut_); }
+
+  std::unique_ptr<ModelCut> cut_at(const std::string& node_output) override {
+    if (!pristine_) return nullptr;
+    std::unique_ptr<GraphCut> cut = cut_at_output(*pristine_, node_output);
+    if (!cut) return nullptr;
+    make_cut(std::move(cut));
+    return std::move(cut_);
   }
 
   const std::vector<DeclaredIo>& inputs() const override { return inputs_; }
@@ -33,6 +60,7 @@ class GraphCompiler final : public ModelCompiler {
 
   Plan compile(const std::vector<IoInfo>& types,
                const std::vector<const Tensor*>& values) override {
+    if (!graph_) fail("this model runs in parts (cut at a value-sized node): no one plan");
     std::vector<TensorType> input_types(types.size());
     for (size_t i = 0; i < types.size(); ++i) {
       input_types[i].dtype = types[i].dtype;
@@ -51,7 +79,66 @@ class GraphCompiler final : public ModelCompiler {
   }
 
  private:
+  void make_cut(std::unique_ptr<GraphCut> cut) {
+    cut_ = std::make_unique<ModelCut>();
+    if (cut->head) cut_->head = std::make_unique<GraphCompiler>(std::move(cut->head), options_);
+    if (cut->tail) cut_->tail = std::make_unique<GraphCompiler>(std::move(cut->tail), options_);
+    cut_->node = cut->described;
+    const Node& n = cut->node;
+    auto standalone = [this](std::shared_ptr<const Graph> body) {
+      return [body, options = options_]() -> std::unique_ptr<ModelCompiler> {
+        return std::make_unique<GraphCompiler>(standalone_subgraph(*body), options);
+      };
+    };
+    auto formal = [](const Graph& body) {
+      std::vector<std::string> names;
+      for (const Value* v : body.inputs) names.push_back(v ? v->name : "");
+      return names;
+    };
+    auto body_of = [&](const char* key) -> std::shared_ptr<const Graph> {
+      auto it = n.attrs.find(key);
+      if (it == n.attrs.end() || !it->second.g)
+        fail(cut->described, ": no graph attribute '", key, "'");
+      return it->second.g;
+    };
+    if (is_value_sized_op(n.op_type, n.domain)) {
+      cut_->kind = ModelCut::Kind::ValueSized;
+    } else if (n.op_type == "If" && n.domain.empty()) {
+      cut_->kind = ModelCut::Kind::If;
+      for (const char* key : {"then_branch", "else_branch"}) {
+        std::shared_ptr<const Graph> body = body_of(key);
+        cut_->parts.push_back(standalone(body));
+        cut_->part_inputs.push_back(formal(*body));
+      }
+    } else if (n.op_type == "Loop" && n.domain.empty()) {
+      cut_->kind = ModelCut::Kind::Loop;
+      std::shared_ptr<const Graph> body = body_of("body");
+      cut_->parts.push_back(standalone(body));
+      cut_->part_inputs.push_back(formal(*body));
+    } else {
+      cut_->kind = ModelCut::Kind::Single;
+      std::shared_ptr<const Graph> alone = cut->single;
+      cut_->parts.push_back([alone, options = options_]() -> std::unique_ptr<ModelCompiler> {
+        return std::make_unique<GraphCompiler>(copy_graph(*alone), options);
+      });
+      cut_->part_inputs.emplace_back();
+    }
+    cut_->node_inputs = cut->node_inputs;
+    cut_->node_outputs = cut->node_outputs;
+    for (const auto& d : cut->node_constants) cut_->node_constants.push_back(tensor_of(d));
+    auto node = std::make_shared<const Node>(std::move(cut->node));
+    cut_->run_node = [node, what = cut_->node,
+                      n = cut_->node_outputs.size()](const std::vector<const Tensor*>& in) {
+      return run_value_sized_op(*node, what, n, in);
+    };
+    cut_->outputs = cut->outputs;
+    for (const auto& [name, d] : cut->constant_outputs)
+      cut_->constant_outputs.emplace_back(name, tensor_of(d));
+  }
+
   std::unique_ptr<Graph> graph_;
+  std::unique_ptr<Graph> pristine_;  // as imported (null for a graph cut at load)
+  std::unique_ptr<ModelCut> cut_;
   CompileOptions options_;
   std::vector<DeclaredIo> inputs_, outputs_;
 };

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,37 @@ struct DeclaredIo {
   bool is_static() const;
 };
 
+class ModelCompiler;
+
+// A model cut at a node that no plan can hold (compiler/graph/graph_cut.h): one whose
+// output sizes depend on input values (NonZero, Compress, Unique, NonMaxSuppression), or
+// one whose compile raised NeedsCutError (an If whose branches need different shapes, a
+// Loop with a run-time trip count, an op needing a value computed at run time). The engine
+// runs `head` (which computes what the node and everything after it read), then the node
+// on those values, then `tail`, compiled for the sizes the node produced. Values cross by
+// name.
+struct ModelCut {
+  // How the node runs: ValueSized by run_node; If and Loop by engines of their branches or
+  // body (parts, below); Single by an engine of the node alone (parts[0]), compiled for its
+  // inputs' shapes and values.
+  enum class Kind { ValueSized, If, Loop, Single };
+  Kind kind = Kind::ValueSized;
+  std::unique_ptr<ModelCompiler> head, tail;  // either may be null (nothing to compute)
+  // If: then, else; Loop: the body; Single: the node alone. Made when first run, so an If
+  // branch never taken is never compiled (and reports its errors only when taken).
+  std::vector<std::function<std::unique_ptr<ModelCompiler>()>> parts;
+  // Per part, the names of its formal inputs in order (Loop: iteration number, condition,
+  // loop-carried values); a part's other inputs are outer values it reads, by name.
+  std::vector<std::vector<std::string>> part_inputs;
+  std::string node;                      // "NonZero 'nz'", for messages
+  std::vector<std::string> node_inputs;  // "" for an omitted optional input
+  std::vector<std::string> node_outputs;
+  std::vector<std::shared_ptr<const Tensor>> node_constants;  // per input; null if not constant
+  std::function<std::vector<Tensor>(const std::vector<const Tensor*>&)> run_node;
+  std::vector<std::string> outputs;  // the model's outputs, by name, in order
+  std::vector<std::pair<std::string, std::shared_ptr<const Tensor>>> constant_outputs;
+};
+
 class ModelCompiler {
  public:
   virtual ~ModelCompiler() = default;
@@ -35,6 +67,15 @@ class ModelCompiler {
   // NeedsInputValueError when the plan needs the value of an input it was not given.
   virtual Plan compile(const std::vector<IoInfo>& types,
                        const std::vector<const Tensor*>& values) = 0;
+  // The model's cut, once (null when it has no value-sized node). A cut model compiles
+  // only through the cut's parts.
+  virtual std::unique_ptr<ModelCut> take_cut() { return nullptr; }
+  // The model cut at the top-level node NeedsCutError named (by its first output); null
+  // when it cannot be cut there.
+  virtual std::unique_ptr<ModelCut> cut_at(const std::string& node_output) {
+    static_cast<void>(node_output);
+    return nullptr;
+  }
 };
 
 // Imports an ONNX model (from bytes, or a file whose directory holds its external data)

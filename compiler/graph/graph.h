@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/plan/aligned_bytes.h"
 #include "compiler/plan/dtype.h"
 
 namespace ferrite {
@@ -31,7 +32,7 @@ struct TensorType {
 struct TensorData {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
-  std::vector<uint8_t> bytes;
+  ConstantBytes bytes;  // shared by reference: see aligned_bytes.h
 
   int64_t elements() const;
   template <class T>

@@ -48,10 +48,11 @@ Value* GraphBuilder::constant(const std::string& name, DType dtype, std::vector<
   auto t = std::make_shared<TensorData>();
   t->dtype = dtype;
   t->shape = std::move(shape);
-  t->bytes.resize(static_cast<size_t>(n) * size);
-  if (!t->bytes.empty()) {
+  const size_t nbytes = static_cast<size_t>(n) * size;
+  if (nbytes != 0) {
     if (!data) fail("GraphBuilder: constant '", name, "' has no data");
-    std::memcpy(t->bytes.data(), data, t->bytes.size());
+    const uint8_t* p = static_cast<const uint8_t*>(data);
+    t->bytes.assign(p, p + nbytes);
   }
   return g_->add_constant(name, std::move(t));
 }

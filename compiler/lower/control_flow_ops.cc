@@ -5,25 +5,27 @@
 //   no errors) and each output is a select between the two branches' results; the
 //   branches must then agree on each output's dtype and shape, since plans have static
 //   shapes. When they do not, or a branch cannot be lowered for these shapes (a model
-//   whose branches are shaped for different sample rates), the condition's value is asked
-//   for (NeedsInputValueError): the engine compiles again with the small inputs' values,
-//   the condition folds, and only the branch taken is lowered; its errors are reported,
-//   the other branch's never are. A condition computed from large inputs cannot be had
-//   that way: then the first error stands.
+//   whose branches are shaped for different sample rates), the If runs at run time on
+//   its own (NeedsCutError: the engine cuts the model there, bindings/engine/cut_node.h),
+//   and only the branch taken is compiled, for its own shapes; its errors are reported,
+//   the other branch's never are.
 // - Loop and Scan are unrolled: every iteration is lowered with its iteration number as a
 //   constant, which lets shapes and slices that depend on it (test_loop11's
-//   Slice(x, i, i+1)) fold, within the compile's unrolling budget (unroll_budget.h). The trip count
-//   must be known at compile time (a constant, a folded value, or a model input whose value the
-//   engine specializes on) unless the condition is. A condition computed at run time is handled
-//   like If: the iterations after it run under a guard on the running condition, and each
-//   loop-carried value is a select between the new and the old value. Scan outputs then would have
-//   a run-time row count, which plans cannot express, so that case is reported as unsupported.
+//   Slice(x, i, i+1)) fold, within the compile's unrolling budget (unroll_budget.h). A Loop's
+//   trip count must be a compile-time constant (or a folded value) unless the condition is. A condition computed at run time
+//   is handled like If: the iterations after it run under a guard on the running condition,
+//   and each loop-carried value is a select between the new and the old value. A Loop that
+//   cannot be unrolled (a trip count computed at run time or fed, past the budget, a run-time
+//   condition without a bound or with scan outputs, a loop-carried value changing shape under
+//   one) runs at run time instead, its body a graph of its own run per iteration
+//   (NeedsCutError). Scan past the budget is reported (LimitError).
 #include <algorithm>
 #include <cstdint>
 #include <string>
 
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/unroll_budget.h"
+#include "compiler/plan/resource_limits.h"
 
 namespace ferrite {
 namespace {
@@ -39,10 +41,11 @@ TensorBoxPtr scalar_constant(GraphLowering& gl, DType dtype, int64_t v) {
   auto d = std::make_shared<TensorData>();
   d->dtype = dtype;
   d->bytes.assign(dtype_size(dtype), 0);
+  uint8_t* b = d->bytes.mutable_data();
   if (dtype == DType::Bool) {
-    d->bytes[0] = v != 0;
+    b[0] = v != 0;
   } else {
-    for (size_t i = 0; i < d->bytes.size(); ++i) d->bytes[i] = static_cast<uint8_t>(v >> (8 * i));
+    for (size_t i = 0; i < d->bytes.size(); ++i) b[i] = static_cast<uint8_t>(v >> (8 * i));
   }
   return constant_box(gl, d, "");
 }
@@ -84,11 +87,11 @@ std::vector<TensorBoxPtr> lower_if(LowerCtx& c) {
     return lower_both_branches(c, then_g, else_g, cond);
   } catch (const NeedsInputValueError&) {
     throw;  // a branch needs an input's value itself: the same request
+  } catch (const LimitError&) {
+    throw;
   } catch (const Error& e) {
-    if (c.gl.has_input_values()) throw;  // asked already: the condition did not fold
-    throw NeedsInputValueError(str_cat(c.node.describe(),
-                                       ": only the branch taken can be compiled (", e.what(),
-                                       "), which needs the condition's value"));
+    throw NeedsCutError(str_cat(c.node.describe(), ": only the branch taken can be compiled (",
+                                e.what(), "): it runs on its own, at run time"));
   }
 }
 
@@ -178,7 +181,31 @@ void count_unrolled(const LowerCtx& c, const Graph& body, int64_t iterations,
   charge_unrolled(c, nodes, what);
 }
 
+std::vector<TensorBoxPtr> unroll_loop(LowerCtx& c);
+
+// A loop that cannot be unrolled for these shapes (a trip count computed at run time, past
+// the unrolling budget, a run-time condition without a bound or with scan outputs, a
+// loop-carried value whose shape changes under a run-time condition) runs at run time
+// instead, its body a graph of its own run once per iteration (NeedsCutError).
 std::vector<TensorBoxPtr> lower_loop(LowerCtx& c) {
+  // A trip count computed at run time (a model input included: no plan per trip count,
+  // unrolled anew for each) runs at run time.
+  if (c.has(0) && !c.gl.constant_data(c.input(0)))
+    throw NeedsCutError(str_cat(c.node.describe(), ": its trip count is computed at run time"));
+  try {
+    return unroll_loop(c);
+  } catch (const NeedsInputValueError&) {
+    throw;  // the engine may have the value
+  } catch (const NeedsCutError&) {
+    throw;
+  } catch (const UnrollLimitError& e) {
+    throw NeedsCutError(str_cat(c.node.describe(), ": runs at run time: ", e.what()));
+  } catch (const UnsupportedError& e) {
+    throw NeedsCutError(str_cat(c.node.describe(), ": runs at run time: ", e.what()));
+  }
+}
+
+std::vector<TensorBoxPtr> unroll_loop(LowerCtx& c) {
   const Graph& body = subgraph(c, "body");
   const size_t carried = c.in.size() > 2 ? c.in.size() - 2 : 0;
   if (body.inputs.size() != 2 + carried)

@@ -85,6 +85,7 @@ GraphLowering::GraphLowering(const Graph& g, const std::vector<TensorType>& inpu
     : g_(g),
       input_types_(input_types),
       input_values_(input_values),
+      values_asked_(!input_values.empty()),
       tracer_(std::make_unique<KernelBuilder>("trace", std::vector<int64_t>{}, 0)) {
   tracer_->set_memoize(true);
   input_values_.resize(input_types_.size());
@@ -240,10 +241,8 @@ void GraphLowering::realize_captures(const Graph& body) {
   scopes_.pop_back();
 }
 
-bool GraphLowering::has_input_values() const {
-  for (const auto& v : input_values_)
-    if (v) return true;
-  return false;
+bool GraphLowering::values_asked() const {
+  return values_asked_;
 }
 
 void GraphLowering::push_guard(const TensorBoxPtr& cond, bool value) {
@@ -301,7 +300,7 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
   out->bytes.assign(static_cast<size_t>(buf->elements()) * dtype_size(buf->dtype), 0);
   for (Buffer* a : args) {
     if (a == buf) {
-      ptrs.push_back(out->bytes.data());
+      ptrs.push_back(out->bytes.mutable_data());
     } else if (a->origin == BufferOrigin::Constant) {
       ptrs.push_back(const_cast<uint8_t*>(a->data->bytes.data()));
     } else {
@@ -496,7 +495,15 @@ LoweredProgram GraphLowering::run() {
       env_[g_.inputs[i]] = make_buffer_box(b);
     }
   }
-  for (const auto& n : g_.nodes) lower_node(*n);
+  for (const auto& n : g_.nodes) {
+    try {
+      lower_node(*n);
+    } catch (NeedsCutError& e) {
+      // Raised here or inside this node's subgraphs: the cut is at this top-level node.
+      e.node_output = n->outputs.empty() ? "" : n->outputs[0]->name;
+      throw;
+    }
+  }
   for (size_t i = 0; i < g_.outputs.size(); ++i) {
     Buffer* b = realize_output(box_for(g_.outputs[i]), static_cast<int>(i));
     b->name = g_.outputs[i]->name;

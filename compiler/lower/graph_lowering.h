@@ -106,8 +106,10 @@ class GraphLowering {
   // Realizes the values `body` captures, so that guarded code never realizes (and so
   // conditionally computes) a value that unguarded code reads later.
   void realize_captures(const Graph& body);
-  // Whether the compile was given the value of some model input (specialized on it).
-  bool has_input_values() const;
+  // Whether this compile is the one specialized on input values (the engine's second try,
+  // given the small inputs' values, null for the others): a value still not constant then
+  // is computed at run time, and the node needing it runs on its own (NeedsCutError).
+  bool values_asked() const;
   // Every kernel and extern added between push_guard and pop_guard runs only when `cond`
   // (a bool scalar, realized here) holds `value`.
   void push_guard(const TensorBoxPtr& cond, bool value);
@@ -146,6 +148,7 @@ class GraphLowering {
   const Graph& g_;
   std::vector<TensorType> input_types_;
   std::vector<std::shared_ptr<const TensorData>> input_values_;
+  bool values_asked_ = false;  // input_values were given (some maybe null)
   LoweredProgram prog_;
   std::map<const Value*, TensorBoxPtr> env_;
   std::map<const Value*, int> uses_;

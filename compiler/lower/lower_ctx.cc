@@ -15,9 +15,13 @@ const TensorBoxPtr& LowerCtx::input(size_t i) const {
 std::shared_ptr<const TensorData> LowerCtx::const_data(size_t i) const {
   auto d = gl.constant_data(input(i));
   if (!d) {
-    throw NeedsInputValueError(
+    const std::string msg =
         str_cat(node.describe(), ": input ", i, " ('", node.inputs[i]->name,
-                "') must be a compile-time constant (computed at run time here)"));
+                "') must be a compile-time constant (computed at run time here)");
+    // First ask the engine for the inputs' values (a shape fed as a model input); if they
+    // do not make it constant, the node runs on its own, on the value computed at run time.
+    if (gl.values_asked()) throw NeedsCutError(msg);
+    throw NeedsInputValueError(msg);
   }
   return d;
 }

@@ -133,7 +133,7 @@ TensorBoxPtr empty_set_result(const LowerCtx& c, DType dt, double value,
     s = scalar_i64(std::isinf(value) ? (value > 0 ? range.second : range.first)
                                      : static_cast<int64_t>(value));
   }
-  store_element(dt, d->bytes.data(), 0, from, s);
+  store_element(dt, d->bytes.mutable_data(), 0, from, s);
   return expand_view(constant_box(c.gl, d, ""), shape);
 }
 

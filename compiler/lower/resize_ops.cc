@@ -237,15 +237,16 @@ TensorBoxPtr table(LowerCtx& c, DType dt, int64_t out, int64_t taps, const std::
   data->dtype = dt;
   data->shape = {out, taps};
   data->bytes.resize(v.size() * dtype_size(dt));
+  uint8_t* bytes = data->bytes.mutable_data();
   for (size_t i = 0; i < v.size(); ++i) {
     if (dt == DType::I32) {
       const auto e = static_cast<int32_t>(v[i]);
-      std::memcpy(data->bytes.data() + 4 * i, &e, 4);
+      std::memcpy(bytes + 4 * i, &e, 4);
     } else if (dt == DType::F32) {
       const auto e = static_cast<float>(v[i]);
-      std::memcpy(data->bytes.data() + 4 * i, &e, 4);
+      std::memcpy(bytes + 4 * i, &e, 4);
     } else {
-      std::memcpy(data->bytes.data() + 8 * i, &v[i], 8);
+      std::memcpy(bytes + 8 * i, &v[i], 8);
     }
   }
   return constant_box(c.gl, std::move(data), "");

@@ -14,8 +14,8 @@ std::shared_ptr<TensorData> int_tensor(std::vector<int64_t> shape, const std::ve
   auto d = std::make_shared<TensorData>();
   d->dtype = DType::I64;
   d->shape = std::move(shape);
-  d->bytes.resize(v.size() * sizeof(int64_t));
-  if (!v.empty()) std::memcpy(d->bytes.data(), v.data(), d->bytes.size());
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(v.data());
+  d->bytes.assign(p, p + v.size() * sizeof(int64_t));
   return d;
 }
 

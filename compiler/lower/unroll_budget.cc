@@ -14,11 +14,11 @@ void charge_unrolled(const LowerCtx& c, int64_t nodes, const std::string& what) 
     gl.unrolled_nodes += nodes;
     return;
   }
-  throw LimitError(str_cat(c.origin(), ": ", what, " would unroll more than ",
-                           gl.max_unrolled_nodes,
-                           " nodes (loops and recurrences are unrolled at compile time; "
-                           "raise the limit with --max-unrolled-nodes or "
-                           "FERRITE_MAX_UNROLLED_NODES)"));
+  throw UnrollLimitError(str_cat(c.origin(), ": ", what, " would unroll more than ",
+                                 gl.max_unrolled_nodes,
+                                 " nodes (loops and recurrences are unrolled at compile time; "
+                                 "raise the limit with --max-unrolled-nodes or "
+                                 "FERRITE_MAX_UNROLLED_NODES)"));
 }
 
 }  // namespace ferrite

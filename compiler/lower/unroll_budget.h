@@ -10,8 +10,16 @@
 #include <string>
 
 #include "compiler/lower/lowering.h"
+#include "compiler/plan/resource_limits.h"
 
 namespace ferrite {
+
+// Past the budget. A Loop catches it and runs at run time instead (NeedsCutError); Scan and
+// the recurrent ops report it.
+class UnrollLimitError : public LimitError {
+ public:
+  explicit UnrollLimitError(const std::string& message) : LimitError(message) {}
+};
 
 // Charges `nodes` (at least 1) to c.gl's budget; `what` says what is being unrolled
 // ("iteration 5000 of the loop").

@@ -123,8 +123,8 @@ std::shared_ptr<TensorData> f32_tensor(const std::vector<int64_t>& shape,
   auto t = std::make_shared<TensorData>();
   t->dtype = DType::F32;
   t->shape = shape;
-  t->bytes.resize(values.size() * sizeof(float));
-  if (!values.empty()) std::memcpy(t->bytes.data(), values.data(), t->bytes.size());
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(values.data());
+  t->bytes.assign(p, p + values.size() * sizeof(float));
   return t;
 }
 

@@ -1,5 +1,6 @@
 #include "compiler/plan/aligned_bytes.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -79,6 +80,52 @@ AlignedBytes aligned_alloc_bytes(size_t nbytes, Pages pages, bool zero) {
   }
   std::memcpy(block, &h, sizeof h);
   return AlignedBytes(block + kAlign);
+}
+
+namespace {
+
+std::shared_ptr<uint8_t> shared_block(size_t n, bool zero) {
+  return std::shared_ptr<uint8_t>(aligned_alloc_bytes(n, Pages::Mapped, zero).release(),
+                                  AlignedFree());
+}
+
+}  // namespace
+
+uint8_t* ConstantBytes::mutable_data() {
+  if (!block_) return nullptr;
+  if (block_.use_count() > 1) {
+    std::shared_ptr<uint8_t> copy = shared_block(size_, false);
+    std::memcpy(copy.get(), block_.get(), size_);
+    block_ = std::move(copy);
+  }
+  return block_.get();
+}
+
+void ConstantBytes::assign(const uint8_t* first, const uint8_t* last) {
+  const size_t n = static_cast<size_t>(last - first);
+  std::shared_ptr<uint8_t> b = n ? shared_block(n, false) : nullptr;
+  if (n) std::memcpy(b.get(), first, n);
+  block_ = std::move(b);
+  size_ = n;
+}
+
+void ConstantBytes::assign(size_t n, uint8_t fill) {
+  std::shared_ptr<uint8_t> b = n ? shared_block(n, fill == 0) : nullptr;
+  if (n && fill != 0) std::memset(b.get(), fill, n);
+  block_ = std::move(b);
+  size_ = n;
+}
+
+void ConstantBytes::resize(size_t n) {
+  std::shared_ptr<uint8_t> b = n ? shared_block(n, true) : nullptr;
+  if (n && size_) std::memcpy(b.get(), block_.get(), std::min(n, size_));
+  block_ = std::move(b);
+  size_ = n;
+}
+
+bool operator==(const ConstantBytes& a, const ConstantBytes& b) {
+  return a.size_ == b.size_ &&
+         (a.block_ == b.block_ || std::memcmp(a.data(), b.data(), a.size_) == 0);
 }
 
 }  // namespace ferrite

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <new>
+#include <utility>
 #include <vector>
 
 namespace ferrite {
@@ -52,7 +53,47 @@ bool operator!=(const AlignedAllocator<T>&, const AlignedAllocator<U>&) {
   return false;
 }
 
-// The bytes of one plan constant.
-using ConstantBytes = std::vector<uint8_t, AlignedAllocator<uint8_t>>;
+// The bytes of a constant — a graph's initializer or folded value, a plan's constant —
+// 64-byte aligned and shared by reference: copying one copies a pointer. The plans that one
+// model compiles (one per shape or per input values) and their sessions all run from the
+// graph's bytes, never a copy of the weights each. Written only while it is the one
+// reference to its bytes (building it, reading a file); mutable_data() copies them first
+// when they are shared (copy on write), so a writer never changes what another holds.
+class ConstantBytes {
+ public:
+  ConstantBytes() = default;
+  // n bytes, each `fill`.
+  explicit ConstantBytes(size_t n, uint8_t fill = 0) { assign(n, fill); }
+  ConstantBytes(const uint8_t* first, const uint8_t* last) { assign(first, last); }
+
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  // Null when empty.
+  const uint8_t* data() const { return block_ ? block_.get() : nullptr; }
+  const uint8_t* begin() const { return data(); }
+  const uint8_t* end() const { return data() + size_; }
+  uint8_t operator[](size_t i) const { return block_.get()[i]; }
+
+  // The bytes, to write: copied first when another ConstantBytes shares them.
+  uint8_t* mutable_data();
+  // Replaces the bytes (a fresh block, the old one left to whoever else holds it).
+  void assign(const uint8_t* first, const uint8_t* last);
+  void assign(size_t n, uint8_t fill);
+  // Keeps the first min(n, size()) bytes, zeroes the rest; a fresh block.
+  void resize(size_t n);
+  void swap(ConstantBytes& o) noexcept {
+    block_.swap(o.block_);
+    std::swap(size_, o.size_);
+  }
+  // How many ConstantBytes share these bytes (0 when empty).
+  long use_count() const { return block_.use_count(); }
+
+  friend bool operator==(const ConstantBytes& a, const ConstantBytes& b);
+  friend bool operator!=(const ConstantBytes& a, const ConstantBytes& b) { return !(a == b); }
+
+ private:
+  std::shared_ptr<uint8_t> block_;  // an aligned_alloc_bytes block
+  size_t size_ = 0;
+};
 
 }  // namespace ferrite

@@ -42,6 +42,18 @@ class NeedsInputValueError : public UnsupportedError {
   explicit NeedsInputValueError(const std::string& message) : UnsupportedError(message) {}
 };
 
+// A node whose work no plan for these input shapes can hold, but which can run on its own
+// at run time: an If whose branches cannot both be compiled for the shapes, a Loop whose
+// trip count is computed at run time or past the unrolling budget, an op that needs at
+// compile time a value computed at run time. The engine cuts the model at the top-level
+// node holding it (bindings/engine/engine_parts.cc), which GraphLowering names by its
+// first output (`node_output`, empty until it does).
+class NeedsCutError : public UnsupportedError {
+ public:
+  explicit NeedsCutError(const std::string& message) : UnsupportedError(message) {}
+  std::string node_output;
+};
+
 namespace detail {
 // The pieces of str_cat, out of line (error.cc), so that each of its many instantiations
 // is a few calls and no iostreams are linked in (they cost a wasm build ~200 KB).

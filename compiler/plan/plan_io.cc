@@ -368,7 +368,7 @@ void read_blob(Reader& r, Bytes* out, const char* what) {
   uint64_t n = r.u64(what);
   if (n > r.left()) fail("plan: truncated: ", what, " of ", n, " bytes, ", r.left(), " left");
   const uint8_t* b = r.take(static_cast<size_t>(n), what);
-  out->assign(b, b + n);
+  out->assign(b, b + static_cast<size_t>(n));
 }
 
 PlanBuffer read_buffer(Reader& r) {

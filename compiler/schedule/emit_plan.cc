@@ -30,7 +30,7 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
     pb.kind = kind_of(b);
     if (pb.kind == BufferKind::Constant) {
       pb.constant = static_cast<int>(plan.constants.size());
-      plan.constants.emplace_back(b->data->bytes.begin(), b->data->bytes.end());
+      plan.constants.push_back(b->data->bytes);  // shared with the graph, not copied
     }
     plan.buffers.push_back(std::move(pb));
     int id = static_cast<int>(plan.buffers.size()) - 1;

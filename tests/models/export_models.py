@@ -35,7 +35,8 @@ def to_numpy(values):
 
 def write_tensors(set_dir, prefix, arrays, names):
     for i, (array, name) in enumerate(zip(arrays, names)):
-        tensor = numpy_helper.from_array(np.ascontiguousarray(array), name)
+        # copy(order="C"), not ascontiguousarray, which makes a 0-d array 1-d.
+        tensor = numpy_helper.from_array(array.copy(order="C"), name)
         with open(os.path.join(set_dir, f"{prefix}_{i}.pb"), "wb") as f:
             f.write(tensor.SerializeToString())
 
@@ -88,6 +89,10 @@ def export_case(name, out_dir):
         write_tensors(set_dir, "output", outputs, case.output_names)
     for extra_name, array in case.extra.items():
         np.save(os.path.join(case_dir, f"{extra_name}.npy"), array)
+    # The first data set's inputs as .npy files (feeds/<input>.npy), for the CLI's --input:
+    # tests/cli/inspect.sh feeds them to models whose generated inputs would not fit them.
+    os.makedirs(os.path.join(case_dir, "feeds"))
+    cli_feeds(case_dir, os.path.join(case_dir, "feeds"))
     return os.path.getsize(model_path)
 
 

@@ -333,12 +333,14 @@ class GPTDyn(nn.Module):
 
 
 def bert_dyn():
-    """[batch, seq] decided at run time: 12 data sets of different (batch, seq), each row
-    padded to its own length (attention_mask 0 past it), one shape repeated."""
+    """[batch, seq] decided at run time: 31 data sets of 30 distinct (batch, seq), each row
+    padded to its own length (attention_mask 0 past it), the first shape repeated last."""
     module = randomize_layernorm(BertDyn()).eval()
     input_sets = []
     for batch, seq in [(2, 7), (1, 1), (1, 8), (3, 5), (2, 16), (4, 33), (1, 128), (8, 64),
-                       (5, 3), (2, 100), (3, 17), (2, 7)]:
+                       (5, 3), (2, 100), (3, 17), (1, 2), (1, 3), (1, 31), (1, 64), (2, 1),
+                       (2, 2), (2, 9), (2, 40), (3, 1), (3, 12), (3, 24), (4, 4), (4, 10),
+                       (5, 20), (6, 6), (6, 13), (7, 2), (8, 8), (16, 4), (2, 7)]:
         ids = torch.randint(0, 1000, (batch, seq))
         mask = torch.ones(batch, seq, dtype=torch.int64)
         for row, length in enumerate(torch.randint(1, seq + 1, (batch,)).tolist()):
@@ -386,6 +388,95 @@ def gpt_dyn():
     return ModelCase(module, input_sets, names_in, names_out, 13, axes, extra)
 
 
+# ---- detect_tail: a detector's tail with NonMaxSuppression and NonZero ---------------------
+class DetectTail(nn.Module):
+    """Per anchor, a linear head gives box deltas and a score; the boxes are decoded, NMS
+    keeps the best of the overlapping ones (NonMaxSuppression), and of those the confident
+    ones are kept (NonZero): every size after NMS depends on the values."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Linear(16, 5)
+
+    def forward(self, feats, anchors):
+        out = self.head(feats)
+        boxes = anchors + 0.5 * out[:, :4]
+        scores = torch.sigmoid(out[:, 4])
+        keep = torchvision.ops.nms(boxes, scores, 0.5)
+        kept_boxes, kept_scores = boxes[keep], scores[keep]
+        confident = torch.nonzero(kept_scores > 0.5).squeeze(1)
+        return kept_boxes[confident] * 2, kept_scores[confident], keep
+
+
+def detect_tail():
+    """N anchors decided at run time (N = 40, 7, 120, 1, 40): anchors are random boxes on a
+    small canvas, so many overlap; the kept counts differ per data set."""
+    module = DetectTail().eval()
+    input_sets = []
+    for n in [40, 7, 120, 1, 40]:
+        corner = torch.rand(n, 2) * 8
+        anchors = torch.cat([corner, corner + 1 + torch.rand(n, 2) * 3], dim=1)
+        input_sets.append((torch.randn(n, 16), anchors))
+    axes = {"feats": {0: "N"}, "anchors": {0: "N"}, "boxes": {0: "K"}, "scores": {0: "K"},
+            "keep": {0: "M"}}
+    return ModelCase(module, input_sets, ["feats", "anchors"], ["boxes", "scores", "keep"], 13,
+                     axes)
+
+
+# ---- if_loop_nms: an If, a Loop and a detector tail, each shaped at run time --------------
+@torch.jit.script
+def if_part(x, flag):
+    # x: [12 * k]; flag picks [3k, 4] or [4k, 3]: the branches need different shapes.
+    if bool(flag):
+        y = x.reshape(-1, 4) * 2.0
+    else:
+        y = x.reshape(-1, 3) + 1.0
+    return y.sum(dim=1)
+
+
+@torch.jit.script
+def loop_part(v, count):
+    # v: [d]; the carried acc grows by one row per iteration: [1 + count, d].
+    acc = v.unsqueeze(0)
+    for i in range(int(count)):
+        acc = torch.cat([acc, acc[-1:] * 0.5 + float(i)], dim=0)
+    return acc
+
+
+class IfLoopNMS(nn.Module):
+    """Scripted control flow (exported as If and Loop) beside a detector's filter: NonZero
+    on the scores, then NonMaxSuppression."""
+
+    def __init__(self):
+        super().__init__()
+        self.proj = nn.Linear(4, 4)
+
+    def forward(self, x, flag, v, count, boxes, scores):
+        keep = torch.nonzero(scores > 0.3).squeeze(1)
+        b, s = self.proj(boxes[keep]) * 0.05 + boxes[keep], scores[keep]
+        kept = torchvision.ops.nms(b, s, 0.5)
+        return if_part(x, flag), loop_part(v, count), b[kept], s[kept]
+
+
+def if_loop_nms():
+    """Four data sets: each branch of the If, loops of 3, 0 and 6 iterations over carried
+    rows of 5 and 2, and 20, 50 and 8 boxes."""
+    module = IfLoopNMS().eval()
+    input_sets = []
+    for k, flag, d, count, n in [(2, True, 5, 3, 20), (2, False, 5, 3, 20), (3, True, 5, 0, 50),
+                                 (1, False, 2, 6, 8)]:
+        boxes = torch.rand(n, 2) * 50
+        boxes = torch.cat([boxes, boxes + 5 + torch.rand(n, 2) * 30], dim=1)
+        input_sets.append((torch.randn(12 * k), torch.tensor(flag), torch.randn(d),
+                           torch.tensor(count, dtype=torch.long), boxes, torch.rand(n)))
+    axes = {"x": {0: "x_len"}, "v": {0: "v_len"}, "boxes": {0: "num_boxes"},
+            "scores": {0: "num_boxes"}, "if_out": {0: "if_rows"},
+            "loop_out": {0: "loop_rows", 1: "v_len"}, "det_boxes": {0: "num_det"},
+            "det_scores": {0: "num_det"}}
+    return ModelCase(module, input_sets, ["x", "flag", "v", "count", "boxes", "scores"],
+                     ["if_out", "loop_out", "det_boxes", "det_scores"], 13, axes)
+
+
 MODELS = {
     "mlp": mlp,
     "resnet18": resnet18,
@@ -396,4 +487,6 @@ MODELS = {
     "graphsage": graphsage,
     "bert_dyn": bert_dyn,
     "gpt_dyn": gpt_dyn,
+    "detect_tail": detect_tail,
+    "if_loop_nms": if_loop_nms,
 }

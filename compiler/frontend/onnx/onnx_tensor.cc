@@ -97,7 +97,7 @@ void read_external(const TensorProto& t, const std::string& base_dir, const std:
   }
   out->bytes.resize(nbytes);
   f.seekg(offset);
-  f.read(reinterpret_cast<char*>(out->bytes.data()), static_cast<std::streamsize>(nbytes));
+  f.read(reinterpret_cast<char*>(out->bytes.mutable_data()), static_cast<std::streamsize>(nbytes));
   if (static_cast<size_t>(f.gcount()) != nbytes) {
     fail("onnx: ", what, ": short read from external data file '", path, "'");
   }
@@ -115,18 +115,19 @@ void check_count(const std::vector<Src>& src, size_t n, const char* field,
 template <class Src>
 void store_truncated(const std::vector<Src>& src, size_t size, TensorData* out) {
   out->bytes.resize(src.size() * size);
+  uint8_t* bytes = out->bytes.mutable_data();
   for (size_t i = 0; i < src.size(); ++i) {
     uint64_t bits = static_cast<uint64_t>(src[i]);
     for (size_t k = 0; k < size; ++k) {
-      out->bytes[i * size + k] = static_cast<uint8_t>(bits >> (8 * k));
+      bytes[i * size + k] = static_cast<uint8_t>(bits >> (8 * k));
     }
   }
 }
 
 template <class Src>
 void store_same(const std::vector<Src>& src, TensorData* out) {
-  out->bytes.resize(src.size() * sizeof(Src));
-  if (!src.empty()) std::memcpy(out->bytes.data(), src.data(), out->bytes.size());
+  const uint8_t* p = reinterpret_cast<const uint8_t*>(src.data());
+  out->bytes.assign(p, p + src.size() * sizeof(Src));
 }
 
 void read_typed(const TensorProto& t, DType dt, size_t n, const std::string& what,
@@ -191,7 +192,8 @@ TensorData tensor_from_proto(const TensorProto& t, const std::string& base_dir,
   }
   if (dt == DType::Bool) {
     // Any byte other than 0/1 would be an invalid bool for code that loads it as one.
-    for (uint8_t& b : out.bytes) b = b != 0;
+    uint8_t* b = out.bytes.mutable_data();
+    for (size_t i = 0; i < out.bytes.size(); ++i) b[i] = b[i] != 0;
   }
   return out;
 }

@@ -21,7 +21,7 @@ namespace {
 
 ConstantBytes bytes_of(const std::vector<float>& v) {
   ConstantBytes b(v.size() * sizeof(float));
-  std::memcpy(b.data(), v.data(), b.size());
+  std::memcpy(b.mutable_data(), v.data(), b.size());
   return b;
 }
 

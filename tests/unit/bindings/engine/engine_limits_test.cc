@@ -11,6 +11,7 @@
 
 #include "bindings/engine/engine.h"
 #include "compiler/plan/resource_limits.h"
+#include "tests/unit/support/error_of.h"
 #include "tests/unit/support/source_dir.h"
 
 namespace ferrite {
@@ -18,15 +19,7 @@ namespace {
 
 const std::string kAddRelu = test::source_dir() + "/tests/cli/fixtures/add_relu.onnx";
 
-// The message of the ferrite::Error `f` throws ("(no error)" if none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 // Sets FERRITE_MEMORY_LIMIT while it lives.
 class MemoryLimitVariable {

@@ -12,6 +12,7 @@
 
 #include "compiler/plan/error.h"
 #include "runtime/kernels/portable/simd_f32.h"
+#include "tests/unit/support/error_of.h"
 #include "tests/unit/support/source_dir.h"
 
 namespace ferrite {
@@ -29,15 +30,7 @@ Tensor f32(std::vector<int64_t> shape, const std::vector<float>& v) {
   return Tensor(DType::F32, std::move(shape), v.data());
 }
 
-// The message of the ferrite::Error `f` throws ("(no error)" if none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using test::error_of;
 
 class EngineTest : public ::testing::Test {
  protected:
@@ -291,11 +284,16 @@ TEST_F(EngineTest, PlansNeedingInputValuesAreCompiledPerValue) {
 
 TEST_F(EngineTest, IfCompilesOnlyTheBranchTaken) {
   // if_shapes reshapes x to [4,128] when sr is 16000 and to [4,64] otherwise: each branch
-  // fits only its own x, so the plan is compiled for sr's value, with the branch taken.
+  // fits only its own x, so the If runs on its own (the model is cut there: the condition
+  // before it, Neg after it), and only the branch taken is compiled, when first taken.
   for (const char* backend : {"reference", "portable"}) {
     options_.session.backend = backend;
     std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "if_shapes.onnx", options_);
-    for (int64_t rate : {16000, 8000, 16000}) {
+    // The condition (sr == 16000), the then branch and the tail for [4,128]; then the else
+    // branch and the tail for [4,64]; then nothing new.
+    const std::vector<int64_t> rates = {16000, 8000, 16000}, compiles = {3, 5, 5};
+    for (size_t step = 0; step < rates.size(); ++step) {
+      const int64_t rate = rates[step];
       const int64_t cols = rate == 16000 ? 128 : 64;
       std::vector<float> v(static_cast<size_t>(4 * cols));
       for (size_t i = 0; i < v.size(); ++i) v[i] = 0.5f * static_cast<float>(i) - 7;
@@ -303,13 +301,49 @@ TEST_F(EngineTest, IfCompilesOnlyTheBranchTaken) {
       const std::vector<Tensor> out = e->run({{"x", &x}, {"sr", &sr}});
       ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{4, cols})) << backend << " " << rate;
       for (size_t i = 0; i < v.size(); ++i) ASSERT_EQ(out[0].as<float>()[i], -v[i]);
+      EXPECT_TRUE(e->runs_in_parts());
+      EXPECT_EQ(e->compiles(), compiles[step]) << backend << " " << rate;
     }
-    EXPECT_EQ(e->compiles(), 2) << backend;  // one per rate
     // The branch taken is compiled, and its errors reported: 100 elements fit neither.
     const int64_t rate = 8000;
     const Tensor x = f32({1, 100}, std::vector<float>(100, 1.0f)), sr(DType::I64, {}, &rate);
     const std::string message = error_of([&] { e->run({{"x", &x}, {"sr", &sr}}); });
     EXPECT_NE(message.find("cannot reshape 100 elements"), std::string::npos) << message;
+  }
+}
+
+TEST_F(EngineTest, LoopsPastTheBudgetRunAtRunTime) {
+  // loop_grow: acc = x, then n times acc = Concat(acc, x * i); steps = [0 .. n-1]. With an
+  // unrolling budget of 5 nodes the Loop cannot be unrolled: it runs at run time, its body
+  // compiled per shape of the growing acc (symbolic shapes will make that one compile).
+  options_.compile.max_unrolled_nodes = 5;
+  for (const char* backend : {"reference", "portable"}) {
+    options_.session.backend = backend;
+    std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "loop_grow.onnx", options_);
+    const std::vector<float> xv = {1, -2, 3, 0.5f};
+    const Tensor x = f32({1, 4}, xv);
+    for (int64_t n : {0, 3, 40}) {
+      // No iteration fits the budget, unrolled for n's value; 3 do not.
+      const Tensor nt(DType::I64, {}, &n);
+      const std::vector<Tensor> out = e->run({{"n", &nt}, {"x", &x}});
+      EXPECT_EQ(e->runs_in_parts(), n > 0);
+      ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{n + 1, 4})) << backend;
+      ASSERT_EQ(out[1].shape(), (std::vector<int64_t>{n, 1}));
+      for (int64_t r = 0; r <= n; ++r)
+        for (int64_t k = 0; k < 4; ++k)
+          ASSERT_EQ(out[0].as<float>()[r * 4 + k],
+                    r == 0 ? xv[static_cast<size_t>(k)]
+                           : xv[static_cast<size_t>(k)] * static_cast<float>(r - 1))
+              << backend << " n=" << n << " row " << r;
+      for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[1].as<float>()[i], static_cast<float>(i));
+    }
+    // Run at run time, no iteration leaves the scan output's type unknown.
+    const int64_t none = 0;
+    const Tensor nt(DType::I64, {}, &none);
+    EXPECT_NE(error_of([&] {
+                e->run({{"n", &nt}, {"x", &x}});
+              }).find("ran no iteration"),
+              std::string::npos);
   }
 }
 

@@ -129,8 +129,8 @@ TEST(ReduceLowering, AxesAsModelInputSpecializes) {
   auto value = std::make_shared<TensorData>();
   value->dtype = DType::I64;
   value->shape = {1};
-  value->bytes.resize(8);
-  std::memcpy(value->bytes.data(), ax.data(), 8);
+  value->bytes.assign(reinterpret_cast<const uint8_t*>(ax.data()),
+                      reinterpret_cast<const uint8_t*>(ax.data()) + 8);
   Compiled r = run_graph(
       *g, tensors(Tensor(DType::F32, {2, 3, 4}, xs.data()), Tensor(DType::I64, {1}, ax.data())),
       "reference", {nullptr, value});

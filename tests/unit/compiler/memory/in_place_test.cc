@@ -131,7 +131,7 @@ TEST(InPlaceTest, RefusedForAGuardedStep) {
   Plan p = three_steps(neg_kernel());
   p.buffers.push_back(buffer("cond", BufferKind::Constant, {}, DType::Bool));
   p.buffers.back().constant = 0;
-  p.constants = {{1}};
+  p.constants = {ConstantBytes(1, 1)};
   p.steps[1].guards = {Guard{4, true}};
   EXPECT_EQ(refusal(p, 1, 1, 2), "the step has guards");
 }

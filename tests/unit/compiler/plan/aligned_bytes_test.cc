@@ -1,6 +1,7 @@
 // aligned_alloc_bytes: 64-byte aligned blocks, zeroed when asked, also where the heap hands
 // back memory a freed block dirtied (run outputs are allocated and freed every run), and
-// without touching a large block's pages up front (a plan may declare a huge output).
+// without touching a large block's pages up front (a plan may declare a huge output);
+// ConstantBytes shared by reference and copied before a write.
 #include "compiler/plan/aligned_bytes.h"
 
 #include <gtest/gtest.h>
@@ -31,6 +32,35 @@ TEST(AlignedBytesTest, ZeroedEvenWhereTheHeapReusesMemory) {
       }
     }
   }
+}
+
+TEST(ConstantBytesTest, CopiesShareTheBytesAndAWriterCopiesThemFirst) {
+  const uint8_t v[5] = {1, 2, 3, 4, 5};
+  ConstantBytes a(v, v + 5);
+  ASSERT_EQ(reinterpret_cast<uintptr_t>(a.data()) % 64, 0u);
+  ConstantBytes b = a;  // a pointer, not the bytes
+  EXPECT_EQ(b.data(), a.data());
+  EXPECT_EQ(a.use_count(), 2);
+  b.mutable_data()[0] = 9;  // shared: b gets its own copy first
+  EXPECT_NE(b.data(), a.data());
+  EXPECT_EQ(a[0], 1);
+  EXPECT_EQ(b[0], 9);
+  EXPECT_EQ(b[4], 5);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(b.data()) % 64, 0u);
+  EXPECT_NE(a, b);
+  uint8_t* own = a.mutable_data();  // the one reference now: written in place
+  EXPECT_EQ(own, a.data());
+  b.mutable_data()[0] = 1;
+  EXPECT_EQ(a, b);
+  b.resize(7);  // kept, then zeroes
+  EXPECT_EQ(b.size(), 7u);
+  EXPECT_EQ(b[4], 5);
+  EXPECT_EQ(b[6], 0);
+  ConstantBytes empty;
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.data(), nullptr);
+  EXPECT_EQ(empty, ConstantBytes(v, v));
+  EXPECT_EQ(ConstantBytes(3, 7)[2], 7);
 }
 
 #if defined(__linux__) && !defined(__EMSCRIPTEN__)

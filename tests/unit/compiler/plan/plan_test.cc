@@ -63,7 +63,7 @@ TEST(PlanTest, Constants) {
   p.buffers[1].constant = 2;
   EXPECT_PLAN_ERROR(p, "buffer 1 ('w') refers to constant 2 of 2");
   p = full_plan();
-  p.constants[1].pop_back();
+  p.constants[1].resize(23);
   EXPECT_PLAN_ERROR(p, "buffer 2 ('idx') needs 24 bytes but constant 1 has 23");
 }
 

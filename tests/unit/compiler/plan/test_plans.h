@@ -128,10 +128,12 @@ inline Plan full_plan() {
                buffer("y0", DType::F32, {3}, BufferKind::Output),
                buffer("y1", DType::I64, {2}, BufferKind::Output)};
   p.constants.resize(2);
-  for (int i = 0; i < 128; ++i) p.constants[0].push_back(static_cast<uint8_t>(i * 7));
+  uint8_t w[128];
+  for (int i = 0; i < 128; ++i) w[i] = static_cast<uint8_t>(i * 7);
+  p.constants[0].assign(w, w + 128);
   const int64_t idx[3] = {1, -1, 0};
-  p.constants[1].resize(24);
-  std::memcpy(p.constants[1].data(), idx, 24);
+  p.constants[1].assign(reinterpret_cast<const uint8_t*>(idx),
+                        reinterpret_cast<const uint8_t*>(idx) + 24);
   p.kernels = {reduce_kernel(), gather_kernel()};
   ExternCall mm;
   mm.op = ExternOp::MatMul;

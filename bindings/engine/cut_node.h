@@ -1,0 +1,56 @@
+// The node a cut model runs between its head and its tail (model_compiler.h's ModelCut):
+// a value-sized op on the values (value_sized_ops.h), the branch an If takes, a Loop's body
+// once per iteration, or the node alone, each of the last three an engine of its own, made
+// when first needed and compiled per the shapes it is fed (so a branch never taken is
+// never compiled, and a loop-carried value may change shape between iterations).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "bindings/engine/model_compiler.h"
+#include "runtime/tensor.h"
+
+namespace ferrite {
+
+class Engine;
+struct EngineOptions;
+
+// Values by name: the model's inputs and what its parts computed so far.
+using NamedValues = std::unordered_map<std::string, const Tensor*>;
+
+class CutNode {
+ public:
+  // A Loop runs at most this many iterations (a loop whose condition never turns false
+  // would otherwise hang its caller): past it, the run fails naming the node.
+  static constexpr int64_t kMaxIterations = int64_t{1} << 20;
+
+  CutNode(const ModelCut& cut, const EngineOptions& options);
+  ~CutNode();
+
+  // The node's outputs for its inputs (`in`, by position; null where omitted) and the
+  // outer values its subgraphs read (`outer`, by name).
+  std::vector<Tensor> run(const std::vector<const Tensor*>& in, const NamedValues& outer);
+
+  // Its engines made so far, named ("then branch", "else branch", "body", "the node alone").
+  std::vector<std::pair<std::string, const Engine*>> engines() const;
+
+  // Plans its engines compiled, and their milliseconds.
+  int64_t compiles() const;
+  double compile_ms() const;
+
+ private:
+  Engine& part(size_t i);
+  std::vector<Tensor> run_part(size_t i, const NamedValues& formal, const NamedValues& outer);
+  std::vector<Tensor> run_if(const std::vector<const Tensor*>& in, const NamedValues& outer);
+  std::vector<Tensor> run_loop(const std::vector<const Tensor*>& in, const NamedValues& outer);
+
+  const ModelCut& cut_;
+  std::unique_ptr<EngineOptions> options_;
+  std::vector<std::unique_ptr<Engine>> parts_;
+};
+
+}  // namespace ferrite
