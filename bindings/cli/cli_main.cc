@@ -102,6 +102,7 @@ commands:
     --via-plan               run each case through its compiled plan, written to bytes
                              and loaded again (as 'compile' and ferrite-rt do); cases whose
                              plans depend on input values run directly and are counted
+    --max-unrolled-nodes N   as for run; 1 makes every Loop and Scan run at run time
   help                       print this text (also: --help, -h)
 
 Errors print one line 'error: <message>' to stderr.

@@ -22,9 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<OptionSpec> kConformanceOptions = {
-    {"backend", true},      {"isa", true},      {"threads", true},  {"expect", true},
-    {"write-expect", true}, {"filter", true},   {"rtol", true},     {"atol", true},
-    {"max-rel-err", true},  {"verbose", false}, {"via-plan", false}};
+    {"backend", true},      {"isa", true},      {"threads", true},   {"expect", true},
+    {"write-expect", true}, {"filter", true},   {"rtol", true},      {"atol", true},
+    {"max-rel-err", true},  {"verbose", false}, {"via-plan", false}, {"max-unrolled-nodes", true}};
 
 std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));
@@ -241,6 +241,11 @@ int conformance_command(const std::vector<std::string>& arg_list) {
   if (args.positional.size() != 1) throw UsageError("conformance needs exactly one DIR argument");
   EngineOptions options;
   apply_session_options(args, &options.session);
+  if (args.has("max-unrolled-nodes")) {  // 1: every Loop and Scan runs at run time
+    const int64_t n = parse_count("max-unrolled-nodes", args.get("max-unrolled-nodes"));
+    if (n < 1) throw UsageError("option '--max-unrolled-nodes' needs at least 1");
+    options.compile.max_unrolled_nodes = n;
+  }
   const Tolerance tolerance = parse_tolerance(args);
   const std::string filter = args.get("filter");
   const bool has_expect = args.has("expect");

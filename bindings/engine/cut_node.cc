@@ -29,23 +29,83 @@ bool scalar_bool(const std::string& what, const char* name, const Tensor& t) {
   return t.data()[0] != 0;
 }
 
-// The tensors of `parts` (one per iteration, all of one type) stacked along a new axis 0.
-Tensor stack(const std::string& what, size_t output, const std::vector<Tensor>& parts) {
-  std::vector<int64_t> shape = parts.front().shape();
+// Products of `shape`'s dims before and from `axis`.
+std::pair<int64_t, int64_t> outer_inner(const std::vector<int64_t>& shape, size_t axis) {
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < shape.size(); ++d) (d < axis ? outer : inner) *= shape[d];
+  return {outer, inner};
+}
+
+// Element `i` of `t` along `axis`, without that axis (a Scan's slice).
+Tensor slice_at(const Tensor& t, size_t axis, int64_t i) {
+  std::vector<int64_t> shape = t.shape();
+  const int64_t dim = shape[axis];
+  shape.erase(shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  Tensor out(t.dtype(), shape);
+  const auto [outer, inner] = outer_inner(shape, axis);
+  const size_t row = static_cast<size_t>(inner) * dtype_size(t.dtype());
+  for (int64_t o = 0; o < outer && row; ++o)
+    std::memcpy(out.data() + static_cast<size_t>(o) * row,
+                t.data() + static_cast<size_t>(o * dim + i) * row, row);
+  return out;
+}
+
+// The tensors of `parts` (one per iteration, all of one type) stacked along a new axis
+// `axis` (normalized against their rank + 1), last first when `reverse`.
+Tensor stack(const std::string& what, size_t output, const std::vector<Tensor>& parts, int64_t axis,
+             bool reverse) {
+  const std::vector<int64_t>& slice = parts.front().shape();
   for (const Tensor& p : parts) {
-    if (p.shape() != shape || p.dtype() != parts.front().dtype())
+    if (p.shape() != slice || p.dtype() != parts.front().dtype())
       fail(what, ": scan output ", output, " changes type between iterations (",
            dtype_name(parts.front().dtype()), " and ", dtype_name(p.dtype()), ", shapes of rank ",
-           shape.size(), " and ", p.shape().size(), ")");
+           slice.size(), " and ", p.shape().size(), ")");
   }
-  shape.insert(shape.begin(), static_cast<int64_t>(parts.size()));
+  const int64_t rank = static_cast<int64_t>(slice.size()) + 1;
+  if (axis < -rank || axis >= rank)
+    fail(what, ": scan output axis ", axis, " out of range for rank ", rank);
+  const size_t at = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  std::vector<int64_t> shape = slice;
+  const int64_t n = static_cast<int64_t>(parts.size());
+  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(at), n);
   Tensor out(parts.front().dtype(), shape);
-  uint8_t* dst = out.data();
-  for (const Tensor& p : parts) {
-    if (p.nbytes()) std::memcpy(dst, p.data(), p.nbytes());
-    dst += p.nbytes();
+  const auto [outer, inner] = outer_inner(slice, at);
+  const size_t row = static_cast<size_t>(inner) * dtype_size(out.dtype());
+  for (int64_t k = 0; k < n && row; ++k) {
+    const Tensor& p = parts[static_cast<size_t>(reverse ? n - 1 - k : k)];
+    for (int64_t o = 0; o < outer; ++o)
+      std::memcpy(out.data() + static_cast<size_t>(o * n + k) * row,
+                  p.data() + static_cast<size_t>(o) * row, row);
   }
   return out;
+}
+
+// A scan output of no rows: [0] and the slice shape the body declares (inserted at `axis`),
+// when the body declares it static.
+Tensor empty_scan_output(const std::string& what, const ModelCut& cut, size_t body_output,
+                         int64_t axis) {
+  if (body_output >= cut.body_outputs.size()) fail(what, ": no such body output ", body_output);
+  const auto& [dtype, slice] = cut.body_outputs[body_output];
+  bool known = dtype_size(dtype) != 0;
+  for (int64_t d : slice) known = known && d >= 0;
+  if (!known)
+    fail(what, ": ran no iteration, and the body does not declare its scan output ", body_output,
+         "'s type and shape, so neither is known");
+  const int64_t rank = static_cast<int64_t>(slice.size()) + 1;
+  if (axis < -rank || axis >= rank)
+    fail(what, ": scan output axis ", axis, " out of range for rank ", rank);
+  std::vector<int64_t> shape = slice;
+  shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(axis < 0 ? axis + rank : axis), 0);
+  return Tensor(dtype, shape);
+}
+
+// Attribute list `v` (one per item), or `count` zeros when absent.
+std::vector<int64_t> per_item(const std::string& what, const char* key,
+                              const std::vector<int64_t>& v, size_t count) {
+  if (v.empty()) return std::vector<int64_t>(count, 0);
+  if (v.size() != count)
+    fail(what, ": attribute '", key, "' has ", v.size(), " values, expected ", count);
+  return v;
 }
 
 }  // namespace
@@ -87,6 +147,8 @@ std::vector<Tensor> CutNode::run(const std::vector<const Tensor*>& in, const Nam
       return run_if(in, outer);
     case ModelCut::Kind::Loop:
       return run_loop(in, outer);
+    case ModelCut::Kind::Scan:
+      return run_scan(in, outer);
     case ModelCut::Kind::Single:
       break;
   }
@@ -139,13 +201,76 @@ std::vector<Tensor> CutNode::run_loop(const std::vector<const Tensor*>& in,
     for (size_t s = 0; s < scans.size(); ++s) scans[s].push_back(std::move(out[1 + carried + s]));
   }
   std::vector<Tensor> result = std::move(state);
-  for (size_t s = 0; s < scans.size(); ++s) result.push_back(stack(what, s, scans[s]));
-  if (result.size() < cut_.node_outputs.size()) {
-    // No iteration ran: a scan output has no rows, and no element type a run showed.
-    if (i == 0)
-      fail(what, ": ran no iteration, so its scan outputs' type is unknown (not supported)");
+  for (size_t s = 0; s < scans.size(); ++s) result.push_back(stack(what, s, scans[s], 0, false));
+  // No iteration ran: the scan outputs have no rows, and the types the body declares.
+  for (size_t k = result.size(); i == 0 && k < cut_.node_outputs.size(); ++k)
+    result.push_back(empty_scan_output(what, cut_, 1 + k, 0));
+  if (result.size() < cut_.node_outputs.size())
     fail(what, ": has ", cut_.node_outputs.size(), " outputs, the body gives ", result.size());
+  result.resize(cut_.node_outputs.size());
+  return result;
+}
+
+std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
+                                      const NamedValues& outer) {
+  const std::string& what = cut_.node;
+  const std::vector<std::string>& names = cut_.part_inputs[0];
+  const int64_t m = cut_.num_scan_inputs;
+  if (m < 1 || static_cast<size_t>(m) > in.size())
+    fail(what, ": num_scan_inputs ", m, " does not fit ", in.size(), " inputs");
+  const size_t n_state = in.size() - static_cast<size_t>(m);
+  if (names.size() != in.size())
+    fail(what, ": body takes ", names.size(), " inputs, the node has ", in.size());
+  const std::vector<int64_t> axes = per_item(what, "scan_input_axes", cut_.scan_input_axes, m);
+  const std::vector<int64_t> dirs =
+      per_item(what, "scan_input_directions", cut_.scan_input_directions, m);
+  std::vector<Tensor> state;
+  for (size_t k = 0; k < in.size(); ++k)
+    if (!in[k]) fail(what, ": input ", k, " is missing");
+  for (size_t k = 0; k < n_state; ++k) state.push_back(copy_of(*in[k]));
+  std::vector<size_t> at(static_cast<size_t>(m));
+  int64_t length = -1;
+  for (size_t j = 0; j < at.size(); ++j) {
+    const Tensor& x = *in[n_state + j];
+    const int64_t rank = static_cast<int64_t>(x.shape().size());
+    if (axes[j] < -rank || axes[j] >= rank)
+      fail(what, ": scan input axis ", axes[j], " out of range for rank ", rank);
+    at[j] = static_cast<size_t>(axes[j] < 0 ? axes[j] + rank : axes[j]);
+    const int64_t len = x.shape()[at[j]];
+    if (length >= 0 && len != length)
+      fail(what, ": scan inputs have different lengths: ", length, " and ", len);
+    length = len;
   }
+  std::vector<std::vector<Tensor>> scans;
+  for (int64_t t = 0; t < length; ++t) {
+    NamedValues formal;
+    for (size_t k = 0; k < n_state; ++k) formal[names[k]] = &state[k];
+    std::vector<Tensor> slices;
+    slices.reserve(at.size());
+    for (size_t j = 0; j < at.size(); ++j) {
+      slices.push_back(slice_at(*in[n_state + j], at[j], dirs[j] ? length - 1 - t : t));
+      formal[names[n_state + j]] = &slices.back();
+    }
+    std::vector<Tensor> out = run_part(0, formal, outer);
+    if (out.size() < n_state)
+      fail(what, ": body gives ", out.size(), " outputs, fewer than its ", n_state, " states");
+    for (size_t k = 0; k < n_state; ++k) state[k] = std::move(out[k]);
+    scans.resize(out.size() - n_state);
+    for (size_t s = 0; s < scans.size(); ++s) scans[s].push_back(std::move(out[n_state + s]));
+  }
+  const size_t k_out = cut_.body_outputs.size() > n_state ? cut_.body_outputs.size() - n_state : 0;
+  if (length > 0 && scans.size() != k_out)
+    fail(what, ": body gives ", scans.size(), " scan outputs, declares ", k_out);
+  const std::vector<int64_t> out_axes =
+      per_item(what, "scan_output_axes", cut_.scan_output_axes, k_out);
+  const std::vector<int64_t> out_dirs =
+      per_item(what, "scan_output_directions", cut_.scan_output_directions, k_out);
+  std::vector<Tensor> result = std::move(state);
+  for (size_t s = 0; s < k_out; ++s)
+    result.push_back(length == 0 ? empty_scan_output(what, cut_, n_state + s, out_axes[s])
+                                 : stack(what, s, scans[s], out_axes[s], out_dirs[s] != 0));
+  if (result.size() < cut_.node_outputs.size())
+    fail(what, ": has ", cut_.node_outputs.size(), " outputs, the body gives ", result.size());
   result.resize(cut_.node_outputs.size());
   return result;
 }
@@ -155,8 +280,8 @@ std::vector<std::pair<std::string, const Engine*>> CutNode::engines() const {
   for (size_t i = 0; i < parts_.size(); ++i) {
     if (!parts_[i]) continue;
     const char* name = cut_.kind == ModelCut::Kind::If ? (i == 0 ? "then branch" : "else branch")
-                       : cut_.kind == ModelCut::Kind::Loop ? "body"
-                                                           : "the node alone";
+                       : cut_.kind == ModelCut::Kind::Single ? "the node alone"
+                                                             : "body";
     out.emplace_back(name, parts_[i].get());
   }
   return out;

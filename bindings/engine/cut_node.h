@@ -1,6 +1,6 @@
 // The node a cut model runs between its head and its tail (model_compiler.h's ModelCut):
-// a value-sized op on the values (value_sized_ops.h), the branch an If takes, a Loop's body
-// once per iteration, or the node alone, each of the last three an engine of its own, made
+// a value-sized op on the values (value_sized_ops.h), the branch an If takes, a Loop's or a
+// Scan's body once per iteration, or the node alone, each but the first an engine of its own, made
 // when first needed and compiled per the shapes it is fed (so a branch never taken is
 // never compiled, and a loop-carried value may change shape between iterations).
 #pragma once
@@ -47,6 +47,7 @@ class CutNode {
   std::vector<Tensor> run_part(size_t i, const NamedValues& formal, const NamedValues& outer);
   std::vector<Tensor> run_if(const std::vector<const Tensor*>& in, const NamedValues& outer);
   std::vector<Tensor> run_loop(const std::vector<const Tensor*>& in, const NamedValues& outer);
+  std::vector<Tensor> run_scan(const std::vector<const Tensor*>& in, const NamedValues& outer);
 
   const ModelCut& cut_;
   std::unique_ptr<EngineOptions> options_;

@@ -110,11 +110,21 @@ class GraphCompiler final : public ModelCompiler {
         cut_->parts.push_back(standalone(body));
         cut_->part_inputs.push_back(formal(*body));
       }
-    } else if (n.op_type == "Loop" && n.domain.empty()) {
-      cut_->kind = ModelCut::Kind::Loop;
+    } else if ((n.op_type == "Loop" || n.op_type == "Scan") && n.domain.empty()) {
+      cut_->kind = n.op_type == "Loop" ? ModelCut::Kind::Loop : ModelCut::Kind::Scan;
       std::shared_ptr<const Graph> body = body_of("body");
       cut_->parts.push_back(standalone(body));
       cut_->part_inputs.push_back(formal(*body));
+      for (const Value* v : body->outputs) {
+        std::vector<int64_t> dims = v->type.shape;
+        if (!v->type.rank_known) dims = {-1};  // never static
+        cut_->body_outputs.emplace_back(v->type.dtype, dims);
+      }
+      cut_->num_scan_inputs = n.attr_int("num_scan_inputs", 0);
+      cut_->scan_input_axes = n.attr_ints("scan_input_axes");
+      cut_->scan_input_directions = n.attr_ints("scan_input_directions");
+      cut_->scan_output_axes = n.attr_ints("scan_output_axes");
+      cut_->scan_output_directions = n.attr_ints("scan_output_directions");
     } else {
       cut_->kind = ModelCut::Kind::Single;
       std::shared_ptr<const Graph> alone = cut->single;

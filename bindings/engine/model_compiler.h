@@ -36,10 +36,10 @@ class ModelCompiler;
 // on those values, then `tail`, compiled for the sizes the node produced. Values cross by
 // name.
 struct ModelCut {
-  // How the node runs: ValueSized by run_node; If and Loop by engines of their branches or
-  // body (parts, below); Single by an engine of the node alone (parts[0]), compiled for its
-  // inputs' shapes and values.
-  enum class Kind { ValueSized, If, Loop, Single };
+  // How the node runs: ValueSized by run_node; If, Loop and Scan by engines of their
+  // branches or body (parts, below); Single by an engine of the node alone (parts[0]),
+  // compiled for its inputs' shapes and values.
+  enum class Kind { ValueSized, If, Loop, Scan, Single };
   Kind kind = Kind::ValueSized;
   std::unique_ptr<ModelCompiler> head, tail;  // either may be null (nothing to compute)
   // If: then, else; Loop: the body; Single: the node alone. Made when first run, so an If
@@ -48,6 +48,14 @@ struct ModelCut {
   // Per part, the names of its formal inputs in order (Loop: iteration number, condition,
   // loop-carried values); a part's other inputs are outer values it reads, by name.
   std::vector<std::vector<std::string>> part_inputs;
+  // Loop and Scan: the element type and shape (-1 where not static) the body declares for
+  // each output, which gives a scan output's type when no iteration ran.
+  std::vector<std::pair<DType, std::vector<int64_t>>> body_outputs;
+  // Scan (opset 9 and later): how many of its inputs are scanned (the last ones), and the
+  // axes and directions of its scan inputs and outputs (as the attributes give them).
+  int64_t num_scan_inputs = 0;
+  std::vector<int64_t> scan_input_axes, scan_input_directions, scan_output_axes,
+      scan_output_directions;
   std::string node;                      // "NonZero 'nz'", for messages
   std::vector<std::string> node_inputs;  // "" for an omitted optional input
   std::vector<std::string> node_outputs;

@@ -124,7 +124,8 @@ std::unique_ptr<GraphCut> cut_at_output(const Graph& g, const std::string& node_
     if (!n.outputs.empty() && n.outputs[0] && n.outputs[0]->name == node_output) {
       // A graph of just that node, run as a graph of its own, would cut into itself; an If
       // or a Loop runs its subgraphs instead.
-      const bool control = n.domain.empty() && (n.op_type == "If" || n.op_type == "Loop");
+      const bool control =
+          n.domain.empty() && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan");
       if (g.nodes.size() == 1 && !control) return nullptr;
       return cut_at_node(g, i);
     }

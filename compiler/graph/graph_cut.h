@@ -50,8 +50,8 @@ std::unique_ptr<GraphCut> cut_at_value_sized_node(const Graph& g);
 // Cuts `g` (sorted) at nodes[at]: its ancestors, it, the rest.
 std::unique_ptr<GraphCut> cut_at_node(const Graph& g, size_t at);
 // Cuts `g` at its top-level node whose first output is `node_output` (NeedsCutError's);
-// null when there is none, or when that node is all the graph holds and is not an If or a
-// Loop (run on its own, it would be that graph again).
+// null when there is none, or when that node is all the graph holds and is not an If, a
+// Loop or a Scan (run on its own, it would be that graph again).
 std::unique_ptr<GraphCut> cut_at_output(const Graph& g, const std::string& node_output);
 
 // A copy of `g` (inputs in order, as declared; nodes; constants shared; subgraphs shared).

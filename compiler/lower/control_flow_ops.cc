@@ -12,13 +12,14 @@
 // - Loop and Scan are unrolled: every iteration is lowered with its iteration number as a
 //   constant, which lets shapes and slices that depend on it (test_loop11's
 //   Slice(x, i, i+1)) fold, within the compile's unrolling budget (unroll_budget.h). A Loop's
-//   trip count must be a compile-time constant (or a folded value) unless the condition is. A condition computed at run time
-//   is handled like If: the iterations after it run under a guard on the running condition,
-//   and each loop-carried value is a select between the new and the old value. A Loop that
-//   cannot be unrolled (a trip count computed at run time or fed, past the budget, a run-time
-//   condition without a bound or with scan outputs, a loop-carried value changing shape under
-//   one) runs at run time instead, its body a graph of its own run per iteration
-//   (NeedsCutError). Scan past the budget is reported (LimitError).
+//   trip count must be a compile-time constant (or a folded value) unless the condition is. A
+//   condition computed at run time is handled like If: the iterations after it run under a guard on
+//   the running condition, and each loop-carried value is a select between the new and the old
+//   value. A Loop that cannot be unrolled (a trip count computed at run time or fed, past the
+//   budget, a run-time condition without a bound or with scan outputs, a loop-carried value
+//   changing shape under one) runs at run time instead, its body a graph of its own run per
+//   iteration (NeedsCutError). So does a Scan (opset 9 and later) past the budget; Scan-8's batched
+//   form past it is reported (LimitError).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -393,7 +394,14 @@ std::vector<TensorBoxPtr> lower_scan(LowerCtx& c) {
     scan_in.push_back(c.input(first + n_state + j));
     if (!batched) sp.in_axes.push_back(c.axis(axes[j], scan_in.back()->size.size()));
   }
-  if (!batched) return scan_once(c, body, state, scan_in, sp);
+  if (!batched) {
+    try {
+      return scan_once(c, body, state, scan_in, sp);
+    } catch (const UnrollLimitError& e) {
+      // Past the budget, the Scan runs at run time, its body once per step.
+      throw NeedsCutError(str_cat(c.node.describe(), ": runs at run time: ", e.what()));
+    }
+  }
 
   // Scan-8: one Scan-9 per batch entry (scan axis 1 becomes 0), results stacked on axis 0.
   sp.in_axes.assign(m, 0);

@@ -312,23 +312,23 @@ TEST_F(EngineTest, IfCompilesOnlyTheBranchTaken) {
   }
 }
 
-TEST_F(EngineTest, LoopsPastTheBudgetRunAtRunTime) {
-  // loop_grow: acc = x, then n times acc = Concat(acc, x * i); steps = [0 .. n-1]. With an
-  // unrolling budget of 5 nodes the Loop cannot be unrolled: it runs at run time, its body
-  // compiled per shape of the growing acc (symbolic shapes will make that one compile).
-  options_.compile.max_unrolled_nodes = 5;
+TEST_F(EngineTest, LoopsWithAFedTripCountRunAtRunTime) {
+  // loop_grow: acc = x, then n times acc = Concat(acc, x * i); steps = [0 .. n-1]. Its trip
+  // count n is fed, so the Loop runs at run time (no plan per n), its body compiled per
+  // shape of the growing acc (symbolic shapes will make that one compile). With no
+  // iteration, steps has the type its body declares: float32 [0, 1].
   for (const char* backend : {"reference", "portable"}) {
     options_.session.backend = backend;
     std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "loop_grow.onnx", options_);
     const std::vector<float> xv = {1, -2, 3, 0.5f};
     const Tensor x = f32({1, 4}, xv);
-    for (int64_t n : {0, 3, 40}) {
-      // No iteration fits the budget, unrolled for n's value; 3 do not.
+    for (int64_t n : {3, 0, 40, 0}) {
       const Tensor nt(DType::I64, {}, &n);
       const std::vector<Tensor> out = e->run({{"n", &nt}, {"x", &x}});
-      EXPECT_EQ(e->runs_in_parts(), n > 0);
+      EXPECT_TRUE(e->runs_in_parts());
       ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{n + 1, 4})) << backend;
       ASSERT_EQ(out[1].shape(), (std::vector<int64_t>{n, 1}));
+      ASSERT_EQ(out[1].dtype(), DType::F32);
       for (int64_t r = 0; r <= n; ++r)
         for (int64_t k = 0; k < 4; ++k)
           ASSERT_EQ(out[0].as<float>()[r * 4 + k],
@@ -337,13 +337,35 @@ TEST_F(EngineTest, LoopsPastTheBudgetRunAtRunTime) {
               << backend << " n=" << n << " row " << r;
       for (int64_t i = 0; i < n; ++i) EXPECT_EQ(out[1].as<float>()[i], static_cast<float>(i));
     }
-    // Run at run time, no iteration leaves the scan output's type unknown.
-    const int64_t none = 0;
-    const Tensor nt(DType::I64, {}, &none);
-    EXPECT_NE(error_of([&] {
-                e->run({{"n", &nt}, {"x", &x}});
-              }).find("ran no iteration"),
-              std::string::npos);
+  }
+}
+
+TEST_F(EngineTest, ScansPastTheBudgetRunAtRunTime) {
+  // scan_sum: s = s0; for t from T-1 down to 0 (xs read in reverse): s += xs[t], ys_t = 2 s;
+  // ys stacked on axis 1: [1, T, 2]. With a budget of 1 node the Scan runs at run time.
+  options_.compile.max_unrolled_nodes = 1;
+  for (const char* backend : {"reference", "portable"}) {
+    options_.session.backend = backend;
+    std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "scan_sum.onnx", options_);
+    const Tensor s0 = f32({1, 2}, {0.5f, -1});
+    for (int64_t steps : {4, 1, 0, 9}) {  // none: ys is [1, 0, 2], as the body declares
+      std::vector<float> xv(static_cast<size_t>(2 * steps));
+      for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i % 5) - 1.5f;
+      const Tensor xs = f32({steps, 2}, xv);
+      const std::vector<Tensor> out = e->run({{"s0", &s0}, {"xs", &xs}});
+      EXPECT_TRUE(e->runs_in_parts());
+      ASSERT_EQ(out[1].shape(), (std::vector<int64_t>{1, steps, 2})) << backend;
+      float s[2] = {0.5f, -1};
+      for (int64_t k = 0; k < steps; ++k) {
+        const int64_t t = steps - 1 - k;  // the k-th step reads row t
+        for (int64_t c = 0; c < 2; ++c) {
+          s[c] += xv[static_cast<size_t>(2 * t + c)];
+          EXPECT_EQ(out[1].as<float>()[2 * k + c], 2 * s[c]) << backend << " step " << k;
+        }
+      }
+      EXPECT_EQ(out[0].as<float>()[0], s[0]);
+      EXPECT_EQ(out[0].as<float>()[1], s[1]);
+    }
   }
 }
 
