@@ -191,8 +191,15 @@ std::vector<TensorBoxPtr> unroll_loop(LowerCtx& c);
 std::vector<TensorBoxPtr> lower_loop(LowerCtx& c) {
   // A trip count computed at run time (a model input included: no plan per trip count,
   // unrolled anew for each) runs at run time.
-  if (c.has(0) && !c.gl.constant_data(c.input(0)))
-    throw NeedsCutError(str_cat(c.node.describe(), ": its trip count is computed at run time"));
+  if (c.has(0)) {
+    auto d = c.gl.constant_data(c.input(0));
+    if (!d)
+      throw NeedsCutError(str_cat(c.node.describe(), ": its trip count is computed at run time"));
+    if (d->elements() == 1 && unrolls_too_much(subgraph(c, "body"), d->int_at(0)))
+      throw NeedsCutError(str_cat(c.node.describe(), ": ", d->int_at(0),
+                                  " iterations would unroll more than ", kUnrollAtMost,
+                                  " nodes: it runs at run time"));
+  }
   try {
     return unroll_loop(c);
   } catch (const NeedsInputValueError&) {
@@ -395,6 +402,12 @@ std::vector<TensorBoxPtr> lower_scan(LowerCtx& c) {
     if (!batched) sp.in_axes.push_back(c.axis(axes[j], scan_in.back()->size.size()));
   }
   if (!batched) {
+    const int64_t length = scan_in.empty() || scan_in[0]->size.empty()
+                               ? 0
+                               : scan_in[0]->size[static_cast<size_t>(sp.in_axes[0])];
+    if (unrolls_too_much(body, length))
+      throw NeedsCutError(str_cat(c.node.describe(), ": ", length, " steps would unroll more than ",
+                                  kUnrollAtMost, " nodes: it runs at run time"));
     try {
       return scan_once(c, body, state, scan_in, sp);
     } catch (const UnrollLimitError& e) {

@@ -7,6 +7,12 @@
 
 namespace ferrite {
 
+bool unrolls_too_much(const Graph& body, int64_t iterations) {
+  const int64_t per = static_cast<int64_t>(body.nodes.size()) + 1;
+  int64_t nodes;
+  return __builtin_mul_overflow(iterations, per, &nodes) || nodes > kUnrollAtMost;
+}
+
 void charge_unrolled(const LowerCtx& c, int64_t nodes, const std::string& what) {
   GraphLowering& gl = c.gl;
   nodes = std::max<int64_t>(nodes, 1);
