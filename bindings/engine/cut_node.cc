@@ -111,7 +111,17 @@ std::vector<int64_t> per_item(const std::string& what, const char* key,
 }  // namespace
 
 CutNode::CutNode(const ModelCut& cut, const EngineOptions& options)
-    : cut_(cut), options_(std::make_unique<EngineOptions>(options)), parts_(cut.parts.size()) {}
+    : cut_(cut),
+      options_(std::make_unique<EngineOptions>(options)),
+      parts_(cut.parts.size()),
+      memory_limit_(memory_limit_or_default(options.session.memory_limit)) {}
+
+void CutNode::keep(int64_t* kept, const Tensor& t, const char* what) const {
+  // What is kept is stacked into one more tensor of its size at the end.
+  *kept += static_cast<int64_t>(t.nbytes());
+  check_memory_limit(*kept > INT64_MAX / 2 ? INT64_MAX : 2 * *kept, memory_limit_,
+                     str_cat(cut_.node, ": its ", what));
+}
 
 CutNode::~CutNode() = default;
 
@@ -183,6 +193,7 @@ std::vector<Tensor> CutNode::run_loop(const std::vector<const Tensor*>& in,
     state.push_back(copy_of(*in[2 + k]));
   }
   std::vector<std::vector<Tensor>> scans;
+  int64_t kept = 0;
   int64_t i = 0;
   for (; (trips < 0 || i < trips) && cond; ++i) {
     if (i >= kMaxIterations)
@@ -198,7 +209,10 @@ std::vector<Tensor> CutNode::run_loop(const std::vector<const Tensor*>& in,
     cond = scalar_bool(what, "the body's condition output", out[0]);
     for (size_t k = 0; k < carried; ++k) state[k] = std::move(out[1 + k]);
     scans.resize(out.size() - 1 - carried);
-    for (size_t s = 0; s < scans.size(); ++s) scans[s].push_back(std::move(out[1 + carried + s]));
+    for (size_t s = 0; s < scans.size(); ++s) {
+      keep(&kept, out[1 + carried + s], "scan outputs");
+      scans[s].push_back(std::move(out[1 + carried + s]));
+    }
   }
   std::vector<Tensor> result = std::move(state);
   for (size_t s = 0; s < scans.size(); ++s) result.push_back(stack(what, s, scans[s], 0, false));
@@ -214,6 +228,62 @@ std::vector<Tensor> CutNode::run_loop(const std::vector<const Tensor*>& in,
 std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
                                       const NamedValues& outer) {
   const std::string& what = cut_.node;
+  for (size_t k = cut_.scan_batched ? 1 : 0; k < in.size(); ++k)
+    if (!in[k]) fail(what, ": input ", k, " is missing");
+  if (!cut_.scan_batched) return scan_once(in, outer);
+  // Scan-8: a leading sequence_lens and a batch axis 0 on every other input and output; each
+  // batch entry is one Scan-9 (its scan axis 1 becomes 0), the results stacked on axis 0.
+  if (in.empty()) fail(what, ": has no inputs");
+  const std::vector<const Tensor*> rest(in.begin() + 1, in.end());
+  int64_t batch = -1;
+  for (const Tensor* t : rest) {
+    if (t->shape().empty()) fail(what, ": inputs need a batch axis");
+    if (batch >= 0 && t->shape()[0] != batch)
+      fail(what, ": inputs differ in batch size: ", batch, " and ", t->shape()[0]);
+    batch = t->shape()[0];
+  }
+  if (batch < 1) fail(what, ": an empty batch is not supported");
+  const int64_t m = cut_.num_scan_inputs;
+  if (m < 1 || static_cast<size_t>(m) > rest.size())
+    fail(what, ": num_scan_inputs ", m, " does not fit ", rest.size(), " inputs");
+  const Tensor& first_scan = *rest[rest.size() - static_cast<size_t>(m)];
+  if (first_scan.shape().size() < 2) fail(what, ": scan inputs need batch and sequence axes");
+  if (in[0]) {
+    const Tensor& lens = *in[0];
+    if (lens.elements() != batch || dtype_is_float(lens.dtype()) || lens.dtype() == DType::Bool)
+      fail(what, ": sequence_lens must be ", batch, " integers");
+    for (int64_t b = 0; b < batch; ++b) {
+      if (load_element(lens.dtype(), lens.data(), static_cast<size_t>(b)).i64 !=
+          first_scan.shape()[1])
+        fail(what, ": sequence_lens shorter than the sequence axis are not supported");
+    }
+  }
+  std::vector<std::vector<Tensor>> per_batch;
+  int64_t kept = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    std::vector<Tensor> entry;
+    entry.reserve(rest.size());
+    std::vector<const Tensor*> args;
+    for (const Tensor* t : rest) {
+      entry.push_back(slice_at(*t, 0, b));
+      args.push_back(&entry.back());
+    }
+    std::vector<Tensor> out = scan_once(args, outer);
+    per_batch.resize(out.size());
+    for (size_t k = 0; k < out.size(); ++k) {
+      keep(&kept, out[k], "outputs of every batch entry");
+      per_batch[k].push_back(std::move(out[k]));
+    }
+  }
+  std::vector<Tensor> result;
+  for (size_t k = 0; k < per_batch.size(); ++k)
+    result.push_back(stack(what, k, per_batch[k], 0, false));
+  return result;
+}
+
+std::vector<Tensor> CutNode::scan_once(const std::vector<const Tensor*>& in,
+                                       const NamedValues& outer) {
+  const std::string& what = cut_.node;
   const std::vector<std::string>& names = cut_.part_inputs[0];
   const int64_t m = cut_.num_scan_inputs;
   if (m < 1 || static_cast<size_t>(m) > in.size())
@@ -225,8 +295,6 @@ std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
   const std::vector<int64_t> dirs =
       per_item(what, "scan_input_directions", cut_.scan_input_directions, m);
   std::vector<Tensor> state;
-  for (size_t k = 0; k < in.size(); ++k)
-    if (!in[k]) fail(what, ": input ", k, " is missing");
   for (size_t k = 0; k < n_state; ++k) state.push_back(copy_of(*in[k]));
   std::vector<size_t> at(static_cast<size_t>(m));
   int64_t length = -1;
@@ -242,6 +310,7 @@ std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
     length = len;
   }
   std::vector<std::vector<Tensor>> scans;
+  int64_t kept = 0;
   for (int64_t t = 0; t < length; ++t) {
     NamedValues formal;
     for (size_t k = 0; k < n_state; ++k) formal[names[k]] = &state[k];
@@ -256,7 +325,10 @@ std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
       fail(what, ": body gives ", out.size(), " outputs, fewer than its ", n_state, " states");
     for (size_t k = 0; k < n_state; ++k) state[k] = std::move(out[k]);
     scans.resize(out.size() - n_state);
-    for (size_t s = 0; s < scans.size(); ++s) scans[s].push_back(std::move(out[n_state + s]));
+    for (size_t s = 0; s < scans.size(); ++s) {
+      keep(&kept, out[n_state + s], "scan outputs");
+      scans[s].push_back(std::move(out[n_state + s]));
+    }
   }
   const size_t k_out = cut_.body_outputs.size() > n_state ? cut_.body_outputs.size() - n_state : 0;
   if (length > 0 && scans.size() != k_out)

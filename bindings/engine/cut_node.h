@@ -48,10 +48,17 @@ class CutNode {
   std::vector<Tensor> run_if(const std::vector<const Tensor*>& in, const NamedValues& outer);
   std::vector<Tensor> run_loop(const std::vector<const Tensor*>& in, const NamedValues& outer);
   std::vector<Tensor> run_scan(const std::vector<const Tensor*>& in, const NamedValues& outer);
+  // One Scan-9 over `in` (states, then scan inputs; none null): final states, scan outputs.
+  std::vector<Tensor> scan_once(const std::vector<const Tensor*>& in, const NamedValues& outer);
+
+  // Adds `t` to what a run keeps to stack (`*kept` bytes): that twice (the stacked copy)
+  // must fit the memory limit, else LimitError naming the node and `what`.
+  void keep(int64_t* kept, const Tensor& t, const char* what) const;
 
   const ModelCut& cut_;
   std::unique_ptr<EngineOptions> options_;
   std::vector<std::unique_ptr<Engine>> parts_;
+  int64_t memory_limit_;
 };
 
 }  // namespace ferrite

@@ -121,10 +121,15 @@ class GraphCompiler final : public ModelCompiler {
         cut_->body_outputs.emplace_back(v->type.dtype, dims);
       }
       cut_->num_scan_inputs = n.attr_int("num_scan_inputs", 0);
-      cut_->scan_input_axes = n.attr_ints("scan_input_axes");
-      cut_->scan_input_directions = n.attr_ints("scan_input_directions");
-      cut_->scan_output_axes = n.attr_ints("scan_output_axes");
-      cut_->scan_output_directions = n.attr_ints("scan_output_directions");
+      cut_->scan_batched = n.op_type == "Scan" && cut->single && cut->single->opset("") < 9;
+      if (cut_->scan_batched) {
+        cut_->scan_input_directions = n.attr_ints("directions");
+      } else {
+        cut_->scan_input_axes = n.attr_ints("scan_input_axes");
+        cut_->scan_input_directions = n.attr_ints("scan_input_directions");
+        cut_->scan_output_axes = n.attr_ints("scan_output_axes");
+        cut_->scan_output_directions = n.attr_ints("scan_output_directions");
+      }
     } else {
       cut_->kind = ModelCut::Kind::Single;
       std::shared_ptr<const Graph> alone = cut->single;

@@ -51,9 +51,12 @@ struct ModelCut {
   // Loop and Scan: the element type and shape (-1 where not static) the body declares for
   // each output, which gives a scan output's type when no iteration ran.
   std::vector<std::pair<DType, std::vector<int64_t>>> body_outputs;
-  // Scan (opset 9 and later): how many of its inputs are scanned (the last ones), and the
+  // Scan: how many of its inputs are scanned (the last ones), and the
   // axes and directions of its scan inputs and outputs (as the attributes give them).
   int64_t num_scan_inputs = 0;
+  // Scan-8: a leading sequence_lens input and a batch axis 0 on every other input and output
+  // (its scan inputs' directions in scan_input_directions; the other lists empty).
+  bool scan_batched = false;
   std::vector<int64_t> scan_input_axes, scan_input_directions, scan_output_axes,
       scan_output_directions;
   std::string node;                      // "NonZero 'nz'", for messages

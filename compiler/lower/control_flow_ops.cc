@@ -18,8 +18,8 @@
 //   value. A Loop that cannot be unrolled (a trip count computed at run time or fed, past the
 //   budget, a run-time condition without a bound or with scan outputs, a loop-carried value
 //   changing shape under one) runs at run time instead, its body a graph of its own run per
-//   iteration (NeedsCutError). So does a Scan (opset 9 and later) past the budget; Scan-8's batched
-//   form past it is reported (LimitError).
+//   iteration (NeedsCutError). So does a Scan past the budget (Scan-8: its batch entries
+//   times its steps), its body run once per step (per batch entry and step for Scan-8).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -437,13 +437,22 @@ std::vector<TensorBoxPtr> lower_scan(LowerCtx& c) {
       if (len != scan_in[0]->size[1]) c.unsupported("sequence_lens shorter than the sequence axis");
     }
   }
+  int64_t steps = 0;
+  if (__builtin_mul_overflow(batch, scan_in[0]->size[1], &steps) || unrolls_too_much(body, steps))
+    throw NeedsCutError(str_cat(c.node.describe(), ": ", batch, " batch entries of ",
+                                scan_in[0]->size[1], " steps would unroll more than ",
+                                kUnrollAtMost, " nodes: it runs at run time"));
   std::vector<std::vector<TensorBoxPtr>> per_batch(n_state + k_out);
-  for (int64_t b = 0; b < batch; ++b) {
-    std::vector<TensorBoxPtr> st, sc;
-    for (const TensorBoxPtr& t : state) st.push_back(select_view(t, 0, b));
-    for (const TensorBoxPtr& t : scan_in) sc.push_back(select_view(t, 0, b));
-    std::vector<TensorBoxPtr> outs = scan_once(c, body, st, sc, sp);
-    for (size_t k = 0; k < outs.size(); ++k) per_batch[k].push_back(outs[k]);
+  try {
+    for (int64_t b = 0; b < batch; ++b) {
+      std::vector<TensorBoxPtr> st, sc;
+      for (const TensorBoxPtr& t : state) st.push_back(select_view(t, 0, b));
+      for (const TensorBoxPtr& t : scan_in) sc.push_back(select_view(t, 0, b));
+      std::vector<TensorBoxPtr> outs = scan_once(c, body, st, sc, sp);
+      for (size_t k = 0; k < outs.size(); ++k) per_batch[k].push_back(outs[k]);
+    }
+  } catch (const UnrollLimitError& e) {
+    throw NeedsCutError(str_cat(c.node.describe(), ": runs at run time: ", e.what()));
   }
   std::vector<TensorBoxPtr> result;
   for (auto& parts : per_batch) result.push_back(stack(c, parts, 0, false));

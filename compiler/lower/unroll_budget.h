@@ -21,7 +21,7 @@ class UnrollLimitError : public LimitError {
   explicit UnrollLimitError(const std::string& message) : LimitError(message) {}
 };
 
-// A Loop or Scan (opset 9 on) that would unroll more nodes than this (iterations times its
+// A Loop or Scan that would unroll more nodes than this (iterations times its
 // body's nodes plus one) runs at run time instead, its body once per iteration
 // (NeedsCutError): unrolling lets iterations fuse, but the compile grows faster than the
 // node count (a Scan-8 over 1023 batch entries of 6 steps, 18414 nodes, unrolled to 14322

@@ -142,5 +142,47 @@ TEST(EnginePartsTest, ValueSizedOpsOnEdgeValues) {
             "NonMaxSuppression 'n': input 0 must have rank 3, got 2");
 }
 
+TEST(EnginePartsTest, BatchedScansRunPerEntryAndTheirOutputsFitTheMemoryLimit) {
+  // scan8_sum, a Scan-8 (batch axis 0): per entry b, s = s0[b]; for t from T-1 down to 0,
+  // s += xs[b, t], ys[b, k] = 2 s at step k. Past the unrolling budget (1 node) it runs at
+  // run time, per batch entry and step.
+  EngineOptions options;
+  options.compile.max_unrolled_nodes = 1;
+  options.session.backend = "reference";
+  std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "scan8_sum.onnx", options);
+  for (const auto& [batch, steps] : std::vector<std::pair<int64_t, int64_t>>{{3, 4}, {1, 2}}) {
+    std::vector<float> s0(static_cast<size_t>(batch * 2)),
+        xv(static_cast<size_t>(batch * steps * 2));
+    for (size_t i = 0; i < s0.size(); ++i) s0[i] = 0.25f * static_cast<float>(i);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i % 7) - 2.5f;
+    const Tensor s0t(DType::F32, {batch, 2}, s0.data()),
+        xs(DType::F32, {batch, steps, 2}, xv.data());
+    const std::vector<Tensor> out = e->run({{"s0", &s0t}, {"xs", &xs}});
+    EXPECT_TRUE(e->runs_in_parts());
+    ASSERT_EQ(out[1].shape(), (std::vector<int64_t>{batch, steps, 2}));
+    for (int64_t b = 0; b < batch; ++b) {
+      for (int64_t c = 0; c < 2; ++c) {
+        float s = s0[static_cast<size_t>(b * 2 + c)];
+        for (int64_t k = 0; k < steps; ++k) {
+          s += xv[static_cast<size_t>((b * steps + steps - 1 - k) * 2 + c)];
+          EXPECT_EQ(out[1].as<float>()[(b * steps + k) * 2 + c], 2 * s) << b << " " << k;
+        }
+        EXPECT_EQ(out[0].as<float>()[b * 2 + c], s);
+      }
+    }
+  }
+  // What a run keeps to stack (twice: the parts and the stacked output) counts against the
+  // memory limit, before the stacking: 8 bytes a step; past 1500 bytes kept, the 188th step
+  // fails. The body's own plan needs far less.
+  options.session.memory_limit = 3000;
+  e = Engine::from_file(kFixtures + "scan8_sum.onnx", options);
+  const Tensor s0(DType::F32, {2, 2}), xs(DType::F32, {2, 256, 2});
+  EXPECT_EQ(error_of([&] {
+              e->run({{"s0", &s0}, {"xs", &xs}});
+            }),
+            "Scan 'scan': its scan outputs needs 3008 bytes (2.9 KiB), more than the memory "
+            "limit of 3000 bytes (2.9 KiB); set it with --memory-limit or FERRITE_MEMORY_LIMIT");
+}
+
 }  // namespace
 }  // namespace ferrite
