@@ -196,8 +196,8 @@ std::vector<Tensor> CutNode::run_loop(const std::vector<const Tensor*>& in,
   int64_t kept = 0;
   int64_t i = 0;
   for (; (trips < 0 || i < trips) && cond; ++i) {
-    if (i >= kMaxIterations)
-      throw LimitError(str_cat(what, ": more than ", kMaxIterations, " iterations"));
+    if (i >= options_->max_iterations)
+      throw LimitError(str_cat(what, ": more than ", options_->max_iterations, " iterations"));
     const Tensor iter(DType::I64, {}, &i);
     const uint8_t c = 1;
     const Tensor cond_in(DType::Bool, {}, &c);
@@ -258,6 +258,10 @@ std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
         fail(what, ": sequence_lens shorter than the sequence axis are not supported");
     }
   }
+  const int64_t steps = first_scan.shape()[1];
+  if (steps > 0 && batch > options_->max_iterations / steps)
+    throw LimitError(str_cat(what, ": ", batch, " batch entries of ", steps, " steps: more than ",
+                             options_->max_iterations, " body runs"));
   std::vector<std::vector<Tensor>> per_batch;
   int64_t kept = 0;
   for (int64_t b = 0; b < batch; ++b) {
@@ -309,6 +313,9 @@ std::vector<Tensor> CutNode::scan_once(const std::vector<const Tensor*>& in,
       fail(what, ": scan inputs have different lengths: ", length, " and ", len);
     length = len;
   }
+  if (length > options_->max_iterations)
+    throw LimitError(
+        str_cat(what, ": ", length, " steps: more than ", options_->max_iterations, " body runs"));
   std::vector<std::vector<Tensor>> scans;
   int64_t kept = 0;
   for (int64_t t = 0; t < length; ++t) {

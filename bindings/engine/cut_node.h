@@ -24,10 +24,6 @@ using NamedValues = std::unordered_map<std::string, const Tensor*>;
 
 class CutNode {
  public:
-  // A Loop runs at most this many iterations (a loop whose condition never turns false
-  // would otherwise hang its caller): past it, the run fails naming the node.
-  static constexpr int64_t kMaxIterations = int64_t{1} << 20;
-
   CutNode(const ModelCut& cut, const EngineOptions& options);
   ~CutNode();
 

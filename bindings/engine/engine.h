@@ -48,6 +48,10 @@ struct EngineOptions {
   // failure then fails the load). Off only where the load is not for running (`ferrite
   // compile` writes the plan it compiles itself).
   bool compile_at_load = true;
+  // The most iterations a Loop run at run time may take, and the most body runs of a Scan
+  // run at run time (its steps, times its batch entries for Scan-8): past it the run fails
+  // naming the node, as a loop whose condition never turns false would otherwise hang.
+  int64_t max_iterations = int64_t{1} << 20;
 };
 
 class Engine {

@@ -182,6 +182,13 @@ TEST(EnginePartsTest, BatchedScansRunPerEntryAndTheirOutputsFitTheMemoryLimit) {
             }),
             "Scan 'scan': its scan outputs needs 3008 bytes (2.9 KiB), more than the memory "
             "limit of 3000 bytes (2.9 KiB); set it with --memory-limit or FERRITE_MEMORY_LIMIT");
+  // So does the number of body runs (EngineOptions::max_iterations), batch entries times
+  // steps, before the first.
+  options.session.memory_limit = 0;
+  options.max_iterations = 500;
+  e = Engine::from_file(kFixtures + "scan8_sum.onnx", options);
+  EXPECT_EQ(error_of([&] { e->run({{"s0", &s0}, {"xs", &xs}}); }),
+            "Scan 'scan': 2 batch entries of 256 steps: more than 500 body runs");
 }
 
 }  // namespace
