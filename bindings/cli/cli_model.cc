@@ -50,6 +50,11 @@ void add_generated_inputs(const Engine& engine, const EngineOptions& options,
   for (size_t i = 0; i < engine.inputs().size(); ++i) {
     const IoInfo& info = engine.inputs()[i];
     if (given.count(info.name)) continue;
+    const Container c = engine.input_container(i);
+    if (c == Container::Sequence || c == Container::OptionalSequence)
+      throw UnsupportedError(str_cat("input '", info.name,
+                                     "' is a sequence, which ferrite run cannot generate or read "
+                                     "from .npy (the Python module feeds sequences)"));
     std::vector<int64_t> shape = info.shape;
     int64_t bytes = static_cast<int64_t>(dtype_size(info.dtype));
     for (int64_t& d : shape) {

@@ -45,6 +45,18 @@ void print_ms(const char* what, double ms) {
   std::printf("%s: %.3f\n", what, ms);
 }
 
+// One run, through values (a model's outputs may be sequences or optionals).
+std::vector<EngineValue> run_once(Engine& engine, const Feeds& feeds) {
+  std::vector<EngineValue> held;
+  held.reserve(feeds.size());
+  std::vector<std::pair<std::string, const EngineValue*>> values;
+  for (const auto& [name, t] : feeds) {
+    held.push_back(EngineValue::borrowed(*t));
+    values.emplace_back(name, &held.back());
+  }
+  return engine.run_values(values);
+}
+
 // Compiles for the fed shapes and reports the time. If compiling fails, running once
 // first reports a bad feed (unknown name, wrong shape, ...) in the model's terms, since
 // Engine::run checks the feeds before it compiles.
@@ -61,7 +73,7 @@ double compile_for(Engine& engine, const Feeds& feeds) {
   const Clock::time_point start = Clock::now();
   if (engine.runs_in_parts()) {
     // Each part compiles for the sizes the part before it produced: inside run.
-    engine.run(feeds);
+    run_once(engine, feeds);
     std::printf("note: the model runs in parts; compile_ms includes a run\n");
     return ms_since(start);
   }
@@ -70,13 +82,13 @@ double compile_for(Engine& engine, const Feeds& feeds) {
   } catch (const NeedsInputValueError&) {
     // The plan depends on input values (a shape fed as an input, ...): the engine compiles
     // it inside run, for these values.
-    engine.run(feeds);
+    run_once(engine, feeds);
     std::printf("note: the plan is specialized on input values; compile_ms includes a run\n");
   } catch (const NeedsCutError&) {
-    engine.run(feeds);  // cuts the model where the compile asked to
+    run_once(engine, feeds);  // cuts the model where the compile asked to
     std::printf("note: the model runs in parts; compile_ms includes a run\n");
   } catch (const Error&) {
-    engine.run(feeds);
+    run_once(engine, feeds);
     throw;
   }
   return ms_since(start);
@@ -91,29 +103,49 @@ std::string file_name_for(const std::string& output_name) {
   return s + ".npy";
 }
 
-void print_outputs(const Engine& engine, const std::vector<Tensor>& outputs) {
+std::string tensor_text(const Tensor& t) {
+  return format_type(t.dtype(), t.shape()) + " " + format_values(t, 8);
+}
+
+// A tensor on its line; a sequence's tensors on the lines after ("  [k] ..."); "no value".
+void print_outputs(const Engine& engine, const std::vector<EngineValue>& outputs) {
   for (size_t i = 0; i < outputs.size(); ++i) {
     const std::string name = i < engine.outputs().size() ? engine.outputs()[i].name : "?";
-    std::printf("output '%s': %s %s\n", printable(name).c_str(),
-                format_type(outputs[i].dtype(), outputs[i].shape()).c_str(),
-                format_values(outputs[i], 8).c_str());
+    const EngineValue& v = outputs[i];
+    if (v.is_tensor()) {
+      std::printf("output '%s': %s\n", printable(name).c_str(), tensor_text(v.tensor("")).c_str());
+    } else if (v.is_none()) {
+      std::printf("output '%s': no value\n", printable(name).c_str());
+    } else {
+      std::printf("output '%s': %s\n", printable(name).c_str(), v.type_text().c_str());
+      for (size_t k = 0; k < v.items("").size(); ++k)
+        std::printf("  [%zu] %s\n", k, tensor_text(*v.items("")[k]).c_str());
+    }
   }
 }
 
+// NAME.npy per tensor output; a sequence's tensors as NAME_0.npy, NAME_1.npy, ...
 void write_outputs(const std::string& dir, const Engine& engine,
-                   const std::vector<Tensor>& outputs) {
+                   const std::vector<EngineValue>& outputs) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) fail("cannot create output directory '", dir, "': ", ec.message());
   std::set<std::string> used;  // "a/b" and "a_b" map to one name: the second gets its index
-  for (size_t i = 0; i < outputs.size() && i < engine.outputs().size(); ++i) {
-    std::string file = file_name_for(engine.outputs()[i].name);
+  auto write = [&](const std::string& name, size_t i, const Tensor& t) {
+    std::string file = file_name_for(name);
     for (int k = 0; !used.insert(file).second; ++k) {
       file = str_cat(file.substr(0, file.size() - 4), '_', i, k ? str_cat('_', k) : "", ".npy");
     }
     const std::string path = (std::filesystem::path(dir) / file).string();
-    write_npy(path, outputs[i]);
+    write_npy(path, t);
     std::printf("wrote %s\n", path.c_str());
+  };
+  for (size_t i = 0; i < outputs.size() && i < engine.outputs().size(); ++i) {
+    const std::string& name = engine.outputs()[i].name;
+    if (outputs[i].is_tensor()) write(name, i, outputs[i].tensor(""));
+    if (!outputs[i].is_sequence()) continue;
+    for (size_t k = 0; k < outputs[i].items("").size(); ++k)
+      write(str_cat(name, '_', k), i, *outputs[i].items("")[k]);
   }
 }
 
@@ -126,13 +158,13 @@ struct RunTimes {
 
 // Warm-up runs (caches, page faults, lazy initialization), then `runs` timed runs.
 void bench(Engine& engine, const Feeds& feeds, int64_t warmup, int64_t runs, RunTimes* times) {
-  for (int64_t i = 0; i < warmup; ++i) engine.run(feeds);
+  for (int64_t i = 0; i < warmup; ++i) run_once(engine, feeds);
   times->warmup = warmup;
   if (!engine.runs_in_parts())
     engine.session_for_feeds(feeds).reset_profile();  // profile the timed runs only
   for (int64_t i = 0; i < runs; ++i) {
     const Clock::time_point start = Clock::now();
-    engine.run(feeds);
+    run_once(engine, feeds);
     times->samples_ms.push_back(ms_since(start));
   }
   std::vector<double> sorted = times->samples_ms;
@@ -216,7 +248,7 @@ int run_command(const std::vector<std::string>& arg_list) {
 
   const double compile_ms = compile_for(*engine, feeds);
   start = Clock::now();
-  const std::vector<Tensor> outputs = engine->run(feeds);
+  const std::vector<EngineValue> outputs = run_once(*engine, feeds);
   const double run_ms = ms_since(start);
   print_outputs(*engine, outputs);
   print_ms("load_ms", load_ms);

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <map>
 
@@ -37,18 +38,100 @@ std::vector<uint8_t> read_file(const fs::path& path) {
                               std::istreambuf_iterator<char>());
 }
 
+Tensor tensor_of(const TensorData& d, const std::string& file);
+
 Tensor load_tensor_pb(const fs::path& path) {
   const std::vector<uint8_t> bytes = read_file(path);
-  const TensorData d = parse_tensor_proto(bytes.data(), bytes.size());
-  const std::string file = path.filename().string();
-  if (dtype_size(d.dtype) == 0) {
+  return tensor_of(parse_tensor_proto(bytes.data(), bytes.size()), path.filename().string());
+}
+
+Tensor tensor_of(const TensorData& d, const std::string& file) {
+  if (dtype_size(d.dtype) == 0)
     throw UnsupportedError(str_cat(file, ": ", dtype_name(d.dtype), " tensors are not supported"));
-  }
   const int64_t elements = d.elements();
-  if (elements < 0 || d.bytes.size() != static_cast<uint64_t>(elements) * dtype_size(d.dtype)) {
+  if (elements < 0 || d.bytes.size() != static_cast<uint64_t>(elements) * dtype_size(d.dtype))
     fail(file, ": ", d.bytes.size(), " bytes of data for ", format_type(d.dtype, d.shape));
-  }
   return Tensor(d.dtype, d.shape, d.bytes.data());
+}
+
+// A sequence or optional value of the test data (SequenceProto, OptionalProto).
+EngineValue load_container_pb(const fs::path& path, Container container) {
+  const std::vector<uint8_t> bytes = read_file(path);
+  const std::string file = path.filename().string();
+  const ContainerData c = container == Container::Sequence
+                              ? parse_sequence_proto(bytes.data(), bytes.size())
+                              : parse_optional_proto(bytes.data(), bytes.size());
+  if (c.kind == ContainerData::Kind::Optional) return EngineValue();
+  if (c.kind == ContainerData::Kind::Tensor) return EngineValue::of(tensor_of(c.tensors[0], file));
+  std::vector<EngineValue::TensorRef> items;
+  for (const TensorData& d : c.tensors)
+    items.push_back(std::make_shared<Tensor>(tensor_of(d, file)));
+  return EngineValue::sequence(c.elem, std::move(items));
+}
+
+// prefix_0.pb, prefix_1.pb, ... up to the first missing number, each read as `kind(i)`
+// says (a tensor, or a sequence or optional value).
+std::vector<EngineValue> load_values(const fs::path& set_dir, const std::string& prefix,
+                                     const std::function<Container(size_t)>& kind) {
+  std::vector<EngineValue> values;
+  for (size_t i = 0;; ++i) {
+    const fs::path path = set_dir / (prefix + std::to_string(i) + ".pb");
+    if (!fs::exists(path)) break;
+    const Container c = kind(i);
+    values.push_back(c == Container::Tensor ? EngineValue::of(load_tensor_pb(path))
+                                            : load_container_pb(path, c));
+  }
+  return values;
+}
+
+// "" when `got` is `want` (kinds alike; tensors, and a sequence's items in order, within
+// the tolerance), else the first difference.
+std::string compare_values(const EngineValue& got, const EngineValue& want,
+                           const Tolerance& tolerance) {
+  auto compare = [&](const Tensor& a, const Tensor& b) {
+    return tolerance.max_rel_err ? compare_tensors_normwise(a, b, *tolerance.max_rel_err)
+                                 : compare_tensors(a, b, tolerance.rtol, tolerance.atol);
+  };
+  if (got.kind() != want.kind() ||
+      (got.is_sequence() && got.items("").size() != want.items("").size()))
+    return str_cat("got ", got.type_text(), ", expected ", want.type_text());
+  if (got.is_tensor()) return compare(got.tensor(""), want.tensor(""));
+  if (!got.is_sequence()) return "";
+  for (size_t k = 0; k < got.items("").size(); ++k) {
+    const std::string d = compare(*got.items("")[k], *want.items("")[k]);
+    if (!d.empty()) return str_cat("item ", k, ": ", d);
+  }
+  return "";
+}
+
+// Runs a data set of a model with sequence or optional inputs or outputs, through values.
+void run_values_set(Engine& engine, const fs::path& set_dir, const Tolerance& tolerance) {
+  const std::string set = set_dir.filename().string();
+  const std::vector<EngineValue> inputs = load_values(set_dir, "input_", [&](size_t i) {
+    return i < engine.inputs().size() ? engine.input_container(i) : Container::Tensor;
+  });
+  const std::vector<EngineValue> expected =
+      load_values(set_dir, "output_", [&](size_t i) { return engine.output_container(i); });
+  if (inputs.size() != engine.inputs().size())
+    fail(set, ": ", inputs.size(), " input files for ", engine.inputs().size(), " model inputs");
+  std::vector<std::pair<std::string, const EngineValue*>> feeds;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    feeds.emplace_back(engine.inputs()[i].name, &inputs[i]);
+  const std::vector<EngineValue> outputs = engine.run_values(feeds);
+  if (outputs.size() != expected.size())
+    fail(set, ": ", outputs.size(), " outputs, expected ", expected.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const std::string diff = compare_values(outputs[i], expected[i], tolerance);
+    if (!diff.empty()) fail(set, ": output ", i, " '", engine.outputs()[i].name, "': ", diff);
+  }
+}
+
+bool has_containers(const Engine& engine) {
+  for (size_t i = 0; i < engine.inputs().size(); ++i)
+    if (engine.input_container(i) != Container::Tensor) return true;
+  for (size_t i = 0; i < engine.outputs().size(); ++i)
+    if (engine.output_container(i) != Container::Tensor) return true;
+  return false;
 }
 
 // prefix_0.pb, prefix_1.pb, ... up to the first missing number.
@@ -78,6 +161,10 @@ void as_declared_dtype(std::vector<Tensor>* tensors, const std::vector<IoInfo>& 
 // without a plan because the model's plan depends on input values or it runs in parts.
 bool run_data_set(Engine& engine, const fs::path& set_dir, const Tolerance& tolerance,
                   const EngineOptions& options, bool via_plan) {
+  if (has_containers(engine)) {  // sequences and optionals: no plan holds them
+    run_values_set(engine, set_dir, tolerance);
+    return !via_plan;
+  }
   const std::string set = set_dir.filename().string();
   std::vector<Tensor> inputs = load_numbered(set_dir, "input_");
   std::vector<Tensor> expected = load_numbered(set_dir, "output_");

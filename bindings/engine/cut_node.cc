@@ -52,14 +52,14 @@ Tensor slice_at(const Tensor& t, size_t axis, int64_t i) {
 
 // The tensors of `parts` (one per iteration, all of one type) stacked along a new axis
 // `axis` (normalized against their rank + 1), last first when `reverse`.
-Tensor stack(const std::string& what, size_t output, const std::vector<Tensor>& parts, int64_t axis,
-             bool reverse) {
-  const std::vector<int64_t>& slice = parts.front().shape();
-  for (const Tensor& p : parts) {
-    if (p.shape() != slice || p.dtype() != parts.front().dtype())
+Tensor stack(const std::string& what, size_t output,
+             const std::vector<EngineValue::TensorRef>& parts, int64_t axis, bool reverse) {
+  const std::vector<int64_t>& slice = parts.front()->shape();
+  for (const EngineValue::TensorRef& p : parts) {
+    if (p->shape() != slice || p->dtype() != parts.front()->dtype())
       fail(what, ": scan output ", output, " changes type between iterations (",
-           dtype_name(parts.front().dtype()), " and ", dtype_name(p.dtype()), ", shapes of rank ",
-           slice.size(), " and ", p.shape().size(), ")");
+           dtype_name(parts.front()->dtype()), " and ", dtype_name(p->dtype()), ", shapes of rank ",
+           slice.size(), " and ", p->shape().size(), ")");
   }
   const int64_t rank = static_cast<int64_t>(slice.size()) + 1;
   if (axis < -rank || axis >= rank)
@@ -68,11 +68,11 @@ Tensor stack(const std::string& what, size_t output, const std::vector<Tensor>& 
   std::vector<int64_t> shape = slice;
   const int64_t n = static_cast<int64_t>(parts.size());
   shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(at), n);
-  Tensor out(parts.front().dtype(), shape);
+  Tensor out(parts.front()->dtype(), shape);
   const auto [outer, inner] = outer_inner(slice, at);
   const size_t row = static_cast<size_t>(inner) * dtype_size(out.dtype());
   for (int64_t k = 0; k < n && row; ++k) {
-    const Tensor& p = parts[static_cast<size_t>(reverse ? n - 1 - k : k)];
+    const Tensor& p = *parts[static_cast<size_t>(reverse ? n - 1 - k : k)];
     for (int64_t o = 0; o < outer; ++o)
       std::memcpy(out.data() + static_cast<size_t>(o * n + k) * row,
                   p.data() + static_cast<size_t>(o) * row, row);
@@ -130,10 +130,10 @@ Engine& CutNode::part(size_t i) {
   return *parts_[i];
 }
 
-std::vector<Tensor> CutNode::run_part(size_t i, const NamedValues& formal,
-                                      const NamedValues& outer) {
+std::vector<EngineValue> CutNode::run_part(size_t i, const NamedValues& formal,
+                                           const NamedValues& outer) {
   Engine& e = part(i);
-  std::vector<std::pair<std::string, const Tensor*>> feeds;
+  std::vector<std::pair<std::string, const EngineValue*>> feeds;
   for (const IoInfo& in : e.inputs()) {
     auto f = formal.find(in.name);
     if (f != formal.end()) {
@@ -146,10 +146,11 @@ std::vector<Tensor> CutNode::run_part(size_t i, const NamedValues& formal,
     if (o == outer.end()) fail(cut_.node, ": value '", in.name, "' is not computed before it");
     feeds.emplace_back(in.name, o->second);
   }
-  return e.run(feeds);
+  return e.run_values(feeds);
 }
 
-std::vector<Tensor> CutNode::run(const std::vector<const Tensor*>& in, const NamedValues& outer) {
+std::vector<EngineValue> CutNode::run(const std::vector<const EngineValue*>& in,
+                                      const NamedValues& outer) {
   switch (cut_.kind) {
     case ModelCut::Kind::ValueSized:
       return cut_.run_node(in);
@@ -159,40 +160,46 @@ std::vector<Tensor> CutNode::run(const std::vector<const Tensor*>& in, const Nam
       return run_loop(in, outer);
     case ModelCut::Kind::Scan:
       return run_scan(in, outer);
+    case ModelCut::Kind::SequenceMap:
+      return run_sequence_map(in, outer);
     case ModelCut::Kind::Single:
       break;
   }
   return run_part(0, {}, outer);  // the node alone reads its inputs by name
 }
 
-std::vector<Tensor> CutNode::run_if(const std::vector<const Tensor*>& in,
-                                    const NamedValues& outer) {
+std::vector<EngineValue> CutNode::run_if(const std::vector<const EngineValue*>& in,
+                                         const NamedValues& outer) {
   if (in.empty() || !in[0]) fail(cut_.node, ": missing required input 0");
-  const size_t branch = scalar_bool(cut_.node, "the condition", *in[0]) ? 0 : 1;
-  std::vector<Tensor> out = run_part(branch, {}, outer);
+  const size_t branch =
+      scalar_bool(cut_.node, "the condition", in[0]->tensor(cut_.node + ": the condition")) ? 0 : 1;
+  std::vector<EngineValue> out = run_part(branch, {}, outer);
   if (out.size() != cut_.node_outputs.size())
     fail(cut_.node, ": the ", branch == 0 ? "then" : "else", " branch gives ", out.size(),
          " outputs, the node has ", cut_.node_outputs.size());
   return out;
 }
 
-std::vector<Tensor> CutNode::run_loop(const std::vector<const Tensor*>& in,
-                                      const NamedValues& outer) {
+std::vector<EngineValue> CutNode::run_loop(const std::vector<const EngineValue*>& in,
+                                           const NamedValues& outer) {
   const std::string& what = cut_.node;
   const std::vector<std::string>& names = cut_.part_inputs[0];
   const size_t carried = in.size() > 2 ? in.size() - 2 : 0;
   if (names.size() != 2 + carried)
     fail(what, ": body takes ", names.size(), " inputs, expected ", 2 + carried);
-  const int64_t trips = in.size() > 0 && in[0] ? scalar_i64(what, "the trip count", *in[0]) : -1;
-  bool cond = in.size() > 1 && in[1] ? scalar_bool(what, "the condition", *in[1]) : true;
-  if (trips < 0 && !(in.size() > 1 && in[1]))
+  const bool has_trips = in.size() > 0 && in[0], has_cond = in.size() > 1 && in[1];
+  const int64_t trips =
+      has_trips ? scalar_i64(what, "the trip count", in[0]->tensor(what + ": the trip count")) : -1;
+  bool cond =
+      has_cond ? scalar_bool(what, "the condition", in[1]->tensor(what + ": the condition")) : true;
+  if (trips < 0 && !has_cond)
     fail(what, ": has neither a trip count nor a condition: it would never end");
-  std::vector<Tensor> state;
+  std::vector<EngineValue> state;
   for (size_t k = 0; k < carried; ++k) {
     if (!in[2 + k]) fail(what, ": loop-carried input ", k + 2, " is missing");
-    state.push_back(copy_of(*in[2 + k]));
+    state.push_back(*in[2 + k]);
   }
-  std::vector<std::vector<Tensor>> scans;
+  std::vector<std::vector<EngineValue::TensorRef>> scans;
   int64_t kept = 0;
   int64_t i = 0;
   for (; (trips < 0 || i < trips) && cond; ++i) {
@@ -201,35 +208,43 @@ std::vector<Tensor> CutNode::run_loop(const std::vector<const Tensor*>& in,
     const Tensor iter(DType::I64, {}, &i);
     const uint8_t c = 1;
     const Tensor cond_in(DType::Bool, {}, &c);
-    NamedValues formal{{names[0], &iter}, {names[1], &cond_in}};
+    const EngineValue iter_v = EngineValue::borrowed(iter), cond_v = EngineValue::borrowed(cond_in);
+    NamedValues formal{{names[0], &iter_v}, {names[1], &cond_v}};
     for (size_t k = 0; k < carried; ++k) formal[names[2 + k]] = &state[k];
-    std::vector<Tensor> out = run_part(0, formal, outer);
+    std::vector<EngineValue> out = run_part(0, formal, outer);
     if (out.size() < 1 + carried)
       fail(what, ": body gives ", out.size(), " outputs, expected at least ", 1 + carried);
-    cond = scalar_bool(what, "the body's condition output", out[0]);
+    cond = scalar_bool(what, "the body's condition output",
+                       out[0].tensor(what + ": the body's condition output"));
     for (size_t k = 0; k < carried; ++k) state[k] = std::move(out[1 + k]);
     scans.resize(out.size() - 1 - carried);
     for (size_t s = 0; s < scans.size(); ++s) {
-      keep(&kept, out[1 + carried + s], "scan outputs");
-      scans[s].push_back(std::move(out[1 + carried + s]));
+      const EngineValue::TensorRef& t =
+          out[1 + carried + s].tensor_ref(str_cat(what, ": scan output ", s));
+      keep(&kept, *t, "scan outputs");
+      scans[s].push_back(t);
     }
   }
-  std::vector<Tensor> result = std::move(state);
-  for (size_t s = 0; s < scans.size(); ++s) result.push_back(stack(what, s, scans[s], 0, false));
+  std::vector<EngineValue> result = std::move(state);
+  for (size_t s = 0; s < scans.size(); ++s)
+    result.push_back(EngineValue::of(stack(what, s, scans[s], 0, false)));
   // No iteration ran: the scan outputs have no rows, and the types the body declares.
   for (size_t k = result.size(); i == 0 && k < cut_.node_outputs.size(); ++k)
-    result.push_back(empty_scan_output(what, cut_, 1 + k, 0));
+    result.push_back(EngineValue::of(empty_scan_output(what, cut_, 1 + k, 0)));
   if (result.size() < cut_.node_outputs.size())
     fail(what, ": has ", cut_.node_outputs.size(), " outputs, the body gives ", result.size());
   result.resize(cut_.node_outputs.size());
   return result;
 }
 
-std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
-                                      const NamedValues& outer) {
+std::vector<EngineValue> CutNode::run_scan(const std::vector<const EngineValue*>& values,
+                                           const NamedValues& outer) {
   const std::string& what = cut_.node;
-  for (size_t k = cut_.scan_batched ? 1 : 0; k < in.size(); ++k)
-    if (!in[k]) fail(what, ": input ", k, " is missing");
+  for (size_t k = cut_.scan_batched ? 1 : 0; k < values.size(); ++k)
+    if (!values[k]) fail(what, ": input ", k, " is missing");
+  std::vector<const Tensor*> in(values.size());
+  for (size_t k = 0; k < values.size(); ++k)
+    in[k] = values[k] ? &values[k]->tensor(str_cat(what, ": input ", k)) : nullptr;
   if (!cut_.scan_batched) return scan_once(in, outer);
   // Scan-8: a leading sequence_lens and a batch axis 0 on every other input and output; each
   // batch entry is one Scan-9 (its scan axis 1 becomes 0), the results stacked on axis 0.
@@ -262,7 +277,7 @@ std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
   if (steps > 0 && batch > options_->max_iterations / steps)
     throw LimitError(str_cat(what, ": ", batch, " batch entries of ", steps, " steps: more than ",
                              options_->max_iterations, " body runs"));
-  std::vector<std::vector<Tensor>> per_batch;
+  std::vector<std::vector<EngineValue::TensorRef>> per_batch;
   int64_t kept = 0;
   for (int64_t b = 0; b < batch; ++b) {
     std::vector<Tensor> entry;
@@ -272,21 +287,22 @@ std::vector<Tensor> CutNode::run_scan(const std::vector<const Tensor*>& in,
       entry.push_back(slice_at(*t, 0, b));
       args.push_back(&entry.back());
     }
-    std::vector<Tensor> out = scan_once(args, outer);
+    std::vector<EngineValue> out = scan_once(args, outer);
     per_batch.resize(out.size());
     for (size_t k = 0; k < out.size(); ++k) {
-      keep(&kept, out[k], "outputs of every batch entry");
-      per_batch[k].push_back(std::move(out[k]));
+      const EngineValue::TensorRef& t = out[k].tensor_ref(str_cat(what, ": output ", k));
+      keep(&kept, *t, "outputs of every batch entry");
+      per_batch[k].push_back(t);
     }
   }
-  std::vector<Tensor> result;
+  std::vector<EngineValue> result;
   for (size_t k = 0; k < per_batch.size(); ++k)
-    result.push_back(stack(what, k, per_batch[k], 0, false));
+    result.push_back(EngineValue::of(stack(what, k, per_batch[k], 0, false)));
   return result;
 }
 
-std::vector<Tensor> CutNode::scan_once(const std::vector<const Tensor*>& in,
-                                       const NamedValues& outer) {
+std::vector<EngineValue> CutNode::scan_once(const std::vector<const Tensor*>& in,
+                                            const NamedValues& outer) {
   const std::string& what = cut_.node;
   const std::vector<std::string>& names = cut_.part_inputs[0];
   const int64_t m = cut_.num_scan_inputs;
@@ -298,8 +314,8 @@ std::vector<Tensor> CutNode::scan_once(const std::vector<const Tensor*>& in,
   const std::vector<int64_t> axes = per_item(what, "scan_input_axes", cut_.scan_input_axes, m);
   const std::vector<int64_t> dirs =
       per_item(what, "scan_input_directions", cut_.scan_input_directions, m);
-  std::vector<Tensor> state;
-  for (size_t k = 0; k < n_state; ++k) state.push_back(copy_of(*in[k]));
+  std::vector<EngineValue> state;
+  for (size_t k = 0; k < n_state; ++k) state.push_back(EngineValue::of(copy_of(*in[k])));
   std::vector<size_t> at(static_cast<size_t>(m));
   int64_t length = -1;
   for (size_t j = 0; j < at.size(); ++j) {
@@ -316,25 +332,28 @@ std::vector<Tensor> CutNode::scan_once(const std::vector<const Tensor*>& in,
   if (length > options_->max_iterations)
     throw LimitError(
         str_cat(what, ": ", length, " steps: more than ", options_->max_iterations, " body runs"));
-  std::vector<std::vector<Tensor>> scans;
+  std::vector<std::vector<EngineValue::TensorRef>> scans;
   int64_t kept = 0;
   for (int64_t t = 0; t < length; ++t) {
     NamedValues formal;
     for (size_t k = 0; k < n_state; ++k) formal[names[k]] = &state[k];
-    std::vector<Tensor> slices;
+    std::vector<EngineValue> slices;
     slices.reserve(at.size());
     for (size_t j = 0; j < at.size(); ++j) {
-      slices.push_back(slice_at(*in[n_state + j], at[j], dirs[j] ? length - 1 - t : t));
+      slices.push_back(
+          EngineValue::of(slice_at(*in[n_state + j], at[j], dirs[j] ? length - 1 - t : t)));
       formal[names[n_state + j]] = &slices.back();
     }
-    std::vector<Tensor> out = run_part(0, formal, outer);
+    std::vector<EngineValue> out = run_part(0, formal, outer);
     if (out.size() < n_state)
       fail(what, ": body gives ", out.size(), " outputs, fewer than its ", n_state, " states");
     for (size_t k = 0; k < n_state; ++k) state[k] = std::move(out[k]);
     scans.resize(out.size() - n_state);
     for (size_t s = 0; s < scans.size(); ++s) {
-      keep(&kept, out[n_state + s], "scan outputs");
-      scans[s].push_back(std::move(out[n_state + s]));
+      const EngineValue::TensorRef& ref =
+          out[n_state + s].tensor_ref(str_cat(what, ": scan output ", s));
+      keep(&kept, *ref, "scan outputs");
+      scans[s].push_back(ref);
     }
   }
   const size_t k_out = cut_.body_outputs.size() > n_state ? cut_.body_outputs.size() - n_state : 0;
@@ -344,12 +363,55 @@ std::vector<Tensor> CutNode::scan_once(const std::vector<const Tensor*>& in,
       per_item(what, "scan_output_axes", cut_.scan_output_axes, k_out);
   const std::vector<int64_t> out_dirs =
       per_item(what, "scan_output_directions", cut_.scan_output_directions, k_out);
-  std::vector<Tensor> result = std::move(state);
+  std::vector<EngineValue> result = std::move(state);
   for (size_t s = 0; s < k_out; ++s)
-    result.push_back(length == 0 ? empty_scan_output(what, cut_, n_state + s, out_axes[s])
-                                 : stack(what, s, scans[s], out_axes[s], out_dirs[s] != 0));
+    result.push_back(
+        EngineValue::of(length == 0 ? empty_scan_output(what, cut_, n_state + s, out_axes[s])
+                                    : stack(what, s, scans[s], out_axes[s], out_dirs[s] != 0)));
   if (result.size() < cut_.node_outputs.size())
     fail(what, ": has ", cut_.node_outputs.size(), " outputs, the body gives ", result.size());
+  result.resize(cut_.node_outputs.size());
+  return result;
+}
+
+// SequenceMap: the body once per item of the first input, fed the items at that position of
+// the inputs that are sequences (all of its length) and the others whole; each body output
+// makes one sequence.
+std::vector<EngineValue> CutNode::run_sequence_map(const std::vector<const EngineValue*>& in,
+                                                   const NamedValues& outer) {
+  const std::string& what = cut_.node;
+  const std::vector<std::string>& names = cut_.part_inputs[0];
+  if (names.size() != in.size())
+    fail(what, ": body takes ", names.size(), " inputs, the node has ", in.size());
+  for (size_t j = 0; j < in.size(); ++j)
+    if (!in[j]) fail(what, ": input ", j, " is missing");
+  const size_t n = in.empty() ? 0 : in[0]->items(what + ": input 0").size();
+  for (size_t j = 1; j < in.size(); ++j) {
+    if (in[j]->is_sequence() && in[j]->items("").size() != n)
+      fail(what, ": input ", j, " has ", in[j]->items("").size(), " items, input 0 has ", n);
+  }
+  if (static_cast<int64_t>(n) > options_->max_iterations)
+    throw LimitError(
+        str_cat(what, ": ", n, " items: more than ", options_->max_iterations, " body runs"));
+  std::vector<std::vector<EngineValue::TensorRef>> items(cut_.body_outputs.size());
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<EngineValue> at(in.size());
+    NamedValues formal;
+    for (size_t j = 0; j < in.size(); ++j) {
+      if (in[j]->is_sequence()) at[j] = EngineValue::of(in[j]->items("")[i]);
+      formal[names[j]] = in[j]->is_sequence() ? &at[j] : in[j];
+    }
+    std::vector<EngineValue> out = run_part(0, formal, outer);
+    if (out.size() != items.size())
+      fail(what, ": body gives ", out.size(), " outputs, declares ", items.size());
+    for (size_t k = 0; k < out.size(); ++k)
+      items[k].push_back(out[k].tensor_ref(str_cat(what, ": body output ", k)));
+  }
+  std::vector<EngineValue> result;
+  for (size_t k = 0; k < items.size(); ++k) {
+    const DType elem = items[k].empty() ? cut_.body_outputs[k].first : items[k][0]->dtype();
+    result.push_back(EngineValue::sequence(elem, std::move(items[k])));
+  }
   result.resize(cut_.node_outputs.size());
   return result;
 }

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "bindings/engine/engine_value.h"
 #include "bindings/engine/model_compiler.h"
 #include "runtime/tensor.h"
 
@@ -19,9 +20,6 @@ namespace ferrite {
 class Engine;
 struct EngineOptions;
 
-// Values by name: the model's inputs and what its parts computed so far.
-using NamedValues = std::unordered_map<std::string, const Tensor*>;
-
 class CutNode {
  public:
   CutNode(const ModelCut& cut, const EngineOptions& options);
@@ -29,7 +27,7 @@ class CutNode {
 
   // The node's outputs for its inputs (`in`, by position; null where omitted) and the
   // outer values its subgraphs read (`outer`, by name).
-  std::vector<Tensor> run(const std::vector<const Tensor*>& in, const NamedValues& outer);
+  std::vector<EngineValue> run(const std::vector<const EngineValue*>& in, const NamedValues& outer);
 
   // Its engines made so far, named ("then branch", "else branch", "body", "the node alone").
   std::vector<std::pair<std::string, const Engine*>> engines() const;
@@ -40,12 +38,18 @@ class CutNode {
 
  private:
   Engine& part(size_t i);
-  std::vector<Tensor> run_part(size_t i, const NamedValues& formal, const NamedValues& outer);
-  std::vector<Tensor> run_if(const std::vector<const Tensor*>& in, const NamedValues& outer);
-  std::vector<Tensor> run_loop(const std::vector<const Tensor*>& in, const NamedValues& outer);
-  std::vector<Tensor> run_scan(const std::vector<const Tensor*>& in, const NamedValues& outer);
+  std::vector<EngineValue> run_part(size_t i, const NamedValues& formal, const NamedValues& outer);
+  std::vector<EngineValue> run_if(const std::vector<const EngineValue*>& in,
+                                  const NamedValues& outer);
+  std::vector<EngineValue> run_loop(const std::vector<const EngineValue*>& in,
+                                    const NamedValues& outer);
+  std::vector<EngineValue> run_scan(const std::vector<const EngineValue*>& in,
+                                    const NamedValues& outer);
+  std::vector<EngineValue> run_sequence_map(const std::vector<const EngineValue*>& in,
+                                            const NamedValues& outer);
   // One Scan-9 over `in` (states, then scan inputs; none null): final states, scan outputs.
-  std::vector<Tensor> scan_once(const std::vector<const Tensor*>& in, const NamedValues& outer);
+  std::vector<EngineValue> scan_once(const std::vector<const Tensor*>& in,
+                                     const NamedValues& outer);
 
   // Adds `t` to what a run keeps to stack (`*kept` bytes): that twice (the stacked copy)
   // must fit the memory limit, else LimitError naming the node and `what`.

@@ -39,6 +39,21 @@ std::string type_string(const DeclaredIo& t) {
   return t.rank_known ? s + shape_string(t.info.shape, t.dim_names) : s + "[...]";
 }
 
+// "sequence<float32>", "optional<float32[N,3]>".
+std::string container_text(const DeclaredIo& d) {
+  switch (d.container) {
+    case Container::Tensor:
+      return type_string(d);
+    case Container::Sequence:
+      return "sequence<" + type_string(d) + ">";
+    case Container::Optional:
+      return "optional<" + type_string(d) + ">";
+    case Container::OptionalSequence:
+      return "optional<sequence<" + type_string(d) + ">>";
+  }
+  return type_string(d);
+}
+
 std::string input_names(const std::vector<IoInfo>& inputs) {
   std::string s;
   for (const IoInfo& in : inputs) s += (s.empty() ? "" : ", ") + in.name;
@@ -90,10 +105,20 @@ void check_shape(const std::string& input, const DeclaredIo& declared,
   }
 }
 
+// One fed tensor (a tensor input's, or an item of a sequence input) against its declaration.
+void check_tensor(const DeclaredIo& declared, const std::string& name, const Tensor* t,
+                  SymbolSizes* symbols) {
+  if (t->dtype() != declared.info.dtype && declared.info.dtype != DType::Undefined) {
+    fail("input '", name, "': expected ", dtype_name(declared.info.dtype), ", got ",
+         dtype_name(t->dtype()));
+  }
+  if (declared.container == Container::Tensor) check_shape(name, declared, t->shape(), symbols);
+}
+
 }  // namespace
 
 bool DeclaredIo::is_static() const {
-  if (!rank_known) return false;
+  if (!rank_known || container != Container::Tensor) return false;
   for (int64_t d : info.shape)
     if (d < 0) return false;
   return true;
@@ -188,7 +213,9 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
   compiler_ = std::move(compiler);
   for (const DeclaredIo& in : compiler_->inputs()) {
     // A tensor type we cannot hold (string, undefined) makes the whole model unusable.
-    if (dtype_size(in.info.dtype) == 0 && !(part_ && in.info.dtype == DType::Undefined)) {
+    const bool undefined_ok =
+        in.info.dtype == DType::Undefined && (part_ || in.container != Container::Tensor);
+    if (dtype_size(in.info.dtype) == 0 && !undefined_ok) {
       throw UnsupportedError(str_cat("input '", in.info.name, "' has element type ",
                                      dtype_name(in.info.dtype), ", which is not supported"));
     }
@@ -202,6 +229,7 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
     }
     outputs_.push_back(out.info);
     output_dim_names_.push_back(out.dim_names);
+    output_containers_.push_back(out.container);
   }
   for (size_t i = 0; i < inputs_.size(); ++i) input_index_.emplace(inputs_[i].name, i);
   if (std::unique_ptr<ModelCut> cut = compiler_->take_cut()) {
@@ -240,20 +268,56 @@ void Engine::init_plan(Plan plan, EngineOptions options) {
 }
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
+  if (!parts_) {
+    const std::vector<const Tensor*> ordered = checked_feeds(feeds);
+    if (Session* session = session_or_cut(ordered)) {
+      std::vector<Tensor> outputs = session->run(ordered);
+      last_session_ = session;
+      return outputs;
+    }
+  }
+  // In parts: as values, the outputs copied out of them.
+  std::vector<EngineValue> held;
+  held.reserve(feeds.size());
+  std::vector<std::pair<std::string, const EngineValue*>> values;
+  for (const auto& [name, t] : feeds) {
+    if (t) held.push_back(EngineValue::borrowed(*t));
+    values.emplace_back(name, t ? &held.back() : nullptr);
+  }
+  std::vector<EngineValue> out = run_values(values);
+  std::vector<Tensor> tensors;
+  for (size_t k = 0; k < out.size(); ++k) {
+    const Tensor& t = out[k].tensor(str_cat("output '", outputs_[k].name, "'"));
+    tensors.emplace_back(t.dtype(), t.shape(), t.data());
+  }
+  return tensors;
+}
+
+std::vector<EngineValue> Engine::run_values(
+    const std::vector<std::pair<std::string, const EngineValue*>>& feeds) {
   if (part_) adopt_dtypes(feeds);
-  const std::vector<const Tensor*> ordered = checked_feeds(feeds);
-  if (parts_) return run_parts(ordered);
-  Session* found = nullptr;
+  const std::vector<const EngineValue*> ordered = checked_values(feeds);
+  if (!parts_) {
+    std::vector<const Tensor*> tensors;
+    for (size_t i = 0; i < ordered.size(); ++i)
+      tensors.push_back(&ordered[i]->tensor(str_cat("input '", inputs_[i].name, "'")));
+    if (Session* session = session_or_cut(tensors)) {
+      std::vector<EngineValue> out;
+      for (Tensor& t : session->run(tensors)) out.push_back(EngineValue::of(std::move(t)));
+      last_session_ = session;
+      return out;
+    }
+  }
+  return run_parts(ordered);
+}
+
+Session* Engine::session_or_cut(const std::vector<const Tensor*>& ordered) {
   try {
-    found = &session_for_checked(ordered);
+    return &session_for_checked(ordered);
   } catch (const NeedsCutError& e) {
     if (!cut_for(e)) throw;
-    return run_parts(ordered);
+    return nullptr;
   }
-  Session& session = *found;
-  std::vector<Tensor> outputs = session.run(ordered);
-  last_session_ = &session;
-  return outputs;
 }
 
 Session& Engine::session_for_feeds(
@@ -295,7 +359,21 @@ Plan Engine::compile(const std::vector<IoInfo>& types, const std::vector<const T
 
 std::vector<const Tensor*> Engine::checked_feeds(
     const std::vector<std::pair<std::string, const Tensor*>>& feeds) const {
-  std::vector<const Tensor*> ordered(inputs_.size(), nullptr);
+  std::vector<const Tensor*> ordered = by_input(feeds);
+  SymbolSizes symbols;
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (declared_[i].container != Container::Tensor)
+      fail("input '", inputs_[i].name, "' is a ", container_text(declared_[i]),
+           ": feed it through a door that takes sequences and optionals");
+    check_tensor(declared_[i], inputs_[i].name, ordered[i], &symbols);
+  }
+  return ordered;
+}
+
+template <class Fed>
+std::vector<const Fed*> Engine::by_input(
+    const std::vector<std::pair<std::string, const Fed*>>& feeds) const {
+  std::vector<const Fed*> ordered(inputs_.size(), nullptr);
   for (const auto& feed : feeds) {
     auto found = input_index_.find(feed.first);
     if (found == input_index_.end()) {
@@ -303,19 +381,39 @@ std::vector<const Tensor*> Engine::checked_feeds(
     }
     const size_t i = found->second;
     if (ordered[i]) fail("input '", feed.first, "' given twice");
-    if (!feed.second) fail("input '", feed.first, "' has no tensor");
+    if (!feed.second) fail("input '", feed.first, "' has no value");
     ordered[i] = feed.second;
   }
+  for (size_t i = 0; i < inputs_.size(); ++i) {
+    if (!ordered[i])
+      fail("missing input '", inputs_[i].name, "' (expected ", container_text(declared_[i]), ")");
+  }
+  return ordered;
+}
+
+std::vector<const EngineValue*> Engine::checked_values(
+    const std::vector<std::pair<std::string, const EngineValue*>>& feeds) const {
+  std::vector<const EngineValue*> ordered = by_input(feeds);
   SymbolSizes symbols;
   for (size_t i = 0; i < inputs_.size(); ++i) {
-    const DeclaredIo& declared = declared_[i];
-    const std::string& name = inputs_[i].name;
-    if (!ordered[i]) fail("missing input '", name, "' (expected ", type_string(declared), ")");
-    if (ordered[i]->dtype() != declared.info.dtype && declared.info.dtype != DType::Undefined) {
-      fail("input '", name, "': expected ", dtype_name(declared.info.dtype), ", got ",
-           dtype_name(ordered[i]->dtype()));
+    const EngineValue& v = *ordered[i];
+    const Container c = declared_[i].container;
+    // A part's input computed before the cut, of no declared type, takes any value.
+    const bool untyped = part_ && !declared_[i].rank_known &&
+                         declared_[i].info.dtype == DType::Undefined && c == Container::Tensor;
+    const bool fits = untyped         ? true
+                      : v.is_tensor() ? c == Container::Tensor || c == Container::Optional
+                      : v.is_sequence()
+                          ? c == Container::Sequence || c == Container::OptionalSequence
+                          : c == Container::Optional || c == Container::OptionalSequence;
+    if (!fits)
+      fail("input '", inputs_[i].name, "': expected ", container_text(declared_[i]), ", got ",
+           v.type_text());
+    if (v.is_tensor()) check_tensor(declared_[i], inputs_[i].name, &v.tensor(""), &symbols);
+    if (v.is_sequence()) {
+      for (const EngineValue::TensorRef& t : v.items(""))
+        check_tensor(declared_[i], inputs_[i].name, t.get(), &symbols);
     }
-    check_shape(name, declared, ordered[i]->shape(), &symbols);
   }
   return ordered;
 }

@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include "bindings/engine/engine_value.h"
 #include "bindings/engine/model_compiler.h"
 #include "compiler/compile.h"
 #include "compiler/plan/error.h"
@@ -73,6 +74,12 @@ class Engine {
   // Declared inputs/outputs (-1 for symbolic dims).
   const std::vector<IoInfo>& inputs() const { return inputs_; }
   const std::vector<IoInfo>& outputs() const { return outputs_; }
+  // What holds each input's (output's) tensors: Container::Tensor but for a sequence or
+  // optional (run_values takes and gives those).
+  Container input_container(size_t i) const { return declared_[i].container; }
+  Container output_container(size_t i) const {
+    return i < output_containers_.size() ? output_containers_[i] : Container::Tensor;
+  }
   // The index of the output named `name`; throws ferrite::Error ("unknown output 'x' (model
   // outputs: ...)") when there is none.
   size_t output_index(const std::string& name) const;
@@ -96,6 +103,11 @@ class Engine {
   // Runs with named inputs; returns the outputs in model order. Throws ferrite::Error for
   // a missing, unknown, duplicated or mistyped input (naming it) and for run failures.
   std::vector<Tensor> run(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
+  // The same with values (engine_value.h): sequences and optionals too (inputs declared as
+  // such take them; outputs may be them). run fails for a model whose inputs or outputs are
+  // sequences or optionals, naming them.
+  std::vector<EngineValue> run_values(
+      const std::vector<std::pair<std::string, const EngineValue*>>& feeds);
 
   // A plan for the feeds' shapes, compiled now and not kept (what `ferrite compile` writes),
   // after the same checks of the feeds as run. A plan that would depend on input values
@@ -133,6 +145,14 @@ class Engine {
   // The fed tensors in input order, checked against the declared inputs.
   std::vector<const Tensor*> checked_feeds(
       const std::vector<std::pair<std::string, const Tensor*>>& feeds) const;
+  std::vector<const EngineValue*> checked_values(
+      const std::vector<std::pair<std::string, const EngineValue*>>& feeds) const;
+  // The feeds in input order: each input once, none unknown, none missing.
+  template <class Fed>
+  std::vector<const Fed*> by_input(
+      const std::vector<std::pair<std::string, const Fed*>>& feeds) const;
+  // The session for these inputs, or null when the compile cut the model (run it in parts).
+  Session* session_or_cut(const std::vector<const Tensor*>& ordered);
   Session& session_for_checked(const std::vector<const Tensor*>& ordered);
   // compiler_->compile, counted and timed (compiles_, compile_ms_).
   Plan compile(const std::vector<IoInfo>& types, const std::vector<const Tensor*>& values);
@@ -140,7 +160,7 @@ class Engine {
   // A model cut at a value-sized node (engine_parts.cc).
   struct Parts;
   void init_parts(std::unique_ptr<ModelCut> cut);
-  std::vector<Tensor> run_parts(const std::vector<const Tensor*>& ordered);
+  std::vector<EngineValue> run_parts(const std::vector<const EngineValue*>& ordered);
   std::unique_ptr<Parts> parts_;
   std::string parts_message() const;  // why a cut model has no one plan
   // Cuts the model where the compile asked to; false when it cannot be cut there.
@@ -149,7 +169,7 @@ class Engine {
   // shape, and may have no declared element type (the fed tensors give them).
   bool part_ = false;
   // A part's inputs of undefined element type take the type first fed.
-  void adopt_dtypes(const std::vector<std::pair<std::string, const Tensor*>>& feeds);
+  void adopt_dtypes(const std::vector<std::pair<std::string, const EngineValue*>>& feeds);
 
   // Whether every declared input dim is static (then the first plan compiled without input
   // values is the only one there will be, and the compiler is released once it exists).
@@ -165,6 +185,7 @@ class Engine {
   std::vector<IoInfo> inputs_, outputs_;
   std::vector<DeclaredIo> declared_;  // the inputs, symbols included
   std::vector<std::vector<std::string>> output_dim_names_;
+  std::vector<Container> output_containers_;
   std::unordered_map<std::string, size_t> input_index_;  // the first input of each name
   struct CachedSession {
     std::unique_ptr<Session> session;

@@ -24,18 +24,32 @@ std::unique_ptr<Engine> part_engine(std::unique_ptr<ModelCompiler> compiler,
 
 using Values = NamedValues;
 
-const Tensor* find(const Values& values, const std::string& name, const std::string& what) {
+const EngineValue* find(const Values& values, const std::string& name, const std::string& what) {
   auto it = values.find(name);
   if (it == values.end()) fail(what, ": value '", name, "' is not computed before it");
   return it->second;
 }
 
 // Runs a part on the values it reads; adds its outputs.
-void run_part(Engine& part, Values* values, std::vector<Tensor>* out, const std::string& what) {
-  std::vector<std::pair<std::string, const Tensor*>> feeds;
+void run_part(Engine& part, Values* values, std::vector<EngineValue>* out,
+              const std::string& what) {
+  std::vector<std::pair<std::string, const EngineValue*>> feeds;
   for (const IoInfo& in : part.inputs()) feeds.emplace_back(in.name, find(*values, in.name, what));
-  *out = part.run(feeds);
+  *out = part.run_values(feeds);
   for (size_t i = 0; i < out->size(); ++i) (*values)[part.outputs()[i].name] = &(*out)[i];
+}
+
+// A value given back to the caller: one that refers to a fed tensor it does not own (a model
+// output that is a model input) is copied, so it outlives the feeds.
+EngineValue owned(const EngineValue& v) {
+  auto own = [](const EngineValue::TensorRef& t) {
+    return t.use_count() ? t : std::make_shared<const Tensor>(t->dtype(), t->shape(), t->data());
+  };
+  if (v.is_tensor()) return EngineValue::of(own(v.tensor_ref("")));
+  if (!v.is_sequence()) return v;
+  std::vector<EngineValue::TensorRef> items;
+  for (const EngineValue::TensorRef& t : v.items("")) items.push_back(own(t));
+  return EngineValue::sequence(v.elem_dtype(), std::move(items));
 }
 
 }  // namespace
@@ -58,10 +72,11 @@ void Engine::init_parts(std::unique_ptr<ModelCut> cut) {
   parts_->node = std::make_unique<CutNode>(*parts_->cut, options);
 }
 
-void Engine::adopt_dtypes(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
-  for (const auto& [name, t] : feeds) {
+void Engine::adopt_dtypes(const std::vector<std::pair<std::string, const EngineValue*>>& feeds) {
+  for (const auto& [name, v] : feeds) {
     auto it = input_index_.find(name);
-    if (it == input_index_.end() || !t) continue;
+    if (it == input_index_.end() || !v || !v->is_tensor()) continue;
+    const Tensor* t = &v->tensor("");
     DeclaredIo& d = declared_[it->second];
     if (d.info.dtype != DType::Undefined) continue;
     d.info.dtype = t->dtype();
@@ -88,28 +103,34 @@ bool Engine::cut_for(const NeedsCutError& e) {
   return true;
 }
 
-std::vector<Tensor> Engine::run_parts(const std::vector<const Tensor*>& ordered) {
+std::vector<EngineValue> Engine::run_parts(const std::vector<const EngineValue*>& ordered) {
   const ModelCut& cut = *parts_->cut;
   Values values;
   for (size_t i = 0; i < inputs_.size(); ++i) values[inputs_[i].name] = ordered[i];
-  for (const auto& [name, t] : cut.constant_outputs) values[name] = t.get();
-  std::vector<Tensor> head_out, node_out, tail_out;
+  std::vector<EngineValue> constants;
+  constants.reserve(cut.constant_outputs.size() + cut.node_constants.size());
+  for (const auto& [name, t] : cut.constant_outputs) {
+    constants.push_back(EngineValue::of(t));
+    values[name] = &constants.back();
+  }
+  std::vector<EngineValue> head_out, node_out, tail_out;
   if (parts_->head) run_part(*parts_->head, &values, &head_out, cut.node);
-  std::vector<const Tensor*> node_in;
+  std::vector<const EngineValue*> node_in;
   for (size_t i = 0; i < cut.node_inputs.size(); ++i) {
     const std::string& name = cut.node_inputs[i];
-    node_in.push_back(cut.node_constants[i] ? cut.node_constants[i].get()
-                      : name.empty()        ? nullptr
-                                            : find(values, name, cut.node));
+    if (cut.node_constants[i]) {
+      constants.push_back(EngineValue::of(cut.node_constants[i]));
+      node_in.push_back(&constants.back());
+    } else {
+      node_in.push_back(name.empty() ? nullptr : find(values, name, cut.node));
+    }
   }
   node_out = parts_->node->run(node_in, values);
   for (size_t i = 0; i < node_out.size(); ++i) values[cut.node_outputs[i]] = &node_out[i];
   if (parts_->tail) run_part(*parts_->tail, &values, &tail_out, cut.node);
-  std::vector<Tensor> out;
-  for (const std::string& name : cut.outputs) {
-    const Tensor* t = find(values, name, "model output");
-    out.emplace_back(t->dtype(), t->shape(), t->data());
-  }
+  std::vector<EngineValue> out;
+  for (const std::string& name : cut.outputs)
+    out.push_back(owned(*find(values, name, "model output")));
   last_session_ = parts_->tail ? parts_->tail->last_session() : nullptr;
   return out;
 }

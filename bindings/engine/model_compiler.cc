@@ -1,6 +1,7 @@
 // ModelCompiler on the ONNX frontend and the compiler (full builds).
 #include "bindings/engine/model_compiler.h"
 
+#include "bindings/engine/sequence_ops.h"
 #include "bindings/engine/value_sized_ops.h"
 #include "compiler/frontend/onnx/onnx_import.h"
 #include "compiler/graph/graph_cut.h"
@@ -17,6 +18,7 @@ DeclaredIo declared(const Value& v) {
   io.info.shape = v.type.shape;
   io.dim_names = v.type.dim_names;
   io.rank_known = v.type.rank_known;
+  io.container = v.type.container;
   return io;
 }
 
@@ -101,7 +103,16 @@ class GraphCompiler final : public ModelCompiler {
         fail(cut->described, ": no graph attribute '", key, "'");
       return it->second.g;
     };
-    if (is_value_sized_op(n.op_type, n.domain)) {
+    const bool plain = n.domain.empty() || n.domain == "ai.onnx";
+    if (plain && n.op_type == "SequenceMap") {
+      cut_->kind = ModelCut::Kind::SequenceMap;
+      std::shared_ptr<const Graph> body = body_of("body");
+      cut_->parts.push_back(standalone(body));
+      cut_->part_inputs.push_back(formal(*body));
+      for (const Value* v : body->outputs)
+        cut_->body_outputs.emplace_back(v->type.dtype, v->type.shape);
+    } else if (is_value_sized_op(n.op_type, n.domain) || is_sequence_op(n.op_type, n.domain) ||
+               (plain && n.op_type == "Identity")) {
       cut_->kind = ModelCut::Kind::ValueSized;
     } else if (n.op_type == "If" && n.domain.empty()) {
       cut_->kind = ModelCut::Kind::If;
@@ -130,6 +141,12 @@ class GraphCompiler final : public ModelCompiler {
         cut_->scan_output_axes = n.attr_ints("scan_output_axes");
         cut_->scan_output_directions = n.attr_ints("scan_output_directions");
       }
+    } else if (cut->single && !cut->single->nodes.empty() &&
+               runs_in_engine(*cut->single, *cut->single->nodes[0])) {
+      // Not an op the engine runs on sequences or optionals (a graph of it alone would be
+      // cut at it again).
+      throw UnsupportedError(
+          str_cat(cut->described, ": not supported on sequence or optional values"));
     } else {
       cut_->kind = ModelCut::Kind::Single;
       std::shared_ptr<const Graph> alone = cut->single;
@@ -143,8 +160,16 @@ class GraphCompiler final : public ModelCompiler {
     for (const auto& d : cut->node_constants) cut_->node_constants.push_back(tensor_of(d));
     auto node = std::make_shared<const Node>(std::move(cut->node));
     cut_->run_node = [node, what = cut_->node,
-                      n = cut_->node_outputs.size()](const std::vector<const Tensor*>& in) {
-      return run_value_sized_op(*node, what, n, in);
+                      n = cut_->node_outputs.size()](const std::vector<const EngineValue*>& in) {
+      if (!is_value_sized_op(node->op_type, node->domain))
+        return run_sequence_op(*node, what, n, in);
+      std::vector<const Tensor*> tensors;
+      for (size_t i = 0; i < in.size(); ++i)
+        tensors.push_back(in[i] ? &in[i]->tensor(str_cat(what, ": input ", i)) : nullptr);
+      std::vector<EngineValue> out;
+      for (Tensor& t : run_value_sized_op(*node, what, n, tensors))
+        out.push_back(EngineValue::of(std::move(t)));
+      return out;
     };
     cut_->outputs = cut->outputs;
     for (const auto& [name, d] : cut->constant_outputs)

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings/engine/engine_value.h"
 #include "compiler/compile.h"
 #include "runtime/session.h"
 #include "runtime/tensor.h"
@@ -22,6 +23,8 @@ struct DeclaredIo {
   IoInfo info;                         // -1 for unknown or symbolic dims
   std::vector<std::string> dim_names;  // symbolic names ("" for static dims); may be empty
   bool rank_known = true;
+  // A sequence or optional: `info` and the rest describe its tensors.
+  Container container = Container::Tensor;
 
   bool is_static() const;
 };
@@ -29,17 +32,19 @@ struct DeclaredIo {
 class ModelCompiler;
 
 // A model cut at a node that no plan can hold (compiler/graph/graph_cut.h): one whose
-// output sizes depend on input values (NonZero, Compress, Unique, NonMaxSuppression), or
-// one whose compile raised NeedsCutError (an If whose branches need different shapes, a
+// output sizes depend on input values (NonZero, Compress, Unique, NonMaxSuppression), one
+// that reads or makes a sequence or optional (graph_cut.h's runs_in_engine), or one whose
+// compile raised NeedsCutError (an If whose branches need different shapes, a
 // Loop with a run-time trip count, an op needing a value computed at run time). The engine
 // runs `head` (which computes what the node and everything after it read), then the node
 // on those values, then `tail`, compiled for the sizes the node produced. Values cross by
 // name.
 struct ModelCut {
-  // How the node runs: ValueSized by run_node; If, Loop and Scan by engines of their
+  // How the node runs: ValueSized (a value-sized op, a sequence op, an Identity of a
+  // sequence or optional) by run_node; If, Loop and Scan by engines of their
   // branches or body (parts, below); Single by an engine of the node alone (parts[0]),
   // compiled for its inputs' shapes and values.
-  enum class Kind { ValueSized, If, Loop, Scan, Single };
+  enum class Kind { ValueSized, If, Loop, Scan, SequenceMap, Single };
   Kind kind = Kind::ValueSized;
   std::unique_ptr<ModelCompiler> head, tail;  // either may be null (nothing to compute)
   // If: then, else; Loop: the body; Single: the node alone. Made when first run, so an If
@@ -48,8 +53,8 @@ struct ModelCut {
   // Per part, the names of its formal inputs in order (Loop: iteration number, condition,
   // loop-carried values); a part's other inputs are outer values it reads, by name.
   std::vector<std::vector<std::string>> part_inputs;
-  // Loop and Scan: the element type and shape (-1 where not static) the body declares for
-  // each output, which gives a scan output's type when no iteration ran.
+  // Loop, Scan and SequenceMap: the element type and shape (-1 where not static) the body declares
+  // for each output, which gives a scan output's type when no iteration ran.
   std::vector<std::pair<DType, std::vector<int64_t>>> body_outputs;
   // Scan: how many of its inputs are scanned (the last ones), and the
   // axes and directions of its scan inputs and outputs (as the attributes give them).
@@ -63,7 +68,7 @@ struct ModelCut {
   std::vector<std::string> node_inputs;  // "" for an omitted optional input
   std::vector<std::string> node_outputs;
   std::vector<std::shared_ptr<const Tensor>> node_constants;  // per input; null if not constant
-  std::function<std::vector<Tensor>(const std::vector<const Tensor*>&)> run_node;
+  std::function<std::vector<EngineValue>(const std::vector<const EngineValue*>&)> run_node;
   std::vector<std::string> outputs;  // the model's outputs, by name, in order
   std::vector<std::pair<std::string, std::shared_ptr<const Tensor>>> constant_outputs;
 };

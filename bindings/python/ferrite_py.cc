@@ -148,10 +148,15 @@ struct NodeArg {
   py::list shape;  // ints; a symbolic dim is its name (str), an unknown one None
 };
 
-NodeArg node_arg(const IoInfo& io, const std::vector<std::string>& dim_names) {
+// onnxruntime's type strings: "tensor(float)", "seq(tensor(float))", "optional(...)".
+NodeArg node_arg(const IoInfo& io, const std::vector<std::string>& dim_names, Container c) {
   NodeArg arg;
   arg.name = name_to_py(io.name);
   arg.type = ort_type(io.dtype);
+  if (c == Container::Sequence || c == Container::OptionalSequence)
+    arg.type = "seq(" + arg.type + ")";
+  if (c == Container::Optional || c == Container::OptionalSequence)
+    arg.type = "optional(" + arg.type + ")";
   for (size_t i = 0; i < io.shape.size(); ++i) {
     if (io.shape[i] >= 0) {
       arg.shape.append(io.shape[i]);
@@ -238,19 +243,24 @@ class InferenceSession {
     // Symbolic dim names for get_inputs()/get_outputs(): the engine keeps -1 in IoInfo.
     dim_names_ = engine_->input_dim_names();
     output_dim_names_ = engine_->output_dim_names();
+    for (size_t i = 0; i < engine_->inputs().size(); ++i)
+      has_containers_ = has_containers_ || engine_->input_container(i) != Container::Tensor;
+    for (size_t i = 0; i < engine_->outputs().size(); ++i)
+      has_containers_ = has_containers_ || engine_->output_container(i) != Container::Tensor;
   }
 
   std::vector<NodeArg> get_inputs() const {
     std::vector<NodeArg> args;
     for (size_t i = 0; i < engine_->inputs().size(); ++i)
-      args.push_back(node_arg(engine_->inputs()[i], dim_names_[i]));
+      args.push_back(node_arg(engine_->inputs()[i], dim_names_[i], engine_->input_container(i)));
     return args;
   }
 
   std::vector<NodeArg> get_outputs() const {
     std::vector<NodeArg> args;
     for (size_t i = 0; i < engine_->outputs().size(); ++i)
-      args.push_back(node_arg(engine_->outputs()[i], output_dim_names_[i]));
+      args.push_back(
+          node_arg(engine_->outputs()[i], output_dim_names_[i], engine_->output_container(i)));
     return args;
   }
 
@@ -259,19 +269,10 @@ class InferenceSession {
 
   py::list run(const py::object& output_names, const py::dict& feeds_dict) {
     const std::vector<size_t> selected = selected_outputs(output_names);
+    if (has_containers_) return run_values(selected, feeds_dict);
     std::vector<Tensor> tensors;
-    std::vector<std::string> names;
-    tensors.reserve(feeds_dict.size());
-    for (const auto& item : feeds_dict) {
-      if (!py::isinstance<py::str>(item.first)) {
-        throw py::type_error(str_cat("input_feed keys must be input names (str), got ",
-                                     std::string(py::repr(item.first))));
-      }
-      names.push_back(name_from_py(item.first));
-      tensors.push_back(feed_tensor(names.back(), item.second));
-    }
-    std::vector<std::pair<std::string, const Tensor*>> feeds;
-    for (size_t i = 0; i < tensors.size(); ++i) feeds.emplace_back(names[i], &tensors[i]);
+    const std::vector<std::pair<std::string, const Tensor*>> feeds =
+        read_feeds(feeds_dict, &tensors, feed_tensor);
     std::vector<Tensor> results;
     {
       py::gil_scoped_release release;
@@ -291,6 +292,78 @@ class InferenceSession {
   }
 
  private:
+  // The feeds by name, each made by `make(name, value)` into `*held`.
+  template <class T, class Make>
+  static std::vector<std::pair<std::string, const T*>> read_feeds(const py::dict& feeds_dict,
+                                                                  std::vector<T>* held,
+                                                                  const Make& make) {
+    std::vector<std::string> names;
+    held->reserve(feeds_dict.size());
+    for (const auto& item : feeds_dict) {
+      if (!py::isinstance<py::str>(item.first)) {
+        throw py::type_error(str_cat("input_feed keys must be input names (str), got ",
+                                     std::string(py::repr(item.first))));
+      }
+      names.push_back(name_from_py(item.first));
+      held->push_back(make(names.back(), item.second));
+    }
+    std::vector<std::pair<std::string, const T*>> feeds;
+    for (size_t i = 0; i < held->size(); ++i) feeds.emplace_back(names[i], &(*held)[i]);
+    return feeds;
+  }
+
+  // A model with sequence or optional inputs or outputs: a sequence is fed and given back
+  // as a list of arrays, an optional without a value as None (as onnxruntime does).
+  py::list run_values(const std::vector<size_t>& selected, const py::dict& feeds_dict) {
+    std::vector<EngineValue> values;
+    const std::vector<std::pair<std::string, const EngineValue*>> feeds = read_feeds(
+        feeds_dict, &values,
+        [this](const std::string& name, const py::handle& v) { return feed_value(name, v); });
+    std::vector<EngineValue> results;
+    {
+      py::gil_scoped_release release;
+      std::lock_guard<std::mutex> lock(mutex_);
+      results = engine_->run_values(feeds);
+    }
+    auto array = [](const Tensor& t) { return to_numpy(Tensor(t.dtype(), t.shape(), t.data())); };
+    py::list out;
+    for (size_t k : selected) {
+      const EngineValue& v = results[k];
+      if (v.is_none()) {
+        out.append(py::none());
+      } else if (v.is_tensor()) {
+        out.append(array(v.tensor("")));
+      } else {
+        py::list items;
+        for (const EngineValue::TensorRef& t : v.items("")) items.append(array(*t));
+        out.append(items);
+      }
+    }
+    return out;
+  }
+
+  // A feed as a value: None for an optional input, a list (or tuple) of arrays for a
+  // sequence input, else an array.
+  EngineValue feed_value(const std::string& name, const py::handle& value) const {
+    Container c = Container::Tensor;
+    for (size_t i = 0; i < engine_->inputs().size(); ++i)
+      if (engine_->inputs()[i].name == name) c = engine_->input_container(i);
+    const bool optional = c == Container::Optional || c == Container::OptionalSequence;
+    if (value.is_none() && optional) return EngineValue();
+    const bool sequence = c == Container::Sequence || c == Container::OptionalSequence;
+    if (sequence && (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value))) {
+      std::vector<EngineValue::TensorRef> items;
+      DType elem = DType::Undefined;
+      for (const py::handle& h : value) {
+        items.push_back(std::make_shared<Tensor>(feed_tensor(name, h)));
+        elem = items.back()->dtype();
+      }
+      return EngineValue::sequence(elem, std::move(items));
+    }
+    if (sequence) fail("input '", name, "': expected a list of numpy arrays (a sequence)");
+    return EngineValue::of(feed_tensor(name, value));
+  }
+
   // The model outputs output_names asks for (None: all of them, in model order).
   std::vector<size_t> selected_outputs(const py::object& output_names) const {
     std::vector<size_t> selected;
@@ -354,6 +427,7 @@ class InferenceSession {
   std::unique_ptr<Engine> engine_;
   std::vector<std::vector<std::string>> dim_names_, output_dim_names_;
   std::string backend_;
+  bool has_containers_ = false;  // sequence or optional inputs or outputs: run_values
   std::mutex mutex_;
 };
 

@@ -101,8 +101,18 @@ int64_t TensorType::elements() const {
 
 std::string TensorType::to_string() const {
   std::string s = dtype_name(dtype);
-  if (!rank_known) return s + "[*]";
-  return s + join_dims(shape, dim_names);
+  s += rank_known ? join_dims(shape, dim_names) : "[*]";
+  switch (container) {
+    case Container::Tensor:
+      return s;
+    case Container::Sequence:
+      return "sequence<" + s + ">";
+    case Container::Optional:
+      return "optional<" + s + ">";
+    case Container::OptionalSequence:
+      return "optional<sequence<" + s + ">>";
+  }
+  return s;
 }
 
 // ---- TensorData ----------------------------------------------------------------------------

@@ -17,11 +17,17 @@
 
 namespace ferrite {
 
+// ONNX's non-tensor types the engine holds (never a plan): a sequence of tensors, an
+// optional tensor or sequence. A value of these has TensorType's dtype (and shape, where
+// declared) of its tensors, and `container` saying what holds them.
+enum class Container : uint8_t { Tensor, Sequence, Optional, OptionalSequence };
+
 struct TensorType {
   DType dtype = DType::Undefined;
   std::vector<int64_t> shape;          // -1: unknown or symbolic
   std::vector<std::string> dim_names;  // symbolic names ("" for static dims); may be empty
   bool rank_known = true;
+  Container container = Container::Tensor;
 
   bool is_static() const;
   int64_t elements() const;  // -1 if not static
@@ -70,7 +76,8 @@ enum class AttrKind : uint8_t {
   Ints,
   Strings,
   Tensors,
-  Graphs
+  Graphs,
+  Type  // a TypeProto (Optional's `type`), as `type`
 };
 
 struct Attribute {
@@ -85,6 +92,7 @@ struct Attribute {
   std::vector<std::string> strings;
   std::vector<std::shared_ptr<const TensorData>> tensors;
   std::vector<std::shared_ptr<Graph>> graphs;
+  TensorType type;
 };
 
 struct Node {

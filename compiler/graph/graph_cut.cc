@@ -89,6 +89,7 @@ class PartBuilder {
       TensorType any;
       any.dtype = v->type.dtype;
       any.rank_known = false;
+      any.container = v->type.container;
       copy = part_->add_input(v->name, any);
     }
     if (copy->name != v->name) fail("graph cut: value name '", v->name, "' is not unique");
@@ -111,9 +112,33 @@ bool is_value_sized_op(const std::string& op_type, const std::string& domain) {
           op_type == "NonMaxSuppression");
 }
 
+const std::vector<std::string>& sequence_ops() {
+  static const std::vector<std::string> ops = {
+      "SequenceEmpty", "SequenceConstruct",  "SequenceInsert",     "SequenceAt",
+      "SequenceErase", "SequenceLength",     "ConcatFromSequence", "SplitToSequence",
+      "Optional",      "OptionalHasElement", "OptionalGetElement", "SequenceMap"};
+  return ops;
+}
+
+bool is_sequence_op(const std::string& op_type, const std::string& domain) {
+  if (!domain.empty() && domain != "ai.onnx") return false;
+  for (const std::string& op : sequence_ops())
+    if (op == op_type) return true;
+  return false;
+}
+
+bool runs_in_engine(const Graph& g, const Node& n) {
+  if (is_value_sized_op(n.op_type, n.domain) || is_sequence_op(n.op_type, n.domain)) return true;
+  for (const Value* v : n.outputs)
+    if (v && v->type.container != Container::Tensor) return true;
+  for (const Value* v : reads(g, n))
+    if (v->type.container != Container::Tensor) return true;
+  return false;
+}
+
 std::unique_ptr<GraphCut> cut_at_value_sized_node(const Graph& g) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (is_value_sized_op(g.nodes[i]->op_type, g.nodes[i]->domain)) return cut_at_node(g, i);
+    if (runs_in_engine(g, *g.nodes[i])) return cut_at_node(g, i);
   }
   return nullptr;
 }

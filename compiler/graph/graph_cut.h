@@ -1,5 +1,6 @@
 // Cutting a graph at a node whose output sizes depend on input values (NonZero, Compress,
-// Unique, NonMaxSuppression): the compiler sizes everything before it runs, so such a node
+// Unique, NonMaxSuppression), or that reads or makes a sequence or optional (runs_in_engine,
+// below; the same cut): the compiler sizes everything before it runs, so such a node
 // splits the model into a head, which computes what the node and everything after it read,
 // the node itself, which the engine runs on the values (bindings/engine/value_sized_ops.h),
 // and a tail, compiled for the sizes the node produced (and cut again at its own such node).
@@ -19,6 +20,16 @@ namespace ferrite {
 // Whether `op_type` (default ONNX domain) is an op whose output sizes depend on its input
 // values and which the engine runs between the compiled parts.
 bool is_value_sized_op(const std::string& op_type, const std::string& domain);
+
+// The ops on ONNX's sequences and optionals (graph.h's Container), which the engine runs on
+// its values (bindings/engine/sequence_ops.h): SequenceEmpty, SequenceConstruct, ...
+const std::vector<std::string>& sequence_ops();
+bool is_sequence_op(const std::string& op_type, const std::string& domain);
+
+// Whether the engine runs `n` (a node of `g`) between compiled parts: a value-sized op, a
+// sequence op, or any node reading or making a sequence or optional value (an If or Loop
+// carrying one, or whose subgraphs read one from `g`).
+bool runs_in_engine(const Graph& g, const Node& n);
 
 struct GraphCut {
   // Computes the cut node's inputs and the values after the cut reads from before it

@@ -96,6 +96,8 @@ std::string attr_to_string(const Attribute& a) {
       });
     case AttrKind::Graphs:
       return list(a.graphs, graph_summary);
+    case AttrKind::Type:
+      return "type " + a.type.to_string();
   }
   return "?";
 }

@@ -381,6 +381,13 @@ void check_ops_supported(const Graph& g) {
 
 void GraphLowering::lower_node(const Node& n) {
   const LowerFn& lower = lowering_for(n);
+  for (const std::vector<Value*>* values : {&n.inputs, &n.outputs}) {
+    for (const Value* v : *values) {
+      if (v && v->type.container != Container::Tensor)
+        throw NeedsCutError(str_cat(n.describe(), ": its value '", v->name, "' is a ",
+                                    v->type.to_string(), ", which the engine holds"));
+    }
+  }
   LowerCtx c{*this, n, {}, g_.opset("")};
   for (const Value* v : n.inputs) c.in.push_back(v ? box_for(v) : nullptr);
   std::vector<TensorBoxPtr> outs;

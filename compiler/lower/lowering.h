@@ -72,6 +72,7 @@ void register_control_flow_ops(LoweringTable& t);
 void register_rnn_ops(LoweringTable& t);
 void register_scatter_ops(LoweringTable& t);
 void register_topk_ops(LoweringTable& t);
+void register_sequence_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

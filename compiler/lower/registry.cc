@@ -25,6 +25,7 @@ const LoweringTable& lowering_table() {
     register_scatter_ops(t);
     register_segment_ops(t);
     register_topk_ops(t);
+    register_sequence_ops(t);
     return t;
   }();
   return table;

@@ -30,6 +30,8 @@ x = np.array([[-1.0, 0.25, -0.75], [2.0, 0.5, 0.1]], dtype=np.float32)
 np.save(d + "/x.npy", x)
 np.save(d + "/x_transposed.npy", x.T.copy())
 np.save(d + "/x_int64.npy", np.arange(6, dtype=np.int64).reshape(2, 3))
+np.save(d + "/n3.npy", np.array(3, dtype=np.int64))
+np.save(d + "/pair.npy", np.array([1, -2], dtype=np.float32))
 np.save(d + "/x_fortran.npy", np.asfortranarray(x))
 np.save(d + "/y_expected.npy", np.maximum(x + np.array([-0.5, 0, 0.5], np.float32), 0))
 PY
@@ -200,6 +202,18 @@ elif ! grep -q '^profile: [0-9]* steps, ms per run over 3 runs$' "$tmp/out" ||
 else
   echo "ok   profile run: $(tail -1 "$tmp/out")"
 fi
+
+# A sequence output: its length, then each tensor on a line; --output-dir writes NAME_k.npy.
+if ! ferrite run "$fixtures/seq_loop.onnx" --input "n=$tmp/n3.npy" --input "x=$tmp/pair.npy" \
+  --output-dir "$tmp/seq" >"$tmp/out" 2>"$tmp/err"; then
+  fail "sequence output: $(cat "$tmp/err")"
+elif ! grep -qF "output 'seq': sequence<float32> of 3" "$tmp/out" ||
+  ! grep -qF "  [2] float32[2] [2, -4]" "$tmp/out" || [ ! -f "$tmp/seq/seq_2.npy" ]; then
+  fail "sequence output: $(cat "$tmp/out")"
+else
+  echo "ok   sequence output: $(grep -c '^  \[' "$tmp/out") items"
+fi
+expect_error "sequence input" 1 "input 'seq' is a sequence" ferrite run "$fixtures/seq_in.onnx"
 
 # --dump writes the compiler's intermediate forms.
 if ! ferrite run "$fixtures/add_relu.onnx" --dump "$tmp/dump" >"$tmp/out" 2>"$tmp/err"; then

@@ -284,14 +284,14 @@ Plan rerun_plan(const Plan& plan, const std::function<Plan()>& unfused) {
 // up and down by a fixed pattern, then the results of each group of steps up and down
 // (at most kJitterGroups groups: each step alone in a plan of as many steps or fewer).
 // The reruns together take at most about kRerunWork scalar operations (estimated_work), the
-// inputs' pair always: under the fuzz build's instrumentation the reference interprets a
-// plan of kRunBudgetWork in over a second, so 34 reruns of one took a minute.
+// inputs' pair always: under the fuzz build's instrumentation the reference interprets about
+// a million a second, so 34 reruns of a plan of 2e6 took a minute.
 // False when a rerun fails.
 bool reruns(const Plan& plan, const std::vector<Tensor>& inputs,
             const std::function<Plan()>& unfused, const std::vector<Tensor>& ref,
             Sensitivity* sensitivity) {
   constexpr int kJitterGroups = 16;
-  constexpr double kRerunWork = 4e7;
+  constexpr double kRerunWork = 4e6;
   const Plan p = rerun_plan(plan, unfused);
   const double pairs = kRerunWork / (2 * std::max(1.0, estimated_work(p)));
   const int groups = std::max(

@@ -88,6 +88,22 @@ class Sessions(unittest.TestCase):
             (y,) = sess.run(None, {"a": a, "b": b})
             np.testing.assert_array_equal(y, a + b)
 
+    def test_sequences_come_back_as_lists(self):
+        # seq_loop: a Loop inserts x * i into a sequence n times; all = the items joined.
+        sess = ferrite.InferenceSession(str(FIXTURES / "seq_loop.onnx"))
+        self.assertEqual(sess.get_outputs()[0].type, "seq(tensor(float))")
+        x = np.array([1, -2], dtype=np.float32)
+        for n in (3, 1):
+            seq, joined = sess.run(None, {"n": np.array(n, dtype=np.int64), "x": x})
+            self.assertIsInstance(seq, list)
+            self.assertEqual(len(seq), n)
+            for i, item in enumerate(seq):
+                np.testing.assert_array_equal(item, x * i)
+            np.testing.assert_array_equal(joined, np.concatenate([x * i for i in range(n)]))
+        # No iteration: nothing to join, an error naming the node (as onnxruntime's).
+        with self.assertRaisesRegex(RuntimeError, "ConcatFromSequence"):
+            sess.run(None, {"n": np.array(0, dtype=np.int64), "x": x})
+
     def test_integer_inputs_and_negative_indices(self):
         sess = ferrite.InferenceSession(str(FIXTURES / "gather.onnx"))
         x = np.arange(8, dtype=np.float32).reshape(4, 2)

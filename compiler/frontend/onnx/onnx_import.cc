@@ -41,10 +41,26 @@ TensorType unknown_type() {
 }
 
 TensorType convert_type(const onnx::TypeProto& tp, const std::string& what) {
-  // Sequence/map/optional values import with an unknown type; ops using them are rejected
-  // by lowering, which names the op.
-  if (tp.kind != onnx::TypeProto::Kind::Tensor) return unknown_type();
+  // Sequences and optionals of tensors import as their tensors' type in a container (the
+  // engine holds them: graph.h's Container); maps and sparse tensors with an unknown type,
+  // which the ops using them reject.
+  using Kind = onnx::TypeProto::Kind;
+  Container container = Container::Tensor;
+  if (tp.kind == Kind::Sequence && tp.elem_kind == Kind::Tensor) {
+    container = Container::Sequence;
+  } else if (tp.kind == Kind::Optional && tp.elem_kind == Kind::Tensor) {
+    container = Container::Optional;
+  } else if (tp.kind == Kind::Optional && tp.elem_kind == Kind::Sequence) {
+    container = Container::OptionalSequence;
+  } else if (tp.kind != Kind::Tensor) {
+    return unknown_type();
+  }
   TensorType t;
+  t.container = container;
+  if (container != Container::Tensor && tp.elem_type == 0) {
+    t.rank_known = false;  // a sequence whose tensors' type is not declared
+    return t;
+  }
   t.dtype = onnx::value_dtype(tp.elem_type, what);
   if (!tp.has_shape) {
     t.rank_known = false;
@@ -210,7 +226,9 @@ void Importer::declare_outputs(const GraphProto& gp, const Scope& scope) {
 void check_declared(const onnx::ValueInfoProto& vi, const TensorType& t, const Value& v) {
   DType own = v.is_constant() ? v.data->dtype : v.type.dtype;
   bool tensor = vi.type.kind == onnx::TypeProto::Kind::Tensor;
-  bool own_tensor = v.is_constant() || v.type.rank_known || own != DType::Undefined;
+  bool own_tensor = v.is_constant() || (v.type.container == Container::Tensor &&
+                                        (v.type.rank_known || own != DType::Undefined));
+  if (!tensor && t.container != Container::Tensor && t.container == v.type.container) return;
   if ((!tensor && own_tensor) ||
       (t.dtype != DType::Undefined && own != DType::Undefined && t.dtype != own)) {
     fail("onnx: value '", vi.name, "' is declared ",
@@ -350,8 +368,12 @@ void Importer::convert_attr_value(const AttributeProto& ap, const std::string& w
     case AttributeProto::kSparseTensors:
       unsupported("onnx: ", what, ": sparse tensor attributes are not supported");
     case AttributeProto::kTypeProto:
+      if (!ap.tp) fail("onnx: ", what, ": a type attribute without its type");
+      a->kind = AttrKind::Type;
+      a->type = convert_type(*ap.tp, what);
+      return;
     case AttributeProto::kTypeProtos:
-      unsupported("onnx: ", what, ": type attributes are not supported");
+      unsupported("onnx: ", what, ": type list attributes are not supported");
     default:
       fail("onnx: ", what, " has no value or an unknown type ", type);
   }
@@ -403,6 +425,78 @@ TensorData parse_tensor_proto(const uint8_t* data, size_t size, std::string* nam
   TensorData d = onnx::tensor_from_proto(t, "", "tensor '" + t.name + "'");
   if (name) *name = t.name;
   return d;
+}
+
+namespace {
+
+// SequenceProto: elem_type (2; 1 a tensor), tensor_values (3). Other element kinds (sparse
+// tensors, maps, nested sequences and optionals) are not supported.
+ContainerData sequence_from(onnx::WireReader r) {
+  ContainerData c;
+  c.kind = ContainerData::Kind::Sequence;
+  while (r.next()) {
+    switch (r.field()) {
+      case 2: {
+        const int32_t elem = r.read_int32();
+        if (elem != 0 && elem != 1)
+          throw UnsupportedError(
+              str_cat("onnx: a sequence of element kind ", elem, " (only tensors are supported)"));
+        break;
+      }
+      case 3: {
+        const onnx::Bytes b = r.read_bytes();
+        onnx::TensorProto t = onnx::parse_tensor(r.nested(b, "TensorProto"));
+        c.tensors.push_back(onnx::tensor_from_proto(t, "", "sequence item"));
+        c.elem = c.tensors.back().dtype;
+        break;
+      }
+      case 4:
+      case 5:
+      case 6:
+      case 7:
+        throw UnsupportedError(
+            "onnx: sequences of sparse tensors, sequences, maps or optionals "
+            "are not supported");
+      default:
+        r.skip();
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+ContainerData parse_sequence_proto(const uint8_t* data, size_t size) {
+  static const uint8_t kEmpty = 0;
+  return sequence_from(onnx::WireReader(data ? data : &kEmpty, data ? size : 0, "SequenceProto"));
+}
+
+ContainerData parse_optional_proto(const uint8_t* data, size_t size) {
+  static const uint8_t kEmpty = 0;
+  onnx::WireReader r(data ? data : &kEmpty, data ? size : 0, "OptionalProto");
+  ContainerData c;
+  while (r.next()) {
+    switch (r.field()) {
+      case 3: {
+        onnx::TensorProto t = onnx::parse_tensor(r.nested(r.read_bytes(), "TensorProto"));
+        c.tensors = {onnx::tensor_from_proto(t, "", "optional value")};
+        c.elem = c.tensors.back().dtype;
+        c.kind = ContainerData::Kind::Tensor;
+        break;
+      }
+      case 5:
+        c = sequence_from(r.nested(r.read_bytes(), "SequenceProto"));
+        break;
+      case 4:
+      case 6:
+      case 7:
+        throw UnsupportedError(
+            "onnx: optionals of sparse tensors, maps or optionals are not supported");
+      default:
+        r.skip();
+    }
+  }
+  return c;
 }
 
 }  // namespace ferrite

@@ -21,4 +21,15 @@ std::unique_ptr<Graph> import_onnx_file(const std::string& path);
 // A serialized TensorProto (the ONNX test suite's input_N.pb / output_N.pb).
 TensorData parse_tensor_proto(const uint8_t* data, size_t size, std::string* name = nullptr);
 
+// A serialized SequenceProto of tensors, or OptionalProto of a tensor or such a sequence (the
+// test suite's data for sequence and optional values): `kind` is what it holds (Optional:
+// nothing), `tensors` its tensors, `elem` their element type where the message gives it.
+struct ContainerData {
+  enum class Kind { Optional, Tensor, Sequence } kind = Kind::Optional;
+  std::vector<TensorData> tensors;
+  DType elem = DType::Undefined;
+};
+ContainerData parse_sequence_proto(const uint8_t* data, size_t size);
+ContainerData parse_optional_proto(const uint8_t* data, size_t size);
+
 }  // namespace ferrite

@@ -71,6 +71,35 @@ void parse_tensor_type(WireReader r, TypeProto* t) {
   }
 }
 
+// The element type of a TypeProto.Sequence or TypeProto.Optional (field 1, a TypeProto), at
+// most `depth` containers deep: a tensor fills `t`'s tensor fields; a sequence of tensors
+// (an optional's element) sets elem_kind Sequence. Anything else leaves elem_kind None.
+void parse_elem_type(WireReader r, TypeProto* t, int depth);
+
+void parse_elem_type_proto(WireReader r, TypeProto* t, int depth) {
+  while (r.next()) {
+    if (r.field() == 1) {
+      t->elem_kind = TypeProto::Kind::Tensor;
+      parse_tensor_type(r.nested(r.read_bytes(), "TypeProto.Tensor"), t);
+    } else if (r.field() == 4 && depth > 0) {
+      parse_elem_type(r.nested(r.read_bytes(), "TypeProto.Sequence"), t, depth - 1);
+      if (t->elem_kind == TypeProto::Kind::Tensor) t->elem_kind = TypeProto::Kind::Sequence;
+    } else {
+      r.skip();
+    }
+  }
+}
+
+void parse_elem_type(WireReader r, TypeProto* t, int depth) {
+  while (r.next()) {
+    if (r.field() == 1) {
+      parse_elem_type_proto(r.nested(r.read_bytes(), "TypeProto"), t, depth);
+    } else {
+      r.skip();
+    }
+  }
+}
+
 TypeProto parse_type(WireReader r) {
   TypeProto t;
   while (r.next()) {
@@ -79,10 +108,11 @@ TypeProto parse_type(WireReader r) {
         t.kind = TypeProto::Kind::Tensor;
         parse_tensor_type(r.nested(r.read_bytes(), "TypeProto.Tensor"), &t);
         break;
-      // Non-tensor kinds: nested types are skipped, so TypeProto never recurses.
+      // Sequences and optionals: their element, one level of nesting (an optional
+      // sequence); the other kinds' nested types are skipped.
       case 4:
         t.kind = TypeProto::Kind::Sequence;
-        r.skip();
+        parse_elem_type(r.nested(r.read_bytes(), "TypeProto.Sequence"), &t, 0);
         break;
       case 5:
         t.kind = TypeProto::Kind::Map;
@@ -94,7 +124,7 @@ TypeProto parse_type(WireReader r) {
         break;
       case 9:
         t.kind = TypeProto::Kind::Optional;
-        r.skip();
+        parse_elem_type(r.nested(r.read_bytes(), "TypeProto.Optional"), &t, 1);
         break;
       default:
         r.skip();
@@ -181,6 +211,9 @@ AttributeProto parse_attribute(WireReader r, int depth) {
         r.skip();
         break;
       case 14:
+        ++a.type_proto_count;
+        a.tp = std::make_unique<TypeProto>(parse_type(r.nested(r.read_bytes(), "TypeProto")));
+        break;
       case 15:
         ++a.type_proto_count;
         r.skip();

@@ -41,6 +41,9 @@ struct TypeProto {
     std::string param;
   };
   Kind kind = Kind::None;
+  // A sequence's or optional's element: kind (Tensor, or Sequence of tensors for an optional
+  // sequence), and the tensors' elem_type and dims below. Deeper nesting reads as None.
+  Kind elem_kind = Kind::None;
   int32_t elem_type = 0;
   bool has_shape = false;
   std::vector<Dim> dims;
@@ -88,6 +91,7 @@ struct AttributeProto {
   std::vector<GraphProto> graphs;
   size_t sparse_count = 0;      // sparse_tensor / sparse_tensors present
   size_t type_proto_count = 0;  // tp / type_protos present
+  std::unique_ptr<TypeProto> tp;  // the `tp` field, when present
 };
 
 struct NodeProto {

@@ -4,7 +4,7 @@
 // one the node computes. Types come from graph inputs, initializers, constants and
 // value_info, and flow through nodes whose output type a constraint fixes (a variable bound
 // by an input, a single allowed type, Cast's `to`); a subgraph sees its enclosing graphs'
-// types. Values of unknown type (sequences, unnamed, untyped) are not checked.
+// types. Values of unknown type (sequences and optionals, unnamed, untyped) are not checked.
 #include <cstring>
 #include <map>
 #include <set>
@@ -79,7 +79,13 @@ class TypeChecker {
     auto it = inferred_.find(v);
     if (it != inferred_.end()) return it->second;
     if (v->data) return v->data->dtype;
-    return v->type.dtype;
+    return declared_type(v);
+  }
+
+  // A sequence's or optional's dtype is its tensors', which no constraint here describes:
+  // such values are not checked.
+  static DType declared_type(const Value* v) {
+    return v->type.container == Container::Tensor ? v->type.dtype : DType::Undefined;
   }
 
   void check_param(const Node& n, const OpSchema& s, const SchemaParam& p, const char* what,
@@ -162,7 +168,8 @@ class TypeChecker {
     for (size_t i = 0; i < n.outputs.size() && s->n_outputs; ++i) {
       const SchemaParam& p = s->output(std::min<size_t>(i, s->n_outputs - 1));
       const Value* v = n.outputs[i];
-      DType declared = v->type.dtype, t = computed(n, p, b);
+      DType declared = declared_type(v), t = computed(n, p, b);
+      if (v->type.container != Container::Tensor) continue;
       if (declared != DType::Undefined && t != DType::Undefined && declared != t) {
         fail("onnx: node ", n.describe(), ": output ", i, " ('", v->name, "') is declared ",
              onnx_type_name(static_cast<int>(declared)), ", but ", s->describe(), " computes ",

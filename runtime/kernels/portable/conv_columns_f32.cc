@@ -306,6 +306,12 @@ HWY_EXPORT(PackWindows);
 HWY_EXPORT(UnpadWindows);
 HWY_EXPORT(Col2Im);
 
+bool conv_windows_fit(const ConvArgs& a) {
+  for (int d = 0; d < 3; ++d)
+    if (a.stride[d] > a.in[d] + a.pad_begin[d] + a.pad_end[d]) return false;
+  return true;
+}
+
 ConvWindows conv_windows(const ConvArgs& a) {
   ConvWindows w;
   w.plane = 1;

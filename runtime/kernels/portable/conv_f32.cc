@@ -112,17 +112,6 @@ Path choose_path(const ConvArgs& a) {
 // GEMM does M / group multiply-adds; packing from X costs about kPackFromX of them (the
 // bounds of every run), from the copy kPackFromCopy (measured on wasm's resnet18 layers).
 constexpr int64_t kPackFromX = 24, kPackFromCopy = 4;
-// The copy holds stride[d] phases of ceil(padded[d] / stride[d]) positions along each dim:
-// less than twice the padded extent when the stride is at most that extent, and up to the
-// stride itself otherwise (a stride of 2^22 over 13 columns made a copy of 126M floats per
-// channel, filled phase by phase: 6.8 s for a [3, 3, 8, 1] output). So the windows are
-// considered only within that bound (conv_windows then needs no overflow checks).
-bool windows_fit(const ConvArgs& a) {
-  for (int d = 0; d < 3; ++d)
-    if (a.stride[d] > a.in[d] + a.pad_begin[d] + a.pad_end[d]) return false;
-  return true;
-}
-
 bool windows_pay(const ConvArgs& a, const ConvWindows& w) {
   const int64_t mg = a.c_out_group();
   return w.cols * (mg + kPackFromCopy) < a.out_size() * (mg + kPackFromX);
@@ -154,7 +143,7 @@ class PortableConv : public PreparedExtern {
     const ConvArgs a = parse_conv_shapes(call);
     path_ = choose_path(a);
     if (elements(y_dims(a)) == 0) return;  // nothing to compute
-    if (path_ == Path::Implicit && a.kernel_size() > 1 && windows_fit(a)) {
+    if (path_ == Path::Implicit && a.kernel_size() > 1 && conv_windows_fit(a)) {
       windows_ = conv_windows(a);
       checked_mul(a, a.c_in, windows_.channel);
       checked_mul(a, a.c_out_group(), windows_.cols);

@@ -64,6 +64,11 @@ struct ConvWindows {
   int64_t cols = 0;              // the GEMM's columns: the last output's column + 1
   std::vector<int64_t> offsets;  // per im2col row (c < C / group, kernel position)
 };
+// Whether the layout stays small: the copy's stride[d] phases of ceil(padded[d] / stride[d])
+// positions take under twice the padded extent only where the stride is within it (a stride
+// of 2^22 over 13 columns made 126M floats per channel, 6.8 s for a [3, 3, 8, 1] output).
+// conv_windows needs it (its sizes are then bounded by the padded input's).
+bool conv_windows_fit(const ConvArgs& a);
 ConvWindows conv_windows(const ConvArgs& a);
 
 // Copies channels [c0, c1) of one image's X [C, in] into the windows layout at `dst` (the

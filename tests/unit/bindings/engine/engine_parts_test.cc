@@ -11,6 +11,7 @@
 #include "bindings/engine/value_sized_ops.h"
 #include "compiler/plan/error.h"
 #include "tests/unit/support/error_of.h"
+#include "tests/unit/support/node_of.h"
 #include "tests/unit/support/source_dir.h"
 
 namespace ferrite {
@@ -90,10 +91,7 @@ TEST(EnginePartsTest, NonMaxSuppressionWithConstantArguments) {
 }
 
 Node node(const std::string& op, std::map<std::string, Attribute> attrs = {}) {
-  Node n;
-  n.op_type = op;
-  n.attrs = std::move(attrs);
-  return n;
+  return test::node_of(op, std::move(attrs));
 }
 
 TEST(EnginePartsTest, ValueSizedOpsOnEdgeValues) {
@@ -187,7 +185,9 @@ TEST(EnginePartsTest, BatchedScansRunPerEntryAndTheirOutputsFitTheMemoryLimit) {
   options.session.memory_limit = 0;
   options.max_iterations = 500;
   e = Engine::from_file(kFixtures + "scan8_sum.onnx", options);
-  EXPECT_EQ(error_of([&] { e->run({{"s0", &s0}, {"xs", &xs}}); }),
+  EXPECT_EQ(error_of([&] {
+              e->run({{"s0", &s0}, {"xs", &xs}});
+            }),
             "Scan 'scan': 2 batch entries of 256 steps: more than 500 body runs");
 }
 

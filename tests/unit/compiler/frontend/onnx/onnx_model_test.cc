@@ -125,8 +125,19 @@ TEST(OnnxModel, AttributeKinds) {
   EXPECT_EQ(c.attrs.at("ss").strings, (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(c.attr_tensor("t")->int_at(0), 11);
   EXPECT_EQ(c.attr_ints("empty", {9}), (std::vector<int64_t>{}));
-  Pb tp = node("Optional", {}, {"o"}).msg(5, Pb().str(1, "type").msg(14, Pb()).i64(20, 13));
-  EXPECT_THROW(import(model(Pb().msg(1, tp).msg(12, Pb().str(1, "o")), 15)), UnsupportedError);
+  // A type attribute (Optional's): an optional of float tensors; a list of types is refused.
+  Pb float_type = Pb().msg(9, Pb().msg(1, Pb().msg(1, Pb().i64(1, 1))));
+  Pb tp = node("Optional", {}, {"o"}).msg(5, Pb().str(1, "type").msg(14, float_type).i64(20, 13));
+  auto opt = import(model(Pb().msg(1, tp).msg(12, Pb().str(1, "o")), 15));
+  const Attribute& type = opt->nodes[0]->attrs.at("type");
+  EXPECT_EQ(type.kind, AttrKind::Type);
+  EXPECT_EQ(type.type.to_string(), "optional<float32[*]>");
+  Pb tps = node("Custom", {}, {"o"}).str(7, "com.example");
+  tps.msg(5, Pb().str(1, "types").msg(15, Pb()).i64(20, 14));
+  Pb custom = Pb().i64(1, 8)
+                  .msg(8, Pb().str(1, "").i64(2, 15))
+                  .msg(8, Pb().str(1, "com.example").i64(2, 1));
+  EXPECT_THROW(import(custom.msg(7, Pb().msg(1, tps).msg(12, Pb().str(1, "o")))), UnsupportedError);
 }
 
 // Before IR version 2 an attribute had no type field: its type is the field it sets.
