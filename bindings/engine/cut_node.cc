@@ -153,7 +153,7 @@ std::vector<EngineValue> CutNode::run(const std::vector<const EngineValue*>& in,
                                       const NamedValues& outer) {
   switch (cut_.kind) {
     case ModelCut::Kind::ValueSized:
-      return cut_.run_node(in);
+      return cut_.run_node(in, memory_limit_);
     case ModelCut::Kind::If:
       return run_if(in, outer);
     case ModelCut::Kind::Loop:

@@ -159,10 +159,10 @@ class GraphCompiler final : public ModelCompiler {
     cut_->node_outputs = cut->node_outputs;
     for (const auto& d : cut->node_constants) cut_->node_constants.push_back(tensor_of(d));
     auto node = std::make_shared<const Node>(std::move(cut->node));
-    cut_->run_node = [node, what = cut_->node,
-                      n = cut_->node_outputs.size()](const std::vector<const EngineValue*>& in) {
+    cut_->run_node = [node, what = cut_->node, n = cut_->node_outputs.size()](
+                         const std::vector<const EngineValue*>& in, int64_t memory_limit) {
       if (!is_value_sized_op(node->op_type, node->domain))
-        return run_sequence_op(*node, what, n, in);
+        return run_sequence_op(*node, what, n, in, memory_limit);
       std::vector<const Tensor*> tensors;
       for (size_t i = 0; i < in.size(); ++i)
         tensors.push_back(in[i] ? &in[i]->tensor(str_cat(what, ": input ", i)) : nullptr);

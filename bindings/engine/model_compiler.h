@@ -68,7 +68,8 @@ struct ModelCut {
   std::vector<std::string> node_inputs;  // "" for an omitted optional input
   std::vector<std::string> node_outputs;
   std::vector<std::shared_ptr<const Tensor>> node_constants;  // per input; null if not constant
-  std::function<std::vector<EngineValue>(const std::vector<const EngineValue*>&)> run_node;
+  // (inputs, the memory limit): ConcatFromSequence may join one shared tensor many times.
+  std::function<std::vector<EngineValue>(const std::vector<const EngineValue*>&, int64_t)> run_node;
   std::vector<std::string> outputs;  // the model's outputs, by name, in order
   std::vector<std::pair<std::string, std::shared_ptr<const Tensor>>> constant_outputs;
 };

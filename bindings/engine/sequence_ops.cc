@@ -5,17 +5,19 @@
 
 #include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/resource_limits.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
 namespace {
 
-using TensorRef = EngineValue::TensorRef;
+using ItemRef = EngineValue::TensorRef;
 
 struct SeqCtx {
   const Node& node;
   const std::string& what;
   const std::vector<const EngineValue*>& in;
+  int64_t memory_limit;
 
   template <class... Args>
   [[noreturn]] void error(const Args&... args) const {
@@ -27,7 +29,7 @@ struct SeqCtx {
     return *in[i];
   }
   const Tensor& tensor(size_t i) const { return input(i).tensor(str_cat(what, ": input ", i)); }
-  const std::vector<TensorRef>& items(size_t i) const {
+  const std::vector<ItemRef>& items(size_t i) const {
     return input(i).items(str_cat(what, ": input ", i));
   }
   // A scalar integer input (a position, a split size).
@@ -62,7 +64,7 @@ int64_t product(const std::vector<int64_t>& dims, size_t from, size_t to) {
 }
 
 // The tensors of `items` joined along `axis` (new_axis: stacked along a new axis there).
-Tensor concat(const SeqCtx& c, const std::vector<TensorRef>& items, int64_t axis_attr,
+Tensor concat(const SeqCtx& c, const std::vector<ItemRef>& items, int64_t axis_attr,
               bool new_axis) {
   if (items.empty()) c.error("an empty sequence has nothing to concatenate");
   const std::vector<int64_t>& first = items[0]->shape();
@@ -73,7 +75,7 @@ Tensor concat(const SeqCtx& c, const std::vector<TensorRef>& items, int64_t axis
   std::vector<int64_t> shape = first;
   if (new_axis) shape.insert(shape.begin() + static_cast<std::ptrdiff_t>(axis), 1);
   int64_t total = 0;
-  for (const TensorRef& t : items) {
+  for (const ItemRef& t : items) {
     std::vector<int64_t> s = t->shape();
     if (new_axis) s.insert(s.begin() + static_cast<std::ptrdiff_t>(axis), 1);
     bool fits = t->dtype() == items[0]->dtype() && s.size() == shape.size();
@@ -84,12 +86,16 @@ Tensor concat(const SeqCtx& c, const std::vector<TensorRef>& items, int64_t axis
     total += s[axis];
   }
   shape[axis] = total;
+  int64_t bytes = static_cast<int64_t>(dtype_size(items[0]->dtype()));
+  for (int64_t d : shape)
+    if (__builtin_mul_overflow(bytes, d, &bytes)) bytes = INT64_MAX;
+  check_memory_limit(bytes, c.memory_limit, str_cat(c.what, ": its output"));
   Tensor out(items[0]->dtype(), shape);
   const size_t elem = dtype_size(out.dtype());
   const int64_t outer = product(shape, 0, axis), inner = product(shape, axis + 1, shape.size());
   const size_t out_row = static_cast<size_t>(total * inner) * elem;
   size_t at = 0;
-  for (const TensorRef& t : items) {
+  for (const ItemRef& t : items) {
     const int64_t len = new_axis ? 1 : t->shape()[axis];
     const size_t row = static_cast<size_t>(len * inner) * elem;
     for (int64_t o = 0; o < outer && row; ++o)
@@ -101,13 +107,13 @@ Tensor concat(const SeqCtx& c, const std::vector<TensorRef>& items, int64_t axis
 }
 
 // `x` cut along `axis` into pieces of `sizes` (keepdims false: size-1 pieces without it).
-std::vector<TensorRef> split(const SeqCtx& c, const Tensor& x, size_t axis,
-                             const std::vector<int64_t>& sizes, bool keepdims) {
+std::vector<ItemRef> split(const SeqCtx& c, const Tensor& x, size_t axis,
+                           const std::vector<int64_t>& sizes, bool keepdims) {
   const std::vector<int64_t>& shape = x.shape();
   const size_t elem = dtype_size(x.dtype());
   const int64_t outer = product(shape, 0, axis), inner = product(shape, axis + 1, shape.size());
   const size_t in_row = static_cast<size_t>(shape[axis] * inner) * elem;
-  std::vector<TensorRef> out;
+  std::vector<ItemRef> out;
   int64_t start = 0;
   for (int64_t len : sizes) {
     std::vector<int64_t> s = shape;
@@ -149,9 +155,9 @@ EngineValue split_to_sequence(const SeqCtx& c) {
       for (int64_t i = 0; i < st.elements(); ++i) {
         const int64_t len = load_element(st.dtype(), st.data(), static_cast<size_t>(i)).i64;
         if (len < 0) c.error("split size ", len, " is negative");
+        if (len > dim - sum) c.error("split sizes sum past the ", dim, " the axis has");
         sizes.push_back(len);
         sum += len;
-        if (sum > dim) break;
       }
       if (sum != dim) c.error("split sizes sum to ", sum, ", the axis has ", dim);
     }
@@ -170,8 +176,9 @@ DType sequence_empty_dtype(const SeqCtx& c) {
 
 std::vector<EngineValue> run_sequence_op(const Node& node, const std::string& what,
                                          size_t num_outputs,
-                                         const std::vector<const EngineValue*>& inputs) {
-  const SeqCtx c{node, what, inputs};
+                                         const std::vector<const EngineValue*>& inputs,
+                                         int64_t memory_limit) {
+  const SeqCtx c{node, what, inputs, memory_limit};
   const std::string& op = node.op_type;
   EngineValue out;
   if (op == "Identity" || op == "Optional") {
@@ -188,25 +195,25 @@ std::vector<EngineValue> run_sequence_op(const Node& node, const std::string& wh
     out = EngineValue::sequence(sequence_empty_dtype(c), {});
   } else if (op == "SequenceConstruct") {
     DType elem = DType::Undefined;
-    std::vector<TensorRef> items;
+    std::vector<ItemRef> items;
     for (size_t i = 0; i < inputs.size(); ++i) {
       items.push_back(c.input(i).tensor_ref(str_cat(what, ": input ", i)));
       elem = joined_dtype(c, elem, *items.back());
     }
     out = EngineValue::sequence(elem, std::move(items));
   } else if (op == "SequenceInsert") {
-    std::vector<TensorRef> items = c.items(0);
-    const TensorRef& t = c.input(1).tensor_ref(what + ": input 1");
+    std::vector<ItemRef> items = c.items(0);
+    const ItemRef& t = c.input(1).tensor_ref(what + ": input 1");
     const DType elem = joined_dtype(c, c.input(0).elem_dtype(), *t);
     const size_t at =
         c.optional(2) ? position(c, c.scalar(2, "position"), items.size(), true) : items.size();
     items.insert(items.begin() + static_cast<std::ptrdiff_t>(at), t);
     out = EngineValue::sequence(elem, std::move(items));
   } else if (op == "SequenceAt") {
-    const std::vector<TensorRef>& items = c.items(0);
+    const std::vector<ItemRef>& items = c.items(0);
     out = EngineValue::of(items[position(c, c.scalar(1, "position"), items.size(), false)]);
   } else if (op == "SequenceErase") {
-    std::vector<TensorRef> items = c.items(0);
+    std::vector<ItemRef> items = c.items(0);
     if (items.empty()) c.error("nothing to erase from an empty sequence");
     const size_t at = c.optional(1) ? position(c, c.scalar(1, "position"), items.size(), false)
                                     : items.size() - 1;

@@ -14,9 +14,12 @@ namespace ferrite {
 
 // Runs `node` on `inputs` (null for an omitted optional input); returns its first
 // `num_outputs` outputs. Throws ferrite::Error starting with `what` (the node, described)
-// for inputs of the wrong kind or type, and positions or splits out of range.
+// for inputs of the wrong kind or type, and positions or splits out of range; LimitError
+// for a ConcatFromSequence output past `memory_limit` bytes (a sequence may hold one
+// tensor many times).
 std::vector<EngineValue> run_sequence_op(const Node& node, const std::string& what,
                                          size_t num_outputs,
-                                         const std::vector<const EngineValue*>& inputs);
+                                         const std::vector<const EngineValue*>& inputs,
+                                         int64_t memory_limit);
 
 }  // namespace ferrite

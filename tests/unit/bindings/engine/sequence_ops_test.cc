@@ -34,8 +34,9 @@ EngineValue i64(int64_t v) {
   return EngineValue::of(Tensor(DType::I64, {}, &v));
 }
 
-EngineValue run(const Node& n, const std::vector<const EngineValue*>& in) {
-  return run_sequence_op(n, n.op_type, 1, in)[0];
+EngineValue run(const Node& n, const std::vector<const EngineValue*>& in,
+                int64_t memory_limit = int64_t{1} << 30) {
+  return run_sequence_op(n, n.op_type, 1, in, memory_limit)[0];
 }
 
 std::vector<float> floats(const Tensor& t) {
@@ -87,6 +88,12 @@ TEST(SequenceOpsTest, BuildReadAndChangeSequences) {
               run(node("ConcatFromSequence", {{"axis", attr_i(1)}}), {&abc});
             }),
             "ConcatFromSequence: axis 1 out of range for rank 1");
+  // Its output counts against the memory limit (a sequence may share one tensor many times).
+  EXPECT_EQ(error_of([&] {
+              run(node("ConcatFromSequence", {{"axis", attr_i(0)}}), {&abcc}, 16);
+            }),
+            "ConcatFromSequence: its output needs 32 bytes, more than the memory limit of 16 "
+            "bytes; set it with --memory-limit or FERRITE_MEMORY_LIMIT");
 }
 
 TEST(SequenceOpsTest, ConcatWithNewAxisAndSplitBack) {
@@ -114,7 +121,13 @@ TEST(SequenceOpsTest, ConcatWithNewAxisAndSplitBack) {
   EXPECT_EQ(error_of([&] {
               run(node("SplitToSequence", {{"axis", attr_i(1)}}), {&x, &bad});
             }),
-            "SplitToSequence: split sizes sum to 4, the axis has 3");
+            "SplitToSequence: split sizes sum past the 3 the axis has");
+  const std::vector<int64_t> short_sizes = {1, 1};
+  const EngineValue few = EngineValue::of(Tensor(DType::I64, {2}, short_sizes.data()));
+  EXPECT_EQ(error_of([&] {
+              run(node("SplitToSequence", {{"axis", attr_i(1)}}), {&x, &few});
+            }),
+            "SplitToSequence: split sizes sum to 2, the axis has 3");
 }
 
 TEST(SequenceOpsTest, OptionalsHoldAValueOrNone) {
