@@ -268,7 +268,7 @@ void Engine::init_plan(Plan plan, EngineOptions options) {
 }
 
 std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
-  if (!parts_) {
+  if (!parts_ && !part_) {  // a part adopts its inputs' types (run_values)
     const std::vector<const Tensor*> ordered = checked_feeds(feeds);
     if (Session* session = session_or_cut(ordered)) {
       std::vector<Tensor> outputs = session->run(ordered);
