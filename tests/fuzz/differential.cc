@@ -282,30 +282,33 @@ Plan rerun_plan(const Plan& plan, const std::function<Plan()>& unfused) {
 
 // The reference's outputs moved by 2^-20 every way, each added to `sensitivity`: its inputs
 // up and down by a fixed pattern, then the results of each group of steps up and down
-// (at most kJitterGroups groups: each step alone in a plan of as many steps or fewer).
-// The reruns together take at most about kRerunWork scalar operations (estimated_work), the
-// inputs' pair always: under the fuzz build's instrumentation the reference interprets about
-// a million a second, so 34 reruns of a plan of 2e6 took a minute.
-// False when a rerun fails.
+// (at most kJitterGroups groups: each step alone in a plan of as many steps or fewer),
+// stopping after the first pair after which `settled` holds (the disagreement is within
+// what the reference itself moves): under the fuzz build's instrumentation the reference
+// interprets about a million operations a second, and 34 reruns of a 2e6-operation plan
+// took a minute. Bounding the reruns by work instead left some too few groups to excuse a
+// cancellation (a variance of exactly 0 in real numbers, whose rounding sign decides a
+// Sqrt's NaN). False when a rerun fails.
 bool reruns(const Plan& plan, const std::vector<Tensor>& inputs,
             const std::function<Plan()>& unfused, const std::vector<Tensor>& ref,
-            Sensitivity* sensitivity) {
+            Sensitivity* sensitivity, const std::function<bool(const Sensitivity&)>& settled) {
   constexpr int kJitterGroups = 16;
-  constexpr double kRerunWork = 4e6;
   const Plan p = rerun_plan(plan, unfused);
-  const double pairs = kRerunWork / (2 * std::max(1.0, estimated_work(p)));
-  const int groups = std::max(
-      0, std::min<int>({kJitterGroups, static_cast<int>(p.kernels.size() + p.externs.size()),
-                        static_cast<int>(std::min<double>(pairs - 1, kJitterGroups))}));
+  const int groups =
+      std::min<int>(kJitterGroups, static_cast<int>(p.kernels.size() + p.externs.size()));
   for (int g = -1; g < groups; ++g) {
     for (const bool up : {true, false}) {
       set_jitter(std::max(g, 0), g < 0 ? 0 : groups, up);
       std::vector<Tensor> shifted;
       if (g < 0) shifted = perturbed(inputs, !up);
       Outcome o = run_on(jittered_reference(), p, g < 0 ? shifted : inputs);
-      if (!o.ran) return false;
+      if (!o.ran) {
+        set_jitter(0, 0, true);
+        return false;
+      }
       sensitivity->add(ref, o.outputs);
     }
+    if (settled(*sensitivity)) break;
   }
   set_jitter(0, 0, true);
   return true;
@@ -326,8 +329,6 @@ void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs,
     if (!hazard.empty()) mode = DiffMode::Off;  // no result to compare with
   }
   const Outcome ref = run_on(backends[0], plan, inputs);
-  std::unique_ptr<Sensitivity> sensitivity;
-  bool reran = false;
   for (size_t b = 1; b < backends.size(); ++b) {
     const Outcome got = run_on(backends[b], plan, inputs);
     if (mode == DiffMode::Off || !ref.loaded || !got.loaded) continue;
@@ -339,16 +340,15 @@ void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs,
     if (!ref.ran) continue;
     std::string d = compare_outputs(ref.outputs, got.outputs, plan, inputs);
     if (d.empty()) continue;
-    // Before reporting: how far the reference itself moves when moved by 2^-20 (measured
-    // once for every backend).
-    if (!sensitivity) {
-      sensitivity = std::make_unique<Sensitivity>(ref.outputs);
-      reran = reruns(plan, inputs, unfused, ref.outputs, sensitivity.get());
-    }
-    if (reran) {
-      d = compare_outputs(ref.outputs, within_sensitivity(ref.outputs, got.outputs, *sensitivity),
-                          plan, inputs);
-    }
+    // Before reporting: how far the reference itself moves when moved by 2^-20.
+    Sensitivity sensitivity(ref.outputs);
+    std::string within = d;
+    auto settled = [&](const Sensitivity& s) {
+      within = compare_outputs(ref.outputs, within_sensitivity(ref.outputs, got.outputs, s), plan,
+                               inputs);
+      return within.empty();
+    };
+    if (reruns(plan, inputs, unfused, ref.outputs, &sensitivity, settled)) d = within;
     if (!d.empty()) disagree(backends[b], plan, d);
   }
 }
