@@ -186,13 +186,13 @@ int inspect_command(const std::vector<std::string>& arg_list) {
     try {
       plan = &engine->session_for_feeds(feeds).plan();
     } catch (const NeedsCutError&) {
-      engine->run(feeds);  // cuts the model where the compile asked to
+      run_once(*engine, feeds);  // cuts the model where the compile asked to
     }
   }
   if (engine->runs_in_parts()) {
     // Each part is compiled for what the part before it computed: run once, then show the
     // plans the parts ran.
-    engine->run(feeds);
+    run_once(*engine, feeds);
     print_parts(*engine, "", &totals);
     std::printf("parts: %d plans\n", totals.plans);
   } else {

@@ -70,6 +70,18 @@ void add_generated_inputs(const Engine& engine, const EngineOptions& options,
   }
 }
 
+std::vector<EngineValue> run_once(Engine& engine,
+                                  const std::vector<std::pair<std::string, const Tensor*>>& feeds) {
+  std::vector<EngineValue> held;
+  held.reserve(feeds.size());
+  std::vector<std::pair<std::string, const EngineValue*>> values;
+  for (const auto& [name, t] : feeds) {
+    held.push_back(EngineValue::borrowed(*t));
+    values.emplace_back(name, &held.back());
+  }
+  return engine.run_values(values);
+}
+
 std::string dump_dir_option(const CliArgs& args) {
   if (args.has("dump")) return args.get("dump");
   const char* env_dump = std::getenv("FERRITE_DUMP");

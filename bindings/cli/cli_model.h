@@ -18,6 +18,10 @@ std::unique_ptr<Engine> load_model(const std::string& path, const EngineOptions&
 // `--input NAME=FILE.npy` values, read in the order given.
 std::vector<std::pair<std::string, Tensor>> read_inputs(const CliArgs& args);
 
+// One run with these feeds, through values (outputs may be sequences or optionals).
+std::vector<EngineValue> run_once(Engine& engine,
+                                  const std::vector<std::pair<std::string, const Tensor*>>& feeds);
+
 // Generates every declared input the command line did not give (floats uniform in [-1,1),
 // integers in [0,4), bools false, symbolic dims 1; fixed seed) and prints a note for each.
 // An input larger than the memory limit (`options`'s, or the default) is refused unmade.

@@ -45,18 +45,6 @@ void print_ms(const char* what, double ms) {
   std::printf("%s: %.3f\n", what, ms);
 }
 
-// One run, through values (a model's outputs may be sequences or optionals).
-std::vector<EngineValue> run_once(Engine& engine, const Feeds& feeds) {
-  std::vector<EngineValue> held;
-  held.reserve(feeds.size());
-  std::vector<std::pair<std::string, const EngineValue*>> values;
-  for (const auto& [name, t] : feeds) {
-    held.push_back(EngineValue::borrowed(*t));
-    values.emplace_back(name, &held.back());
-  }
-  return engine.run_values(values);
-}
-
 // Compiles for the fed shapes and reports the time. If compiling fails, running once
 // first reports a bad feed (unknown name, wrong shape, ...) in the model's terms, since
 // Engine::run checks the feeds before it compiles.
