@@ -135,6 +135,15 @@ fi
 expect_error "inspect misnamed input" "unknown input 'b'" \
   inspect "$fixtures/add_relu.onnx" --input "b=$tmp/a.npy"
 
+# A model with a sequence output (a Loop building it, cut at its ops): its parts' plans.
+if ! ferrite inspect "$fixtures/seq_loop.onnx" >"$tmp/out" 2>"$tmp/err"; then
+  fail "inspect seq_loop: $(cat "$tmp/err")"
+elif ! grep -q "^parts: [0-9]* plans" "$tmp/out"; then
+  fail "inspect seq_loop: no parts line: $(cat "$tmp/out")"
+else
+  echo "ok   inspect seq_loop: $(grep '^parts:' "$tmp/out")"
+fi
+
 # Every exported test model: planned <= 1.05 x lower bound.
 if [ -n "$models" ] && [ ! -d "$models" ]; then
   fail "$models is not a directory (export the models with tests/models/export_models.py)"
