@@ -89,8 +89,8 @@ struct AttributeProto {
   std::vector<std::string> strings;
   std::vector<TensorProto> tensors;
   std::vector<GraphProto> graphs;
-  size_t sparse_count = 0;      // sparse_tensor / sparse_tensors present
-  size_t type_proto_count = 0;  // tp / type_protos present
+  size_t sparse_count = 0;        // sparse_tensor / sparse_tensors present
+  size_t type_proto_count = 0;    // tp / type_protos present
   std::unique_ptr<TypeProto> tp;  // the `tp` field, when present
 };
 
