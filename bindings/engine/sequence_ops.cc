@@ -77,8 +77,8 @@ Tensor concat(const SeqCtx& c, const std::vector<ItemRef>& items, int64_t axis_a
   int64_t total = 0;
   for (const ItemRef& t : items) {
     std::vector<int64_t> s = t->shape();
-    if (new_axis) s.insert(s.begin() + static_cast<std::ptrdiff_t>(axis), 1);
-    bool fits = t->dtype() == items[0]->dtype() && s.size() == shape.size();
+    bool fits = t->dtype() == items[0]->dtype() && s.size() == first.size();
+    if (fits && new_axis) s.insert(s.begin() + static_cast<std::ptrdiff_t>(axis), 1);
     for (size_t d = 0; fits && d < s.size(); ++d) fits = d == axis || s[d] == shape[d];
     if (!fits)
       c.error("cannot join ", tensor_type_text(*t), " to ", tensor_type_text(*items[0]),

@@ -104,6 +104,14 @@ TEST(SequenceOpsTest, ConcatWithNewAxisAndSplitBack) {
       run(node("ConcatFromSequence", {{"axis", attr_i(1)}, {"new_axis", attr_i(1)}}), {&xy});
   EXPECT_EQ(stacked.tensor("").shape(), (std::vector<int64_t>{2, 2, 3}));
   EXPECT_EQ(floats(stacked.tensor("")), (std::vector<float>{0, 1, 2, 6, 7, 8, 3, 4, 5, 9, 10, 11}));
+  // Items of different ranks do not join (a [2, 3] and a scalar, on a new axis 2).
+  const EngineValue scalar = f32({}, {1});
+  const EngineValue mixed = run(node("SequenceConstruct"), {&x, &scalar});
+  EXPECT_EQ(
+      error_of([&] {
+        run(node("ConcatFromSequence", {{"axis", attr_i(2)}, {"new_axis", attr_i(1)}}), {&mixed});
+      }),
+      "ConcatFromSequence: cannot join float32[] to float32[2,3] along axis 2");
   // Split [2, 2, 3] along axis 1 without sizes and keepdims 0: back to x and y.
   const EngineValue back =
       run(node("SplitToSequence", {{"axis", attr_i(1)}, {"keepdims", attr_i(0)}}), {&stacked});
