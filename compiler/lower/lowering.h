@@ -73,6 +73,9 @@ void register_rnn_ops(LoweringTable& t);
 void register_scatter_ops(LoweringTable& t);
 void register_topk_ops(LoweringTable& t);
 void register_sequence_ops(LoweringTable& t);
+void register_attention_ops(LoweringTable& t);
+void register_grid_ops(LoweringTable& t);
+void register_signal_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
-// Normalizations: BatchNormalization (inference), LayerNormalization, InstanceNormalization
-// and LRN. Statistics are reductions (realized); the normalisation is a pointwise epilogue.
+// Normalizations: BatchNormalization (inference), LayerNormalization, InstanceNormalization,
+// GroupNormalization, RMSNormalization, MeanVarianceNormalization, LpNormalization and LRN.
+// Statistics are reductions (realized); the normalisation is a pointwise epilogue.
 #include <algorithm>
 
 #include "compiler/lower/lowering.h"
@@ -99,6 +100,117 @@ std::vector<TensorBoxPtr> lower_instancenorm(LowerCtx& c) {
   })};
 }
 
+// The axes [axis, rank) of a normalization over the trailing dims.
+std::vector<int> trailing_axes(const LowerCtx& c, size_t rank) {
+  if (rank == 0) c.error("input must have rank >= 1");
+  std::vector<int> axes;
+  for (size_t d = c.axis(c.node.attr_int("axis", -1), rank); d < rank; ++d) {
+    axes.push_back(static_cast<int>(d));
+  }
+  return axes;
+}
+
+// RMSNormalization (23): x / sqrt(mean(x^2) + epsilon) * scale over [axis, rank).
+std::vector<TensorBoxPtr> lower_rmsnorm(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  const std::vector<int> axes = trailing_axes(c, x->size.size());
+  int64_t n = 1;
+  for (int a : axes) n *= x->size[a];
+  const double count = static_cast<double>(n), eps = c.node.attr_float("epsilon", 1e-5);
+  TensorBoxPtr inv_rms = make_reduction(
+      c, x, axes, true, ReduceKind::Sum, x->dtype,
+      [](KernelBuilder& b, V v) { return b.binary(Op::Mul, v, v); },
+      [count, eps](KernelBuilder& b, V v) {
+        V ms = b.binary(Op::Div, v, b.constant(v.type, count));
+        return b.unary(Op::Rsqrt, b.binary(Op::Add, ms, b.constant(v.type, eps)));
+      });
+  return {make_pointwise(c, {x, inv_rms, c.input(1)}, x->dtype,
+                         [](KernelBuilder& b, const std::vector<V>& v) {
+                           return b.binary(Op::Mul, b.binary(Op::Mul, v[0], v[1]), v[2]);
+                         })};
+}
+
+// GroupNormalization (18, 21): channels split into num_groups groups, each normalized over
+// its channels and the spatial dims; then scale and bias per channel (21) or per group (18).
+std::vector<TensorBoxPtr> lower_groupnorm(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  const size_t r = x->size.size();
+  if (r < 2) c.error("input must have rank >= 2");
+  const int64_t groups = c.node.attr_int("num_groups", 0), ch = x->size[1];
+  if (groups <= 0 || ch % groups != 0) {
+    c.error("num_groups ", groups, " must be positive and divide the ", ch, " channels");
+  }
+  const int64_t per_param = c.opset >= 21 ? ch : groups;
+  for (size_t i = 1; i <= 2; ++i) {
+    if (c.input(i)->elements() != per_param) {
+      c.error("input ", i, " must have ", per_param, " elements");
+    }
+  }
+  int64_t inner = 1;
+  for (size_t d = 2; d < r; ++d) inner *= x->size[d];
+  const std::vector<int64_t> grouped{x->size[0], groups, ch / groups * inner};
+  TensorBoxPtr xg = reshape_view(x, grouped);
+  Moments m = moments(c, xg, {2}, c.node.attr_float("epsilon", 1e-5));
+  TensorBoxPtr norm = make_pointwise(
+      c, {xg, m.mean, m.inv_std}, x->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
+        return b.binary(Op::Mul, b.binary(Op::Sub, v[0], v[1]), v[2]);
+      });
+  norm = reshape_view(norm, x->size);
+  TensorBoxPtr scale = c.input(1), bias = c.input(2);
+  if (per_param != ch) {  // per group: repeat each over its channels
+    auto per_group = [&](const TensorBoxPtr& t) {
+      return reshape_view(expand_view(reshape_view(t, {groups, 1}), {groups, ch / groups}), {ch});
+    };
+    scale = per_group(scale);
+    bias = per_group(bias);
+  }
+  return {make_pointwise(c, {norm, per_channel(scale, r), per_channel(bias, r)}, x->dtype,
+                         [](KernelBuilder& b, const std::vector<V>& v) {
+                           return b.binary(Op::Add, b.binary(Op::Mul, v[0], v[1]), v[2]);
+                         })};
+}
+
+// MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes` (default N, H, W), as
+// the operator's function body (the epsilon is added to the deviation, not the variance).
+std::vector<TensorBoxPtr> lower_mvn(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  const size_t r = x->size.size();
+  std::vector<int> axes;
+  for (int64_t a : c.node.attr_ints("axes", {0, 2, 3})) axes.push_back(c.axis(a, r));
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) c.error("repeated axis");
+  Moments m = moments(c, x, axes, 0.0);
+  return {make_pointwise(c, {x, m.mean, m.inv_std}, x->dtype,
+                         [](KernelBuilder& b, const std::vector<V>& v) {
+                           const V one = b.constant(v[0].type, 1);
+                           V std_dev = b.binary(Op::Div, one, v[2]);
+                           V den = b.binary(Op::Add, std_dev, b.constant(v[0].type, 1e-9));
+                           return b.binary(Op::Div, b.binary(Op::Sub, v[0], v[1]), den);
+                         })};
+}
+
+// LpNormalization: x / ||x||_p along one axis, p 1 or 2; 0 where the norm is 0.
+std::vector<TensorBoxPtr> lower_lpnorm(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  const size_t r = x->size.size();
+  if (r == 0) c.error("input must have rank >= 1");
+  const int axis = c.axis(c.node.attr_int("axis", -1), r);
+  const int64_t p = c.node.attr_int("p", 2);
+  if (p != 1 && p != 2) c.error("p must be 1 or 2, got ", p);
+  TensorBoxPtr norm = make_reduction(
+      c, x, {axis}, true, ReduceKind::Sum, x->dtype,
+      [p](KernelBuilder& b, V v) { return p == 1 ? b.unary(Op::Abs, v) : b.binary(Op::Mul, v, v); },
+      [p](KernelBuilder& b, V v) { return p == 1 ? v : b.unary(Op::Sqrt, v); });
+  return {make_pointwise(c, {x, norm}, x->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
+    const V zero = b.constant(v[0].type, 0);
+    return b.where(b.binary(Op::Eq, v[1], zero), zero, b.binary(Op::Div, v[0], v[1]));
+  })};
+}
+
 // LRN: y = x / (bias + alpha / size * s)^beta, s the sum of x^2 over the channels
 // [c - floor((size-1)/2), c + ceil((size-1)/2)] that exist: a windowed reduction over the
 // channel axis, padding masked as in pooling. Only the window offsets that reach a channel
@@ -159,6 +271,10 @@ void register_norm_ops(LoweringTable& t) {
   t.add("LayerNormalization", lower_layernorm);
   t.add("InstanceNormalization", lower_instancenorm);
   t.add("LRN", lower_lrn);
+  t.add("RMSNormalization", lower_rmsnorm);
+  t.add("GroupNormalization", lower_groupnorm);
+  t.add("MeanVarianceNormalization", lower_mvn);
+  t.add("LpNormalization", lower_lpnorm);
 }
 
 }  // namespace ferrite

@@ -209,6 +209,15 @@ void register_activations(LoweringTable& t) {
     return unary_fn([a, be](KernelBuilder& b, V x) { return act::hard_sigmoid(b, x, a, be); },
                     true)(c);
   });
+  t.add("Swish", [](LowerCtx& c) {  // 24: x * sigmoid(alpha * x)
+    double a = c.node.attr_float("alpha", 1.0);
+    return unary_fn(
+        [a](KernelBuilder& b, V x) {
+          return b.binary(Op::Mul, x,
+                          b.unary(Op::Sigmoid, b.binary(Op::Mul, x, b.constant(x.type, a))));
+        },
+        true)(c);
+  });
   t.add("HardSwish", unary_fn([](KernelBuilder& b, V x) { return act::hard_swish(b, x); }, true));
   t.add("Softsign", unary_fn(
                         [](KernelBuilder& b, V x) {

@@ -193,9 +193,25 @@ bool unrolled_window(const PoolGeometry& g, bool is_max) {
   return true;
 }
 
+// LpPool's terms |x|^p and root s^(1/p).
+TensorBoxPtr lp_power(LowerCtx& c, const TensorBoxPtr& x, double p) {
+  return make_pointwise(c, {x}, x->dtype, [p](KernelBuilder& b, const std::vector<V>& v) {
+    const V a = b.unary(Op::Abs, v[0]);
+    if (p == 1) return a;
+    if (p == 2) return b.binary(Op::Mul, a, a);
+    return b.binary(Op::Pow, a, b.constant(a.type, p));
+  });
+}
+
+V lp_root(KernelBuilder& b, V sum, double p) {
+  if (p == 1) return sum;
+  if (p == 2) return b.unary(Op::Sqrt, sum);
+  return b.binary(Op::Pow, sum, b.constant(sum.type, 1 / p));
+}
+
 // The pool's output in logical [N, C, out...] order, stored in `var` order (see lower_pool).
 TensorBoxPtr unrolled_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry& g,
-                           const std::vector<int>& var, bool is_max, bool include_pad) {
+                           const std::vector<int>& var, bool is_max, bool include_pad, double lp) {
   const size_t k = g.rank();
   std::vector<std::vector<int64_t>> offsets{{}};  // every window point, row-major
   for (size_t d = 0; d < k; ++d) {
@@ -208,8 +224,8 @@ TensorBoxPtr unrolled_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometr
     offsets = std::move(next);
   }
   const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
-  Loader fn = [x, g, k, offsets, fill, is_max, include_pad](KernelBuilder& b,
-                                                            const std::vector<Index>& o) {
+  Loader fn = [x, g, k, offsets, fill, is_max, include_pad, lp](KernelBuilder& b,
+                                                                const std::vector<Index>& o) {
     V acc;
     for (const std::vector<int64_t>& w : offsets) {
       std::vector<Index> idx{o[0], o[1]}, masked_pos;
@@ -228,6 +244,7 @@ TensorBoxPtr unrolled_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometr
       acc = acc.id < 0 ? v : b.binary(is_max ? Op::Max : Op::Add, acc, v);
     }
     if (is_max) return acc;
+    if (lp > 0) return lp_root(b, acc, lp);
     const std::vector<Index> out(o.begin() + 2, o.end());
     return b.binary(Op::Div, acc, window_count(b, g, include_pad, out, acc.type));
   };
@@ -247,7 +264,7 @@ bool stored_channels_last(const TensorBoxPtr& x) {
 
 // The pool as a reduction over the window (or, along over_input dims, over the input).
 TensorBoxPtr reduced_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry& g,
-                          const std::vector<int>& var, bool is_max, bool include_pad) {
+                          const std::vector<int>& var, bool is_max, bool include_pad, double lp) {
   const size_t k = g.rank();
   std::vector<int64_t> out_size{x->size[0], x->size[1]};
   out_size.insert(out_size.end(), g.out.begin(), g.out.end());
@@ -267,7 +284,9 @@ TensorBoxPtr reduced_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry
     for (int v : var) nc_order.push_back(o[static_cast<size_t>(v)]);
     return window(b, nc_order, w);
   };
-  if (!is_max) {
+  if (lp > 0) {
+    def->post = [lp](KernelBuilder& b, V sum) { return lp_root(b, sum, lp); };
+  } else if (!is_max) {
     def->post = [g, k, include_pad, var](KernelBuilder& b, V sum) {
       std::vector<Index> out;
       for (size_t d = 0; d < k; ++d) out.push_back(ix_var(var[2 + d]));
@@ -285,9 +304,12 @@ std::string dims_text(const std::vector<int64_t>& dims) {
   return s + "]";
 }
 
-std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
-  const TensorBoxPtr& x = c.input(0);
+// MaxPool, AveragePool, and LpPool (lp = p > 0: the sum of |x|^p over the window, padding
+// adding 0, then its p-th root).
+std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max, double lp = 0) {
+  TensorBoxPtr x = c.input(0);
   if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  if (lp > 0) x = lp_power(c, x, lp);
   if (x->size.size() < 3) c.error("input must have rank >= 3");
   const PoolGeometry g = pool_geometry(c, std::vector<int64_t>(x->size.begin() + 2, x->size.end()));
   const size_t k = g.rank();
@@ -308,9 +330,9 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max) {
   }
   TensorBoxPtr t;
   if (unrolled_window(g, is_max)) {
-    t = unrolled_pool(c, x, g, var, is_max, include_pad);
+    t = unrolled_pool(c, x, g, var, is_max, include_pad, lp);
   } else {
-    t = reduced_pool(c, x, g, var, is_max, include_pad);
+    t = reduced_pool(c, x, g, var, is_max, include_pad, lp);
     if (last) t = permute_view(t, var);
   }
   // An Indices output nobody reads is dropped with the other dead steps (emit_plan).
@@ -343,6 +365,11 @@ std::vector<TensorBoxPtr> lower_global_pool(LowerCtx& c, bool is_max) {
 void register_pool_ops(LoweringTable& t) {
   t.add("MaxPool", [](LowerCtx& c) { return lower_pool(c, true); });
   t.add("AveragePool", [](LowerCtx& c) { return lower_pool(c, false); });
+  t.add("LpPool", [](LowerCtx& c) {
+    const int64_t p = c.node.attr_int("p", 2);
+    if (p < 1) c.error("p must be >= 1, got ", p);
+    return lower_pool(c, false, static_cast<double>(p));
+  });
   t.add("GlobalMaxPool", [](LowerCtx& c) { return lower_global_pool(c, true); });
   t.add("GlobalAveragePool", [](LowerCtx& c) { return lower_global_pool(c, false); });
 }

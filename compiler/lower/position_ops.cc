@@ -104,7 +104,9 @@ std::vector<TensorBoxPtr> lower_hardmax(LowerCtx& c) {
 }
 
 // out[i] = sum over j of x[j] with j <= i (j < i exclusive; reversed: j >= i / j > i).
-std::vector<TensorBoxPtr> lower_cumsum(LowerCtx& c) {
+// CumSum and CumProd: each output element reduces the inputs before it on the axis (with
+// it unless exclusive; after it when reverse).
+std::vector<TensorBoxPtr> lower_cumulative(LowerCtx& c, ReduceKind kind) {
   const TensorBoxPtr& x = c.input(0);
   auto ax = c.const_ints(1);
   if (ax.size() != 1) c.error("axis must be a scalar");
@@ -113,19 +115,20 @@ std::vector<TensorBoxPtr> lower_cumsum(LowerCtx& c) {
        reverse = c.node.attr_int("reverse", 0) != 0;
   auto def = std::make_shared<ComputedDef>();
   def->is_reduction = true;
-  def->reduce = ReduceKind::Sum;
+  def->reduce = kind;
   def->origin = c.origin();
   def->ranges = x->size;
   def->reduction_ranges = {x->size[axis]};
   TensorBoxPtr src = x;
-  def->rfn = [src, axis, exclusive, reverse](KernelBuilder& b, const std::vector<Index>& o,
-                                             const std::vector<Index>& red) {
+  const double identity = kind == ReduceKind::Prod ? 1 : 0;
+  def->rfn = [src, axis, exclusive, reverse, identity](
+                 KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& red) {
     std::vector<Index> idx = o;
     idx[axis] = red[0];
     V j = pos(b, red[0]), i = pos(b, o[axis]);
     Op cmp = reverse ? (exclusive ? Op::Gt : Op::Ge) : (exclusive ? Op::Lt : Op::Le);
     V v = src->load(b, idx);
-    return b.where(b.binary(cmp, j, i), v, b.constant(v.type, 0));
+    return b.where(b.binary(cmp, j, i), v, b.constant(v.type, identity));
   };
   TensorBoxPtr t = make_reduction_box(x->dtype, def);
   c.gl.realize(t);
@@ -162,7 +165,9 @@ std::vector<TensorBoxPtr> lower_pad(LowerCtx& c) {
     if (mode != "constant" && x->size[axes[i]] == 0 && size[axes[i]] > 0)
       c.error("cannot pad an empty axis");
   }
-  if (mode != "constant" && mode != "reflect" && mode != "edge") c.unsupported("mode '", mode, "'");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap") {
+    c.unsupported("mode '", mode, "'");
+  }
   TensorBoxPtr cval = c.opset >= 11 && c.has(2) ? c.input(2) : nullptr;
   if (cval && cval->elements() != 1)
     c.error("constant_value must hold one value, got ", cval->elements());
@@ -182,6 +187,8 @@ std::vector<TensorBoxPtr> lower_pad(LowerCtx& c) {
         inside = b.binary(Op::And, inside, b.binary(Op::Ge, p, i64(b, 0)));
         inside = b.binary(Op::And, inside, b.binary(Op::Le, p, last));
         src[d] = s;
+      } else if (mode == "wrap") {  // 19: the axis repeats, both ways
+        src[d] = ix_mod(s, std::max<int64_t>(1, in[d]));
       } else if (mode == "edge") {
         src[d] = ix_value(b.binary(Op::Min, b.binary(Op::Max, p, i64(b, 0)), last).id);
       } else {  // reflect: a triangle wave with period 2*(n-1)
@@ -205,14 +212,65 @@ std::vector<TensorBoxPtr> lower_pad(LowerCtx& c) {
   return {make_pointwise_box(x->dtype, size, fn, c.origin())};
 }
 
+// CenterCropPad (18): each listed axis cropped or zero-padded to its new size, centred
+// (the extra element, when the difference is odd, on the end side).
+std::vector<TensorBoxPtr> lower_center_crop_pad(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  const size_t r = x->size.size();
+  const std::vector<int64_t> want = const_ints_1d(c, 1);
+  std::vector<int> axes;
+  if (c.node.has_attr("axes")) {
+    for (int64_t a : c.node.attr_ints("axes")) axes.push_back(c.axis(a, r));
+  } else {
+    for (size_t d = 0; d < r; ++d) axes.push_back(static_cast<int>(d));
+  }
+  if (want.size() != axes.size()) {
+    c.error("shape has ", want.size(), " entries for ", axes.size(), " axes");
+  }
+  std::vector<int64_t> size = x->size, shift(r, 0);  // source index = index + shift
+  std::vector<bool> seen(r, false);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int a = axes[i];
+    if (seen[a]) c.error("axes repeat axis ", a);
+    seen[a] = true;
+    if (want[i] < 0 || want[i] > kMaxShapeElements) c.error("shape ", want[i], " is out of range");
+    shift[a] = want[i] < x->size[a] ? (x->size[a] - want[i]) / 2 : -((want[i] - x->size[a]) / 2);
+    size[a] = want[i];
+  }
+  const std::vector<int64_t> in = x->size;
+  Loader fn = [x, r, shift, in, size](KernelBuilder& b, const std::vector<Index>& idx) {
+    std::vector<Index> src(r);
+    V inside = b.constant(ScalarType::Bool, 1);
+    bool padded = false;
+    for (size_t d = 0; d < r; ++d) {
+      src[d] = ix_add(idx[d], ix_const(shift[d]));
+      if (size[d] <= in[d]) continue;  // cropped or kept: always inside
+      padded = true;
+      const V p = pos(b, src[d]);
+      inside = b.binary(Op::And, inside, b.binary(Op::Ge, p, i64(b, 0)));
+      inside = b.binary(Op::And, inside, b.binary(Op::Lt, p, i64(b, in[d])));
+    }
+    if (!padded) return x->load(b, src);
+    V v;
+    {
+      MaskScope scope(b, inside);
+      v = x->load(b, src);
+    }
+    return b.where(inside, v, b.constant(v.type, 0));
+  };
+  return {make_pointwise_box(x->dtype, size, fn, c.origin())};
+}
+
 }  // namespace
 
 void register_position_ops(LoweringTable& t) {
+  t.add("CenterCropPad", lower_center_crop_pad);
   t.add("Trilu", lower_trilu);
   t.add("EyeLike", lower_eyelike);
   t.add("OneHot", lower_onehot);
   t.add("Hardmax", lower_hardmax);
-  t.add("CumSum", lower_cumsum);
+  t.add("CumSum", [](LowerCtx& c) { return lower_cumulative(c, ReduceKind::Sum); });
+  t.add("CumProd", [](LowerCtx& c) { return lower_cumulative(c, ReduceKind::Prod); });
   t.add("Pad", lower_pad);
 }
 

@@ -26,6 +26,9 @@ const LoweringTable& lowering_table() {
     register_segment_ops(t);
     register_topk_ops(t);
     register_sequence_ops(t);
+    register_attention_ops(t);
+    register_grid_ops(t);
+    register_signal_ops(t);
     return t;
   }();
   return table;
