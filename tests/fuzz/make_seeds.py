@@ -3,8 +3,9 @@
 
   onnx/    every model.onnx of the ONNX node suites up to --max-size bytes: Debian's
            libonnx-testdata 1.12 (node, simple, pytorch-operator, pytorch-converted), every
-           model.onnx under tests/conformance (the ONNX 1.23 suite once it is vendored there),
-           and else the 1.23 suite's tarball (--suite-tar, read in place)
+           model.onnx under tests/conformance, and the ONNX 1.23 suite's tarball (read in
+           place: the one vendored in tests/conformance/onnx-node-1.23, else --suite-tar or
+           ../shared/testdata's)
   tensor/  some input_N.pb of those suites (serialized TensorProtos, for fuzz_onnx_import)
   plan/    those models compiled with `ferrite compile` (--ferrite; skipped without it)
   npy/     .npy files of every dtype and layout numpy writes, and a few it does not
@@ -33,7 +34,8 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 DEBIAN_SUITES = "/usr/share/libonnx-testdata/data"
-TAR_CANDIDATES = [os.path.join(ROOT, "..", "shared", "testdata", "onnx-node-1.23.tar.gz"),
+TAR_CANDIDATES = [os.path.join(ROOT, "tests", "conformance", "onnx-node-1.23", "onnx-node-1.23.tar.gz"),
+                  os.path.join(ROOT, "..", "shared", "testdata", "onnx-node-1.23.tar.gz"),
                   os.path.join(ROOT, "..", "..", "shared", "testdata", "onnx-node-1.23.tar.gz")]
 
 
