@@ -38,6 +38,7 @@ struct ResizeSpec {
   Rounding nearest = Rounding::RoundPreferFloor;
   double cubic_a = -0.75;
   bool exclude_outside = false;
+  bool antialias = false;  // 18: linear and cubic downsampling widen their filter by 1/scale
   double extrapolation = 0.0;
   std::vector<int64_t> in, out;
   std::vector<double> scale, roi_start, roi_end;
@@ -120,6 +121,37 @@ int tap_weights(const ResizeSpec& s, double r, double w[4]) {
   return 4;
 }
 
+// The taps of a filter widened by 1 / scale (antialias, downsampling): `first`, the offset
+// of the first tap from floor(x) (ratio in (0, 1]), and the normalised weights; as the
+// operator's reference.
+int64_t antialias_first(const ResizeSpec& s, double scale) {
+  const double support = s.mode == Mode::Linear ? 1 : 2;
+  return static_cast<int64_t>(std::floor(-support / std::min(scale, 1.0)) + 1);
+}
+
+std::vector<double> antialias_weights(const ResizeSpec& s, double ratio, double scale) {
+  scale = std::min(scale, 1.0);
+  const int64_t first = antialias_first(s, scale), count = 2 - 2 * first;
+  const double A = s.cubic_a;
+  std::vector<double> w;
+  double total = 0;
+  for (int64_t i = first; i < first + count; ++i) {
+    const double x = std::abs(scale * (static_cast<double>(i) - ratio));
+    double v;
+    if (s.mode == Mode::Linear) {
+      v = std::max(0.0, 1 - x);
+    } else if (x <= 1) {
+      v = ((A + 2) * x - (A + 3)) * x * x + 1;
+    } else {
+      v = x < 2 ? ((A * x - 5 * A) * x + 8 * A) * x - 4 * A : 0.0;
+    }
+    w.push_back(v);
+    total += v;
+  }
+  for (double& v : w) v /= total;
+  return w;
+}
+
 // A source coordinate clamped to the edge, as an index (a NaN or huge coordinate too).
 int64_t edge_index(double v, int64_t n) {
   if (!(v > 0)) return 0;
@@ -138,41 +170,63 @@ struct DimTaps {
   int64_t inside_lo = 0, inside_hi = -1;
 };
 
-// The taps of output coordinate x, merged: at most 4, returned in *count.
-void coordinate_taps(const ResizeSpec& s, size_t d, int64_t x, int64_t index[4], double weight[4],
-                     int* count, bool* inside) {
+// The taps of output coordinate x, merged (one entry per source index), at most `width`.
+void coordinate_taps(const ResizeSpec& s, size_t d, int64_t x, std::vector<int64_t>* index,
+                     std::vector<double>* weight, bool* inside) {
   const int64_t n = s.in[d];
   const double xo = source_coord(s, d, static_cast<double>(x));
   *inside = !(xo < 0 || xo > static_cast<double>(n - 1));
-  *count = 0;
+  index->clear();
+  weight->clear();
   if (s.mode == Mode::Nearest) {
-    index[0] = edge_index(nearest_coord(s, xo), n);
-    weight[0] = 1;
-    *count = 1;
+    index->push_back(edge_index(nearest_coord(s, xo), n));
+    weight->push_back(1);
     return;
   }
-  const double fl = std::floor(xo);
-  double w[4];
-  const int taps = tap_weights(s, xo - fl, w);
-  const double first = fl - (s.mode == Mode::Cubic ? 1 : 0);
+  double fl = std::floor(xo);
+  std::vector<double> w;
+  double first;
+  if (s.antialias) {
+    // ratio in (0, 1]: an integer coordinate takes its left neighbour as floor
+    double ratio = xo - fl;
+    if (ratio == 0 && std::isfinite(xo)) {
+      ratio = 1;
+      fl -= 1;
+    }
+    w = antialias_weights(s, ratio, s.scale[d]);
+    first = fl + static_cast<double>(antialias_first(s, s.scale[d]));
+  } else {
+    double w4[4];
+    w.assign(w4, w4 + tap_weights(s, xo - fl, w4));
+    first = fl - (s.mode == Mode::Cubic ? 1 : 0);
+  }
   double total = 0;
-  for (int k = 0; k < taps; ++k) {
+  for (size_t k = 0; k < w.size(); ++k) {
     const double pos = first + static_cast<double>(k);
     double wk = w[k];
     if (s.exclude_outside && !(pos >= 0 && pos <= static_cast<double>(n - 1))) wk = 0;
     total += wk;
     const int64_t i = edge_index(pos, n);
-    int same = 0;
-    while (same < *count && index[same] != i) ++same;
-    if (same == *count) {
-      index[same] = i;
-      weight[same] = 0;
-      ++*count;
+    size_t same = 0;
+    while (same < index->size() && (*index)[same] != i) ++same;
+    if (same == index->size()) {
+      index->push_back(i);
+      weight->push_back(0);
     }
-    weight[same] += wk;
+    (*weight)[same] += wk;
   }
   if (s.exclude_outside)
-    for (int k = 0; k < *count; ++k) weight[k] /= total;
+    for (double& v : *weight) v /= total;
+}
+
+// Taps per output coordinate along dim d.
+int64_t tap_width(const LowerCtx& c, const ResizeSpec& s, size_t d) {
+  if (s.mode == Mode::Nearest) return 1;
+  if (!s.antialias || s.scale[d] >= 1) return s.mode == Mode::Linear ? 2 : 4;
+  if (!(s.scale[d] * 65536 >= 1)) {
+    c.error("dim ", d, ": an antialiased scale below 1/65536 (", s.scale[d], ")");
+  }
+  return 2 - 2 * antialias_first(s, s.scale[d]);
 }
 
 DimTaps dim_taps(const LowerCtx& c, const ResizeSpec& s, size_t d) {
@@ -184,7 +238,7 @@ DimTaps dim_taps(const LowerCtx& c, const ResizeSpec& s, size_t d) {
     t.inside_hi = out - 1;
     return t;
   }
-  const int64_t width = s.mode == Mode::Nearest ? 1 : s.mode == Mode::Linear ? 2 : 4;
+  const int64_t width = tap_width(c, s, d);
   // The tables are plan constants: out x width indices and weights, checked against the
   // memory limit with the output before they are built (an output dim of 10^9 would
   // allocate them for seconds, then fail the plan's check).
@@ -197,14 +251,17 @@ DimTaps dim_taps(const LowerCtx& c, const ResizeSpec& s, size_t d) {
   t.weight.resize(static_cast<size_t>(out * width));
   int64_t inside_count = 0, taps = 1;
   t.inside_lo = out;
+  std::vector<int64_t> index;
+  std::vector<double> weight;
   for (int64_t x = 0; x < out; ++x) {
     const size_t row = static_cast<size_t>(x * width);
-    int count = 0;
     bool inside = false;
-    coordinate_taps(s, d, x, &t.index[row], &t.weight[row], &count, &inside);
-    for (int64_t k = count; k < width; ++k) {  // padding: the last index, no weight
-      t.index[row + static_cast<size_t>(k)] = t.index[row + static_cast<size_t>(count) - 1];
-      t.weight[row + static_cast<size_t>(k)] = 0;
+    coordinate_taps(s, d, x, &index, &weight, &inside);
+    const int64_t count = static_cast<int64_t>(index.size());
+    for (int64_t k = 0; k < width; ++k) {  // padding: the last index, no weight
+      const size_t from = static_cast<size_t>(std::min(k, count - 1));
+      t.index[row + static_cast<size_t>(k)] = index[from];
+      t.weight[row + static_cast<size_t>(k)] = k < count ? weight[from] : 0;
     }
     taps = std::max<int64_t>(taps, count);
     if (inside) {
@@ -389,13 +446,64 @@ void set_output_size(const LowerCtx& c, ResizeSpec* s, const std::vector<double>
   check_sizes(c, *s);
 }
 
-// Resize-18's antialias, axes and keep_aspect_ratio_policy change the result: refused, not
-// ignored, until they are built.
-void check_resize_18_attributes(const LowerCtx& c) {
-  if (c.node.attr_int("antialias", 0) != 0) c.unsupported("antialias");
-  if (c.node.has_attr("axes")) c.unsupported("axes");
+// Resize-18's axes: scales, sizes and roi list only those dims (the others keep their
+// size, scale 1, roi [0, 1]). Returns the axes (every dim without the attribute).
+std::vector<int> resize_axes(const LowerCtx& c, size_t rank) {
+  std::vector<int> axes;
+  if (!c.node.has_attr("axes")) {
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int>(d));
+    return axes;
+  }
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : c.node.attr_ints("axes")) {
+    const int d = c.axis(a, rank);
+    if (seen[static_cast<size_t>(d)]) c.error("axes repeat axis ", d);
+    seen[static_cast<size_t>(d)] = true;
+    axes.push_back(d);
+  }
+  return axes;
+}
+
+// Per-axis values spread to every dim (`fill` for the dims not listed); empty stays empty.
+template <class T>
+std::vector<T> on_all_dims(const LowerCtx& c, const std::vector<T>& v, const std::vector<int>& axes,
+                           size_t rank, T fill, const char* what) {
+  if (v.empty()) return v;
+  if (v.size() != axes.size())
+    c.error(what, " has ", v.size(), " entries for ", axes.size(), " axes");
+  std::vector<T> all(rank, fill);
+  for (size_t i = 0; i < axes.size(); ++i) all[static_cast<size_t>(axes[i])] = v[i];
+  return all;
+}
+
+// keep_aspect_ratio_policy (18) with sizes: one scale for every listed axis, the smallest
+// (not_larger) or largest (not_smaller) of sizes / input sizes, and each output dim
+// round(scale * input dim), half up. The scale, not the sizes, then maps coordinates.
+void keep_aspect_ratio(const LowerCtx& c, const std::vector<int>& axes, ResizeSpec* s,
+                       std::vector<int64_t>* sizes, std::vector<double>* scales) {
   const std::string policy = c.node.attr_string("keep_aspect_ratio_policy", "stretch");
-  if (policy != "stretch") c.unsupported("keep_aspect_ratio_policy '", policy, "'");
+  if (policy == "stretch" || sizes->empty()) return;
+  if (policy != "not_larger" && policy != "not_smaller") {
+    c.error("keep_aspect_ratio_policy '", policy, "'");
+  }
+  double scale = policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+  for (int a : axes) {
+    const size_t d = static_cast<size_t>(a);
+    if (s->in[d] == 0) c.error("dim ", d, " is empty");
+    const double r = static_cast<double>((*sizes)[d]) / static_cast<double>(s->in[d]);
+    scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+  }
+  scales->assign(s->in.size(), 1.0);
+  for (int a : axes) (*scales)[static_cast<size_t>(a)] = scale;
+  s->scale = *scales;
+  s->out = s->in;
+  for (int a : axes) {
+    const size_t d = static_cast<size_t>(a);
+    s->out[d] =
+        checked_int(std::floor(scale * static_cast<double>(s->in[d]) + 0.5), "an output dim");
+  }
+  check_sizes(c, *s);
+  sizes->clear();
 }
 
 std::vector<TensorBoxPtr> lower_resize(LowerCtx& c) {
@@ -410,7 +518,7 @@ std::vector<TensorBoxPtr> lower_resize(LowerCtx& c) {
     s.nearest = Rounding::Floor;
     scales = float_values(c, 1);
   } else {
-    check_resize_18_attributes(c);
+    s.antialias = c.node.attr_int("antialias", 0) != 0 && s.mode != Mode::Nearest;
     s.coord =
         parse_choice<Coord>(c, "coordinate_transformation_mode",
                             c.node.attr_string("coordinate_transformation_mode", "half_pixel"),
@@ -430,14 +538,27 @@ std::vector<TensorBoxPtr> lower_resize(LowerCtx& c) {
     s.cubic_a = c.node.attr_float("cubic_coeff_a", -0.75);
     s.exclude_outside = c.node.attr_int("exclude_outside", 0) != 0;
     s.extrapolation = c.node.attr_float("extrapolation_value", 0.0);
-    if (c.has(2)) scales = float_values(c, 2);
-    if (c.has(3)) sizes = const_ints_1d(c, 3);
+    const size_t r = s.in.size();
+    const std::vector<int> axes = resize_axes(c, r);
+    if (c.has(2)) scales = on_all_dims(c, float_values(c, 2), axes, r, 1.0, "scales");
+    if (c.has(3)) sizes = on_all_dims(c, const_ints_1d(c, 3), axes, r, int64_t{-1}, "sizes");
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == -1 &&
+          std::find(axes.begin(), axes.end(), static_cast<int>(d)) == axes.end()) {
+        sizes[d] = s.in[d];
+      }
+    }
     if (s.coord == Coord::TfCropAndResize) {
       std::vector<double> roi = float_values(c, 1);
-      if (roi.size() != 2 * s.in.size()) c.error("roi needs ", 2 * s.in.size(), " values");
-      s.roi_start.assign(roi.begin(), roi.begin() + s.in.size());
-      s.roi_end.assign(roi.begin() + s.in.size(), roi.end());
+      if (roi.size() != 2 * axes.size()) c.error("roi needs ", 2 * axes.size(), " values");
+      const size_t n = axes.size();
+      s.roi_start =
+          on_all_dims(c, std::vector<double>(roi.begin(), roi.begin() + n), axes, r, 0.0, "roi");
+      s.roi_end =
+          on_all_dims(c, std::vector<double>(roi.begin() + n, roi.end()), axes, r, 1.0, "roi");
     }
+    keep_aspect_ratio(c, axes, &s, &sizes, &scales);
+    if (!s.out.empty()) return {resize(c, x, s)};
   }
   set_output_size(c, &s, scales, sizes);
   return {resize(c, x, s)};
