@@ -165,9 +165,71 @@ std::vector<TensorBoxPtr> lower_max_unpool(LowerCtx& c) {
   return {make_pointwise_box(dt, out_size, corner, c.origin())};
 }
 
+// TensorScatter (24): a KV cache [batch, ..., max_seq, ...] with `update` written along
+// `axis` at each batch entry's write index (linear: it must fit; circular: wrapping modulo
+// max_seq). Pointwise over the cache: an element reads the update when its position, less
+// the write index, falls inside the update, else the past cache.
+std::vector<TensorBoxPtr> lower_tensor_scatter(LowerCtx& c) {
+  const TensorBoxPtr &past = c.input(0), &update = c.input(1);
+  const size_t r = past->size.size();
+  if (r < 2) c.error("past_cache must have rank >= 2");
+  const int axis = c.axis(c.node.attr_int("axis", -2), r);
+  if (axis == 0) c.error("axis must not be the batch axis");
+  const std::string mode = c.node.attr_string("mode", "linear");
+  if (mode != "linear" && mode != "circular") c.error("mode '", mode, "'");
+  if (update->dtype != past->dtype || update->size.size() != r) {
+    c.error("update must have past_cache's type and rank");
+  }
+  for (size_t d = 0; d < r; ++d) {
+    const bool fits = static_cast<int>(d) == axis ? update->size[d] <= past->size[d]
+                                                  : update->size[d] == past->size[d];
+    if (!fits) {
+      c.error("update ", TensorType{update->dtype, update->size, {}, true}.to_string(),
+              " does not fit past_cache ",
+              TensorType{past->dtype, past->size, {}, true}.to_string());
+    }
+  }
+  const TensorBoxPtr write = c.has(2) ? c.input(2) : nullptr;
+  if (write && (write->dtype != DType::I64 || write->size != std::vector<int64_t>{past->size[0]})) {
+    c.error("write_indices must be int64 [", past->size[0], "]");
+  }
+  const int64_t max_seq = past->size[static_cast<size_t>(axis)];
+  const int64_t seq = update->size[static_cast<size_t>(axis)];
+  const bool circular = mode == "circular";
+  const std::string msg = c.origin() + ": a write index puts the update past the cache's end";
+  Loader fn = [=](KernelBuilder& b, const std::vector<Index>& idx) {
+    const size_t a = static_cast<size_t>(axis);
+    Index start = ix_const(0);
+    if (write) {
+      V w = write->load(b, {idx[0]});
+      if (!circular) {  // 0 <= w <= max_seq - seq, or the run fails
+        const V bad = b.constant_i64(max_seq + 1);
+        w = b.check_index(b.where(b.binary(Op::Lt, w, b.constant_i64(0)), bad, w),
+                          max_seq - seq + 1, msg);
+      }
+      start = ix_value(w.id);
+    }
+    Index pos = ix_add(idx[a], ix_mul(start, -1));
+    if (circular) pos = ix_mod(pos, std::max<int64_t>(1, max_seq));
+    const V p = b.index_value(pos);
+    const V inside = b.binary(Op::And, b.binary(Op::Ge, p, b.constant_i64(0)),
+                              b.binary(Op::Lt, p, b.constant_i64(seq)));
+    std::vector<Index> at = idx;
+    at[a] = pos;
+    V u;
+    {
+      MaskScope scope(b, inside);
+      u = update->load(b, at);
+    }
+    return b.where(inside, u, past->load(b, idx));
+  };
+  return {make_pointwise_box(past->dtype, past->size, fn, c.origin())};
+}
+
 }  // namespace
 
 void register_scatter_ops(LoweringTable& t) {
+  t.add("TensorScatter", lower_tensor_scatter);
   t.add("ScatterElements", lower_scatter_elements);
   t.add("Scatter", lower_scatter_elements);
   t.add("ScatterND", lower_scatter_nd);
