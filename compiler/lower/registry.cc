@@ -29,6 +29,7 @@ const LoweringTable& lowering_table() {
     register_attention_ops(t);
     register_grid_ops(t);
     register_signal_ops(t);
+    register_col2im_ops(t);
     return t;
   }();
   return table;
