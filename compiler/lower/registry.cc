@@ -30,6 +30,7 @@ const LoweringTable& lowering_table() {
     register_grid_ops(t);
     register_signal_ops(t);
     register_col2im_ops(t);
+    register_deform_conv_ops(t);
     return t;
   }();
   return table;
