@@ -15,8 +15,10 @@ TensorBoxPtr per_channel(const TensorBoxPtr& t, size_t rank) {
   return reshape_view(t, s);
 }
 
+std::vector<TensorBoxPtr> lower_batchnorm_training(LowerCtx& c);
+
 std::vector<TensorBoxPtr> lower_batchnorm(LowerCtx& c) {
-  if (c.node.attr_int("training_mode", 0) != 0) c.unsupported("training mode");
+  if (c.node.attr_int("training_mode", 0) != 0) return lower_batchnorm_training(c);
   const TensorBoxPtr& x = c.input(0);
   if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
   size_t r = x->size.size();
@@ -98,6 +100,54 @@ std::vector<TensorBoxPtr> lower_instancenorm(LowerCtx& c) {
     V n = b.binary(Op::Mul, b.binary(Op::Sub, v[0], v[1]), v[2]);
     return b.binary(Op::Add, b.binary(Op::Mul, n, v[3]), v[4]);
   })};
+}
+
+// BatchNormalization in training mode (14, 15): normalized by the batch's own mean and
+// (biased) variance over every axis but the channels; also returns the running statistics
+// moved by momentum: running * momentum + batch * (1 - momentum).
+std::vector<TensorBoxPtr> lower_batchnorm_training(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  const size_t r = x->size.size();
+  if (r < 2) c.error("input must have rank >= 2");
+  const int64_t ch = x->size[1];
+  for (size_t i = 1; i <= 4; ++i) {
+    if (c.input(i)->elements() != ch) c.error("input ", i, " must have ", ch, " elements");
+  }
+  std::vector<int> axes{0};
+  for (size_t d = 2; d < r; ++d) axes.push_back(static_cast<int>(d));
+  const double eps = c.node.attr_float("epsilon", 1e-5);
+  const double momentum = c.node.attr_float("momentum", 0.9);
+  int64_t count = 1;
+  for (int a : axes) count *= x->size[static_cast<size_t>(a)];
+  auto div_n = [count](KernelBuilder& b, V v) {
+    return b.binary(Op::Div, v, b.constant(v.type, static_cast<double>(count)));
+  };
+  TensorBoxPtr mean = make_reduction(c, x, axes, true, ReduceKind::Sum, x->dtype, nullptr, div_n);
+  TensorBoxPtr sq =
+      make_pointwise(c, {x, mean}, x->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
+        const V d = b.binary(Op::Sub, v[0], v[1]);
+        return b.binary(Op::Mul, d, d);
+      });
+  TensorBoxPtr var = make_reduction(c, sq, axes, true, ReduceKind::Sum, x->dtype, nullptr, div_n);
+  std::vector<TensorBoxPtr> ins{x, mean, var, per_channel(c.input(1), r),
+                                per_channel(c.input(2), r)};
+  TensorBoxPtr y =
+      make_pointwise(c, ins, x->dtype, [eps](KernelBuilder& b, const std::vector<V>& v) {
+        const V inv = b.unary(Op::Rsqrt, b.binary(Op::Add, v[2], b.constant(v[2].type, eps)));
+        const V n = b.binary(Op::Mul, b.binary(Op::Sub, v[0], v[1]), inv);
+        return b.binary(Op::Add, b.binary(Op::Mul, n, v[3]), v[4]);
+      });
+  auto running = [&](size_t input, const TensorBoxPtr& batch) {
+    return make_pointwise(c, {reshape_view(c.input(input), {ch}), reshape_view(batch, {ch})},
+                          x->dtype, [momentum](KernelBuilder& b, const std::vector<V>& v) {
+                            const V keep = b.binary(Op::Mul, v[0], b.constant(v[0].type, momentum));
+                            return b.binary(Op::Add, keep,
+                                            b.binary(Op::Mul, b.cast(v[1], v[0].type),
+                                                     b.constant(v[0].type, 1 - momentum)));
+                          });
+  };
+  return {y, running(3, mean), running(4, var)};
 }
 
 // The axes [axis, rank) of a normalization over the trailing dims.

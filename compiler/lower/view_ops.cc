@@ -287,11 +287,22 @@ std::vector<TensorBoxPtr> lower_depth_space(LowerCtx& c, bool to_space) {
 }
 
 // Dropout at inference: the identity, with an all-true mask when asked for.
+// Dropout: the identity at inference, and in training mode with ratio 0 (drawing random
+// masks for a ratio above 0 is not supported: a seeded draw would not match anyone's).
 std::vector<TensorBoxPtr> lower_dropout(LowerCtx& c) {
   if (c.has(2)) {
     auto training = c.const_data(2);
     if (training->elements() != 1) c.error("training_mode must be a scalar");
-    if (training->int_at(0) != 0) c.unsupported("training mode");
+    if (training->int_at(0) != 0) {
+      double ratio = 0.5;
+      if (c.has(1)) {
+        auto r = c.const_data(1);
+        if (r->elements() != 1) c.error("ratio must be a scalar");
+        ratio = r->float_at(0);
+      }
+      if (!(ratio >= 0 && ratio < 1)) c.error("ratio must be in [0, 1), got ", ratio);
+      if (ratio != 0) c.unsupported("training mode with ratio ", ratio, " (random masks)");
+    }
   }
   const TensorBoxPtr& x = c.input(0);
   TensorBoxPtr mask = make_pointwise_box(
