@@ -206,9 +206,71 @@ std::vector<TensorBoxPtr> lower_conv_transpose(LowerCtx& c) {
   return emit(c, a, out_channels);
 }
 
+// CausalConvWithState: a depthwise causal 1-D convolution over [B, C, L] carrying the last
+// k - 1 input positions between calls: the input left-padded by past_state (or zeros), a
+// valid convolution with weight [C, 1, k], the bias, an optional SiLU; present_state is the
+// padded input's last k - 1 positions.
+std::vector<TensorBoxPtr> lower_causal_conv_with_state(LowerCtx& c) {
+  const TensorBoxPtr &x = c.input(0), &w = c.input(1);
+  if (x->dtype != DType::F32) c.unsupported("CausalConvWithState on ", dtype_name(x->dtype));
+  if (x->size.size() != 3) c.error("input must be [batch, channels, length]");
+  const int64_t batch = x->size[0], ch = x->size[1], len = x->size[2];
+  if (w->dtype != x->dtype || w->size.size() != 3 || w->size[0] != ch || w->size[1] != 1 ||
+      w->size[2] < 1) {
+    c.error("weight must be [", ch, ", 1, k] of the input's type");
+  }
+  const int64_t k = w->size[2];
+  const std::string act = c.node.attr_string("activation", "none");
+  if (act != "none" && act != "silu" && act != "swish") c.error("activation '", act, "'");
+  TensorBoxPtr state;
+  if (c.has(3)) {
+    state = c.input(3);
+    if (state->dtype != x->dtype || state->size != std::vector<int64_t>{batch, ch, k - 1}) {
+      c.error("past_state must be [", batch, ", ", ch, ", ", k - 1, "]");
+    }
+  } else {
+    state = make_pointwise_box(
+        x->dtype, {batch, ch, k - 1},
+        [](KernelBuilder& b, const std::vector<Index>&) { return b.constant(ScalarType::F32, 0); },
+        c.origin());
+  }
+  const TensorBoxPtr bias = c.has(2) ? c.input(2) : nullptr;
+  if (bias && bias->size != std::vector<int64_t>{ch}) c.error("bias must be [", ch, "]");
+  TensorBoxPtr padded = k > 1 ? concat_boxes({state, x}, 2, c.origin()) : x;
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->reduce = ReduceKind::Sum;
+  def->origin = c.origin();
+  def->ranges = {batch, ch, len};
+  def->reduction_ranges = {k};
+  def->rfn = [padded, w](KernelBuilder& b, const std::vector<Index>& o,
+                         const std::vector<Index>& r) {
+    return b.binary(Op::Mul, w->load(b, {o[1], ix_const(0), r[0]}),
+                    padded->load(b, {o[0], o[1], ix_add(o[2], r[0])}));
+  };
+  TensorBoxPtr y = make_reduction_box(x->dtype, def);
+  c.gl.realize(y);
+  if (bias || act != "none") {
+    std::vector<TensorBoxPtr> ins{y};
+    if (bias) ins.push_back(reshape_view(bias, {ch, 1}));
+    const bool silu = act != "none";
+    y = make_pointwise(c, ins, x->dtype, [silu](KernelBuilder& b, const std::vector<V>& v) {
+      V z = v.size() > 1 ? b.binary(Op::Add, v[0], v[1]) : v[0];
+      return silu ? b.binary(Op::Mul, z, b.unary(Op::Sigmoid, z)) : z;
+    });
+  }
+  const int64_t total = padded->size[2];
+  TensorBoxPtr present = make_view(padded, {batch, ch, k - 1},
+                                   [total, k](const std::vector<Index>& i) -> std::vector<Index> {
+                                     return {i[0], i[1], ix_add(i[2], ix_const(total - (k - 1)))};
+                                   });
+  return {y, present};
+}
+
 }  // namespace
 
 void register_conv_ops(LoweringTable& t) {
+  t.add("CausalConvWithState", lower_causal_conv_with_state);
   t.add("Conv", lower_conv);
   t.add("ConvTranspose", lower_conv_transpose);
 }

@@ -78,6 +78,7 @@ void register_grid_ops(LoweringTable& t);
 void register_signal_ops(LoweringTable& t);
 void register_col2im_ops(LoweringTable& t);
 void register_deform_conv_ops(LoweringTable& t);
+void register_linear_attention_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 
