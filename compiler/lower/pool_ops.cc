@@ -70,6 +70,12 @@ WindowFn window_loader(const TensorBoxPtr& src, const PoolGeometry& g, double fi
   };
 }
 
+// What padding reads in a max pool: -inf, or an integer type's lowest value (-2^63 in the
+// i64 compute type, exact in a double).
+double lowest(DType t) {
+  return dtype_is_float(t) ? -std::numeric_limits<double>::infinity() : -9223372036854775808.0;
+}
+
 // MaxPool's Indices: the first maximum of each window (ArgMax over the reduction points),
 // as a flat position in the input: (n * C + c) * prod(spatial) plus the spatial position,
 // row-major (storage_order 0) or with the first spatial dim fastest (storage_order 1).
@@ -84,7 +90,7 @@ TensorBoxPtr max_pool_indices(const LowerCtx& c, const TensorBoxPtr& x, const Po
   def->ranges = {x->size[0], x->size[1]};
   def->ranges.insert(def->ranges.end(), g.out.begin(), g.out.end());
   for (size_t d = 0; d < k; ++d) def->reduction_ranges.push_back(g.reduce_range(d));
-  def->rfn = window_loader(x, g, -std::numeric_limits<double>::infinity(), false);
+  def->rfn = window_loader(x, g, lowest(x->dtype), false);
   const int64_t channels = x->size[1];
   def->post = [g, k, channels, order](KernelBuilder& b, V wl) {
     auto i64 = [&](int64_t v) { return b.index_value(ix_const(v)); };
@@ -223,7 +229,7 @@ TensorBoxPtr unrolled_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometr
       }
     offsets = std::move(next);
   }
-  const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+  const double fill = is_max ? lowest(x->dtype) : 0.0;
   Loader fn = [x, g, k, offsets, fill, is_max, include_pad, lp](KernelBuilder& b,
                                                                 const std::vector<Index>& o) {
     V acc;
@@ -275,7 +281,7 @@ TensorBoxPtr reduced_pool(LowerCtx& c, const TensorBoxPtr& x, const PoolGeometry
   def->ranges.resize(k + 2);
   for (size_t d = 0; d < k + 2; ++d) def->ranges[static_cast<size_t>(var[d])] = out_size[d];
   for (size_t d = 0; d < k; ++d) def->reduction_ranges.push_back(g.reduce_range(d));
-  const double fill = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+  const double fill = is_max ? lowest(x->dtype) : 0.0;
   const TensorBoxPtr padded = padded_input(c, x, g, fill, var);
   WindowFn window = window_loader(padded ? padded : x, g, fill, padded != nullptr);
   def->rfn = [window, var](KernelBuilder& b, const std::vector<Index>& o,
@@ -308,7 +314,10 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 // adding 0, then its p-th root).
 std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max, double lp = 0) {
   TensorBoxPtr x = c.input(0);
-  if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
+  // MaxPool takes integers too (int8 and uint8 in the spec; padding reads the lowest value)
+  if (!dtype_is_float(x->dtype) && (!is_max || x->dtype == DType::Bool)) {
+    c.unsupported("non-float input");
+  }
   if (lp > 0) x = lp_power(c, x, lp);
   if (x->size.size() < 3) c.error("input must have rank >= 3");
   const PoolGeometry g = pool_geometry(c, std::vector<int64_t>(x->size.begin() + 2, x->size.end()));
