@@ -283,16 +283,18 @@ std::vector<TensorBoxPtr> lower_attention(LowerCtx& c) {
 // pairs (x1, x2) by the angle whose cos and sin the caches hold for the token's position:
 // (cos x1 - sin x2, sin x1 + cos x2). Pairs are the two halves of the rotated part, or
 // neighbours when interleaved. X is [B, H, S, D], or [B, S, H * D] with num_heads.
-std::vector<TensorBoxPtr> lower_rotary(LowerCtx& c) {
-  const TensorBoxPtr& x = c.input(0);
-  const TensorBoxPtr &cos_cache = c.input(1), &sin_cache = c.input(2);
+}  // namespace
+
+TensorBoxPtr rotary_embedding(const LowerCtx& c, const RotarySpec& spec) {
+  const TensorBoxPtr& x = spec.x;
+  const TensorBoxPtr &cos_cache = spec.cos, &sin_cache = spec.sin;
   if (!dtype_is_float(x->dtype)) c.unsupported("non-float input");
   const size_t rank = x->size.size();
   TensorBoxPtr xv;  // [B, S, H, D]
   if (rank == 4) {
     xv = permute_view(x, {0, 2, 1, 3});
   } else if (rank == 3) {
-    const int64_t heads = c.node.attr_int("num_heads", 0);
+    const int64_t heads = spec.num_heads;
     if (heads <= 0) c.error("a 3-D input needs num_heads > 0");
     if (x->size[2] % heads != 0) {
       c.error("hidden size ", x->size[2], " is not divisible by num_heads ", heads);
@@ -302,14 +304,14 @@ std::vector<TensorBoxPtr> lower_rotary(LowerCtx& c) {
     c.error("input must be 3-D or 4-D, got ", rank, "-D");
   }
   const int64_t batch = xv->size[0], seq = xv->size[1], head = xv->size[3];
-  int64_t rot = c.node.attr_int("rotary_embedding_dim", 0);
+  int64_t rot = spec.rot;
   if (rot == 0) rot = head;
   if (rot < 0 || rot > head || rot % 2 != 0) {
     c.error("rotary_embedding_dim ", rot, " must be even and at most the head size ", head);
   }
   const int64_t half = rot / 2;
-  const bool interleaved = c.node.attr_int("interleaved", 0) != 0;
-  const TensorBoxPtr pos_ids = c.has(3) ? c.input(3) : nullptr;
+  const bool interleaved = spec.interleaved;
+  const TensorBoxPtr& pos_ids = spec.positions;
   for (const TensorBoxPtr* t : {&cos_cache, &sin_cache}) {
     const auto& s = (*t)->size;
     if ((*t)->dtype != x->dtype) c.error("cos_cache and sin_cache must be of X's type");
@@ -357,7 +359,21 @@ std::vector<TensorBoxPtr> lower_rotary(LowerCtx& c) {
     return out;
   };
   TensorBoxPtr y = make_pointwise_box(x->dtype, xv->size, fn, c.origin());
-  return {rank == 4 ? permute_view(y, {0, 2, 1, 3}) : reshape_view(y, x->size)};
+  return rank == 4 ? permute_view(y, {0, 2, 1, 3}) : reshape_view(y, x->size);
+}
+
+namespace {
+
+std::vector<TensorBoxPtr> lower_rotary(LowerCtx& c) {
+  RotarySpec spec;
+  spec.x = c.input(0);
+  spec.cos = c.input(1);
+  spec.sin = c.input(2);
+  spec.positions = c.has(3) ? c.input(3) : nullptr;
+  spec.num_heads = c.node.attr_int("num_heads", 0);
+  spec.rot = c.node.attr_int("rotary_embedding_dim", 0);
+  spec.interleaved = c.node.attr_int("interleaved", 0) != 0;
+  return {rotary_embedding(c, spec)};
 }
 
 }  // namespace

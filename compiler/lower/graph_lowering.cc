@@ -359,12 +359,15 @@ void GraphLowering::apply_realize_policy(const Value* v, const TensorBoxPtr& t) 
 
 const LowerFn& lowering_for(const Node& n) {
   const auto& table = lowering_table().fns;
-  const bool own = n.domain == kFerriteDomain;  // graph/ferrite_ops.h
-  if (!n.domain.empty() && n.domain != "ai.onnx" && !own) {
+  const bool own = n.domain == kFerriteDomain;        // graph/ferrite_ops.h
+  const bool contrib = n.domain == kMicrosoftDomain;  // lower/contrib_ops.cc
+  if (!n.domain.empty() && n.domain != "ai.onnx" && !own && !contrib) {
     throw UnsupportedError(
         str_cat(n.describe(), ": operator domain '", n.domain, "' is not supported"));
   }
-  auto it = table.find(own ? str_cat("ferrite.", n.op_type) : n.op_type);
+  auto it = table.find(own       ? str_cat("ferrite.", n.op_type)
+                       : contrib ? str_cat(kMicrosoftDomain, ".", n.op_type)
+                                 : n.op_type);
   if (it == table.end()) throw UnsupportedError(str_cat(n.describe(), ": unsupported operator"));
   return it->second;
 }

@@ -41,6 +41,9 @@ struct LowerCtx {
 // The outputs in order; an entry may be null for an output no one reads (gl.uses is 0).
 using LowerFn = std::function<std::vector<TensorBoxPtr>(LowerCtx&)>;
 
+// onnxruntime's contrib ops' domain; their lowerings are registered as "com.microsoft.<op>".
+inline constexpr const char* kMicrosoftDomain = "com.microsoft";
+
 struct LoweringTable {
   std::map<std::string, LowerFn> fns;
   void add(const std::string& op, LowerFn fn) { fns[op] = std::move(fn); }
@@ -79,6 +82,7 @@ void register_signal_ops(LoweringTable& t);
 void register_col2im_ops(LoweringTable& t);
 void register_deform_conv_ops(LoweringTable& t);
 void register_linear_attention_ops(LoweringTable& t);
+void register_contrib_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 
@@ -131,6 +135,17 @@ TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, do
                            const EpiloguePost& post = nullptr);
 // Softmax (or LogSoftmax) of `x` over one axis, max-subtracted.
 TensorBoxPtr softmax_over(const LowerCtx& c, const TensorBoxPtr& x, int axis, bool log);
+// Rotary position embedding (RotaryEmbedding, and com.microsoft's): x is [B, H, S, D], or
+// [B, S, H * D] with num_heads; the first `rot` (0: all) entries of each head rotate in
+// pairs (halves, or neighbours when interleaved) by the caches' angle for the token's
+// position: positions [B, S] int64 index caches [max_position, rot / 2]; without
+// positions, the caches are [B, S, rot / 2].
+struct RotarySpec {
+  TensorBoxPtr x, cos, sin, positions;
+  int64_t num_heads = 0, rot = 0;
+  bool interleaved = false;
+};
+TensorBoxPtr rotary_embedding(const LowerCtx& c, const RotarySpec& spec);
 TensorBoxPtr constant_box(GraphLowering& gl, std::shared_ptr<const TensorData> data,
                           const std::string& name);
 // A constant 1-D integer input (a shape, repeats, pads, starts, sizes, ...): throws naming

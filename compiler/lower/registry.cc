@@ -32,6 +32,7 @@ const LoweringTable& lowering_table() {
     register_col2im_ops(t);
     register_deform_conv_ops(t);
     register_linear_attention_ops(t);
+    register_contrib_ops(t);
     return t;
   }();
   return table;

@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""onnxruntime's com.microsoft contrib ops against numpy formulas.
+
+Writes one small model per case with python3-onnx (Gelu, FastGelu, BiasGelu, QuickGelu,
+BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
+SimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding; the semantics of
+onnxruntime's ContribOperators documentation), runs each through the ferrite CLI on every
+given backend and compares every output with numpy: the largest absolute error relative to
+the largest |expected| must be <= 1e-5 (exact for integer outputs). Also checks that a bad
+input id fails the run with an error naming the node. Exits 1 on any mismatch.
+
+  /usr/bin/python3 tests/models/contrib_check.py --cli build/native/bin/ferrite --work DIR
+"""
+import argparse
+import math
+import os
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+TOLERANCE = 1e-5
+MS = "com.microsoft"
+rng = np.random.default_rng(7)
+
+ONNX_TYPE = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int32"): TensorProto.INT32,
+             np.dtype("int64"): TensorProto.INT64}
+
+
+def erf(x):
+    return np.vectorize(math.erf)(x.astype(np.float64))
+
+
+def gelu(x):
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+def gelu_tanh(x):
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+
+def sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def layer_norm(s, gamma, beta, eps):
+    mean = s.mean(-1, keepdims=True)
+    inv = 1 / np.sqrt(((s - mean) ** 2).mean(-1, keepdims=True) + eps)
+    y = (s - mean) * inv * gamma
+    return (y + beta if beta is not None else y), mean, inv
+
+
+def rms_norm(s, gamma, eps):
+    inv = 1 / np.sqrt((s ** 2).mean(-1, keepdims=True) + eps)
+    return s * inv * gamma, inv
+
+
+def rotary(x, pos, cos, sin, interleaved):
+    """x [B, S, H, D]; pos [B, S]; caches [P, D/2]."""
+    c, s = cos[pos][:, :, None, :], sin[pos][:, :, None, :]
+    if interleaved:
+        x1, x2 = x[..., 0::2], x[..., 1::2]
+    else:
+        x1, x2 = np.split(x, 2, axis=-1)
+    real, imag = c * x1 - s * x2, s * x1 + c * x2
+    if interleaved:
+        return np.stack([real, imag], axis=-1).reshape(x.shape)
+    return np.concatenate([real, imag], axis=-1)
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def case(name, op, inputs, outputs, expected, domain=MS, **attrs):
+    """inputs: [(name, array or None)]; expected: [array or None], one per output."""
+    return dict(name=name, op=op, inputs=inputs, outputs=outputs, expected=expected,
+                domain=domain, attrs=attrs)
+
+
+def make_cases():
+    cases = []
+    x, b = f32(2, 5, 8), f32(8)
+    cases.append(case("gelu", "Gelu", [("x", x)], ["y"], [gelu(x)]))
+    cases.append(case("fast_gelu_bias", "FastGelu", [("x", x), ("b", b)], ["y"],
+                      [gelu_tanh(x + b)]))
+    cases.append(case("fast_gelu", "FastGelu", [("x", x)], ["y"], [gelu_tanh(x)]))
+    cases.append(case("bias_gelu", "BiasGelu", [("a", x), ("b", b)], ["y"], [gelu(x + b)]))
+    cases.append(case("quick_gelu", "QuickGelu", [("x", x)], ["y"], [x * sigmoid(1.5 * x)],
+                      alpha=1.5))
+    skip = f32(2, 5, 8)
+    cases.append(case("bias_add", "BiasAdd", [("x", x), ("b", b), ("s", skip)], ["y"],
+                      [x + b + skip]))
+    gamma, beta, bias = f32(8), f32(8), f32(8)
+    s = x + skip + bias
+    y, mean, inv = layer_norm(s, gamma, beta, 1e-5)
+    cases.append(case("skip_layer_norm", "SkipLayerNormalization",
+                      [("x", x), ("skip", skip), ("gamma", gamma), ("beta", beta), ("bias", bias)],
+                      ["y", "mean", "inv_std", "sum"], [y, mean, inv, s], epsilon=1e-5))
+    skip2 = f32(5, 8)
+    y2, _, _ = layer_norm(x + skip2, gamma, None, 1e-12)
+    cases.append(case("skip_layer_norm_2d_skip", "SkipLayerNormalization",
+                      [("x", x), ("skip", skip2), ("gamma", gamma)], ["y"], [y2]))
+    ys, inv_s = rms_norm(s, gamma, 1e-6)
+    cases.append(case("skip_simplified_layer_norm", "SkipSimplifiedLayerNormalization",
+                      [("x", x), ("skip", skip), ("gamma", gamma), ("bias", bias)],
+                      ["y", "", "inv_std", "sum"], [ys, None, inv_s, s], epsilon=1e-6))
+    x4 = f32(2, 3, 4, 6)
+    scale = f32(4, 6)
+    flat = x4.reshape(6, 24)
+    inv4 = 1 / np.sqrt((flat ** 2).mean(-1, keepdims=True) + 1e-5)
+    for domain in (MS, ""):
+        cases.append(case(f"simplified_layer_norm_axis2{'_ms' if domain else ''}",
+                          "SimplifiedLayerNormalization", [("x", x4), ("scale", scale)],
+                          ["y", "inv_std"],
+                          [(flat * inv4).reshape(x4.shape) * scale, inv4.reshape(2, 3, 1, 1)],
+                          domain=domain, axis=2, epsilon=1e-5))
+    # EmbedLayerNormalization: word + position + segment embeddings, mask counts.
+    ids = rng.integers(0, 30, (2, 5)).astype(np.int32)
+    seg = rng.integers(0, 2, (2, 5)).astype(np.int32)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], dtype=np.int32)
+    word, pos, segt = f32(30, 8), f32(16, 8), f32(2, 8)
+    emb = word[ids] + pos[np.arange(5)][None] + segt[seg]
+    ye, _, _ = layer_norm(emb, gamma, beta, 1e-12)
+    cases.append(case("embed_layer_norm", "EmbedLayerNormalization",
+                      [("ids", ids), ("seg", seg), ("word", word), ("pos", pos), ("segt", segt),
+                       ("gamma", gamma), ("beta", beta), ("mask", mask)],
+                      ["y", "mask_index", "sum"], [ye, mask.sum(1).astype(np.int32), emb]))
+    # RotaryEmbedding: position_ids as an offset [1] and as [B, S]; 3-D and 4-D inputs.
+    cos_t, sin_t = f32(32, 4), f32(32, 4)
+    xr = f32(2, 5, 2 * 8)  # [B, S, H*D], 2 heads of 8
+    for interleaved in (0, 1):
+        want = rotary(xr.reshape(2, 5, 2, 8), np.arange(3, 8)[None].repeat(2, 0), cos_t, sin_t,
+                      interleaved).reshape(2, 5, 16)
+        cases.append(case(f"rotary_offset_interleaved{interleaved}", "RotaryEmbedding",
+                          [("x", xr), ("p", np.array([3], dtype=np.int64)), ("cos", cos_t),
+                           ("sin", sin_t)], ["y"], [want], interleaved=interleaved, num_heads=2))
+    pids = rng.integers(0, 32, (2, 5)).astype(np.int64)
+    x4r = f32(2, 2, 5, 8)  # [B, H, S, D]
+    want = rotary(x4r.transpose(0, 2, 1, 3), pids, cos_t, sin_t, 0).transpose(0, 2, 1, 3)
+    cases.append(case("rotary_4d_position_ids", "RotaryEmbedding",
+                      [("x", x4r), ("p", pids), ("cos", cos_t), ("sin", sin_t)], ["y"], [want]))
+    return cases
+
+
+def write_model(c, path):
+    names = [n for n, _ in c["inputs"]]
+    node = helper.make_node(c["op"], names, c["outputs"], domain=c["domain"], **c["attrs"])
+    ins = [helper.make_tensor_value_info(n, ONNX_TYPE[a.dtype], list(a.shape))
+           for n, a in c["inputs"]]
+    outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None)
+            for n in c["outputs"] if n]
+    graph = helper.make_graph([node], c["name"], ins, outs)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    onnx.save(model, path)
+
+
+def run(cli, path, feeds, out_dir, backend):
+    cmd = shlex.split(cli) + ["run", path, "--output-dir", out_dir, "--backend", backend]
+    for key, f in feeds.items():
+        cmd += ["--input", f"{key}={f}"]
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    return subprocess.run(cmd, capture_output=True, text=True, env=env)
+
+
+def check_case(a, c, backend):
+    path = os.path.join(a.work, c["name"] + ".onnx")
+    feeds = {}
+    for n, arr in c["inputs"]:
+        feeds[n] = os.path.join(a.work, f"{c['name']}_{n}.npy")
+        np.save(feeds[n], arr)
+    out_dir = os.path.join(a.work, f"{c['name']}_{backend}")
+    os.makedirs(out_dir, exist_ok=True)
+    write_model(c, path)
+    r = run(a.cli, path, feeds, out_dir, backend)
+    if r.returncode != 0:
+        print(f"FAIL {c['name']} {backend}: ferrite exited {r.returncode}: {r.stderr.strip()}")
+        return False
+    worst = 0.0
+    for out, want in zip(c["outputs"], c["expected"]):
+        if want is None:
+            continue
+        got = np.load(os.path.join(out_dir, out + ".npy"))
+        if got.shape != want.shape:
+            print(f"  {out}: shape {got.shape}, expected {want.shape}")
+            return False
+        if want.dtype.kind in "iu":
+            worst = max(worst, 0.0 if np.array_equal(got, want) else float("inf"))
+            continue
+        scale = max(float(np.abs(want).max()), 1e-30)
+        worst = max(worst, float(np.abs(got - want).max()) / scale)
+    ok = worst <= TOLERANCE
+    print(f"{'ok  ' if ok else 'FAIL'} {c['name']} {backend}: max rel err {worst:.2e}")
+    return ok
+
+
+def check_bad_id(a, backend):
+    """An input id past the word table: the run fails naming the node, never reads past it."""
+    gamma = f32(8)
+    inputs = [("ids", np.array([[1, 40]], dtype=np.int32)), ("seg", None), ("word", f32(30, 8)),
+              ("pos", f32(4, 8)), ("segt", None), ("gamma", gamma), ("beta", gamma)]
+    present = [(n, arr) for n, arr in inputs if arr is not None]
+    node_inputs = [n if arr is not None else "" for n, arr in inputs]
+    path = os.path.join(a.work, "embed_bad_id.onnx")
+    node = helper.make_node("EmbedLayerNormalization", node_inputs, ["y"], domain=MS)
+    ins = [helper.make_tensor_value_info(n, ONNX_TYPE[arr.dtype], list(arr.shape))
+           for n, arr in present]
+    graph = helper.make_graph([node], "bad", ins,
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                    helper.make_opsetid(MS, 1)])
+    model.ir_version = 8
+    onnx.save(model, path)
+    feeds = {}
+    for n, arr in present:
+        feeds[n] = os.path.join(a.work, f"bad_{n}.npy")
+        np.save(feeds[n], arr)
+    r = run(a.cli, path, feeds, os.path.join(a.work, "bad_out"), backend)
+    ok = r.returncode != 0 and "EmbedLayerNormalization" in r.stderr and "word_embedding" in r.stderr
+    print(f"{'ok  ' if ok else 'FAIL'} embed_bad_id {backend}: exit {r.returncode}: "
+          f"{r.stderr.strip()[:160]}")
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cli", required=True,
+                    help="the ferrite CLI, as a command line (e.g. 'node build/wasm/bin/ferrite.js')")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--backends", default="reference,portable")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    failures = 0
+    cases = make_cases()
+    for backend in a.backends.split(","):
+        for c in cases:
+            failures += not check_case(a, c, backend)
+        failures += not check_bad_id(a, backend)
+    print(f"contrib_check: {failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
