@@ -211,7 +211,7 @@ std::vector<TensorBoxPtr> lower_grid_sample(LowerCtx& c) {
   s.per_dim = s.mode == Mode::Nearest ? 1 : s.mode == Mode::Linear ? 2 : 4;
   for (size_t i = 0; i < s.k; ++i) {
     s.taps *= s.per_dim;
-    if (s.taps > 4096) c.unsupported(s.k, " spatial dims of ", mode, " sampling");
+    if (s.taps > 256) c.unsupported(s.k, " spatial dims of ", mode, " sampling");
     s.axes.push_back(axis_of(x->size[2 + i], s.align));
   }
   std::vector<int64_t> out{x->size[0], x->size[1]};
