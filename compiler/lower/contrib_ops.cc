@@ -2,7 +2,8 @@
 // onnxruntime's transformer optimizer write, with the semantics of its ContribOperators
 // documentation: Gelu, FastGelu, BiasGelu, QuickGelu, BiasAdd, SkipLayerNormalization,
 // SkipSimplifiedLayerNormalization, SimplifiedLayerNormalization (also in the default
-// domain, where onnxruntime registers it), EmbedLayerNormalization and RotaryEmbedding.
+// domain, where onnxruntime registers it), EmbedLayerNormalization and RotaryEmbedding;
+// MultiHeadAttention in contrib_attention_ops.cc.
 // Each is a composition of pointwise ops, reductions over the hidden dim and gathers, which
 // the scheduler fuses as it would the plain ops.
 #include <cmath>
@@ -262,7 +263,11 @@ void add_contrib(LoweringTable& t, const char* op, LowerFn fn) {
 
 }  // namespace
 
+// The attention contrib ops (lower/contrib_attention_ops.cc), registered with this family.
+void register_contrib_attention_ops(LoweringTable& t);
+
 void register_contrib_ops(LoweringTable& t) {
+  register_contrib_attention_ops(t);
   add_contrib(t, "Gelu", gelu_of_sum(1, false));
   add_contrib(t, "BiasGelu", gelu_of_sum(2, false));
   add_contrib(t, "FastGelu", gelu_of_sum(1, true));

@@ -3,8 +3,8 @@
 
 Writes one small model per case with python3-onnx (Gelu, FastGelu, BiasGelu, QuickGelu,
 BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
-SimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding; the semantics of
-onnxruntime's ContribOperators documentation), runs each through the ferrite CLI on every
+SimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding, MultiHeadAttention;
+the semantics of onnxruntime's ContribOperators documentation), runs each through the ferrite CLI on every
 given backend and compares every output with numpy: the largest absolute error relative to
 the largest |expected| must be <= 1e-5 (exact for integer outputs). Also checks that a bad
 input id fails the run with an error naming the node. Exits 1 on any mismatch.
@@ -69,6 +69,47 @@ def rotary(x, pos, cos, sin, interleaved):
     if interleaved:
         return np.stack([real, imag], axis=-1).reshape(x.shape)
     return np.concatenate([real, imag], axis=-1)
+
+
+def softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def mha(q, k, v, heads, bias=None, kpm=None, ab=None, pk=None, pv=None, causal=False,
+        filt=-10000.0):
+    """MultiHeadAttention over [B, S, H*D] inputs; returns output, present_key, present_value."""
+    if bias is not None:
+        dq, dk = q.shape[2], k.shape[2]
+        q, k, v = q + bias[:dq], k + bias[dq:dq + dk], v + bias[dq + dk:]
+
+    def split(t):
+        b, s, hd = t.shape
+        return t.reshape(b, s, heads, hd // heads).transpose(0, 2, 1, 3)
+
+    q4, k4, v4 = split(q), split(k), split(v)
+    past = 0
+    if pk is not None:
+        past = pk.shape[2]
+        k4, v4 = np.concatenate([pk, k4], 2), np.concatenate([pv, v4], 2)
+    s_len, t_len = q4.shape[2], k4.shape[2]
+    scores = (q4.astype(np.float64) @ k4.transpose(0, 1, 3, 2)) / math.sqrt(q4.shape[3])
+    hidden = np.zeros((q.shape[0], 1, s_len, t_len), dtype=bool)
+    j = np.arange(t_len)
+    if kpm is not None and kpm.ndim == 1:
+        hidden |= (j[None, :] >= kpm[:, None])[:, None, None, :]
+    elif kpm is not None and kpm.ndim == 2:
+        hidden |= (kpm == 0)[:, None, None, :]
+    elif kpm is not None:
+        hidden |= (kpm == 0)[:, None, :, :]
+    if causal:
+        hidden |= (j[None, :] > (np.arange(s_len) + past)[:, None])[None, None]
+    scores = scores + np.where(hidden, filt, 0.0)
+    if ab is not None:
+        scores = scores + ab
+    y = softmax(scores) @ v4
+    b, h, s, dv = y.shape
+    return y.transpose(0, 2, 1, 3).reshape(b, s, h * dv).astype(np.float32), k4, v4
 
 
 def f32(*shape):
@@ -143,14 +184,36 @@ def make_cases():
     want = rotary(x4r.transpose(0, 2, 1, 3), pids, cos_t, sin_t, 0).transpose(0, 2, 1, 3)
     cases.append(case("rotary_4d_position_ids", "RotaryEmbedding",
                       [("x", x4r), ("p", pids), ("cos", cos_t), ("sin", sin_t)], ["y"], [want]))
+    # MultiHeadAttention: 2 heads of 4 (values 3), queries 3, keys 5.
+    q, k, v = f32(2, 3, 8), f32(2, 5, 8), f32(2, 5, 6)
+    outs = ["y", "present_k", "present_v"]
+    cases.append(case("mha", "MultiHeadAttention", [("q", q), ("k", k), ("v", v)], outs,
+                      list(mha(q, k, v, 2)), num_heads=2))
+    bias, lens, ab = f32(22), np.array([5, 2], dtype=np.int32), f32(1, 2, 3, 5)
+    cases.append(case("mha_bias_lengths_attention_bias", "MultiHeadAttention",
+                      [("q", q), ("k", k), ("v", v), ("bias", bias), ("kpm", lens), ("ab", ab)],
+                      outs, list(mha(q, k, v, 2, bias=bias, kpm=lens, ab=ab)), num_heads=2))
+    pk, pv = f32(2, 2, 4, 4), f32(2, 2, 4, 3)
+    mask2 = rng.integers(0, 2, (2, 9)).astype(np.int32)
+    mask2[:, 0] = 1
+    cases.append(case("mha_past_causal_mask2d", "MultiHeadAttention",
+                      [("q", q), ("k", k), ("v", v), ("", None), ("kpm", mask2), ("", None),
+                       ("pk", pk), ("pv", pv)],
+                      outs, list(mha(q, k, v, 2, kpm=mask2, pk=pk, pv=pv, causal=True)),
+                      num_heads=2, unidirectional=1))
+    mask3 = rng.integers(0, 2, (2, 3, 5)).astype(np.int32)
+    cases.append(case("mha_mask3d_filter", "MultiHeadAttention",
+                      [("q", q), ("k", k), ("v", v), ("", None), ("kpm", mask3)], outs,
+                      list(mha(q, k, v, 2, kpm=mask3, filt=-30.0)), num_heads=2,
+                      mask_filter_value=-30.0))
     return cases
 
 
 def write_model(c, path):
-    names = [n for n, _ in c["inputs"]]
+    names = [n if a is not None else "" for n, a in c["inputs"]]
     node = helper.make_node(c["op"], names, c["outputs"], domain=c["domain"], **c["attrs"])
     ins = [helper.make_tensor_value_info(n, ONNX_TYPE[a.dtype], list(a.shape))
-           for n, a in c["inputs"]]
+           for n, a in c["inputs"] if a is not None]
     outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None)
             for n in c["outputs"] if n]
     graph = helper.make_graph([node], c["name"], ins, outs)
@@ -172,6 +235,8 @@ def check_case(a, c, backend):
     path = os.path.join(a.work, c["name"] + ".onnx")
     feeds = {}
     for n, arr in c["inputs"]:
+        if arr is None:
+            continue
         feeds[n] = os.path.join(a.work, f"{c['name']}_{n}.npy")
         np.save(feeds[n], arr)
     out_dir = os.path.join(a.work, f"{c['name']}_{backend}")

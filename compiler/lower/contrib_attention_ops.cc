@@ -1,0 +1,160 @@
+// com.microsoft MultiHeadAttention, as onnxruntime's ContribOperators documentation and CPU
+// kernel define it, for separate query [B, S, H * D], key [B, L, H * D] and value
+// [B, L, H * Dv] (the packed and BNSH layouts are refused, naming the input):
+//   q, k, v  = inputs (+ their parts of `bias`), split into heads; past keys and values
+//              [B, H, P, D] in front of k and v (present_key, present_value)
+//   scores   = scale * q k^T  (+ attention_bias [B or 1, H or 1, S, T])
+//              + mask_filter_value where key_padding_mask hides the key (int32: [B] key
+//              lengths, or [B, T] / [B, S, T] with 0 for hidden) or, with unidirectional,
+//              where the key is after the query (its position P + i)
+//   output   = softmax(scores) v, heads merged back: [B, S, H * Dv]
+// The mask is additive, as onnxruntime's (mask_filter_value, -10000 by default), so a row
+// with every key hidden averages them rather than giving zeros.
+#include <cmath>
+
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+// [B, S, H * D] → [B, H, S, D]
+TensorBoxPtr heads_first(const LowerCtx& c, const TensorBoxPtr& t, int64_t heads,
+                         const char* what) {
+  const auto& s = t->size;
+  if (t->dtype != DType::F32) c.unsupported("MultiHeadAttention on ", dtype_name(t->dtype));
+  if (s.size() != 3) {
+    c.unsupported(what, " of rank ", s.size(), " (only the [batch, sequence, hidden] layout)");
+  }
+  if (s[2] % heads != 0) c.error(what, "'s hidden size ", s[2], " is not divisible by ", heads);
+  return permute_view(reshape_view(t, {s[0], s[1], heads, s[2] / heads}), {0, 2, 1, 3});
+}
+
+// t + bias[offset, offset + t's last dim)
+TensorBoxPtr plus_bias(const LowerCtx& c, const TensorBoxPtr& t, const TensorBoxPtr& bias,
+                       int64_t offset) {
+  if (!bias) return t;
+  const int64_t n = t->size.back();
+  TensorBoxPtr part = make_view(bias, {n}, [offset](const std::vector<Index>& i) {
+    return std::vector<Index>{ix_add(i[0], ix_const(offset))};
+  });
+  return make_pointwise(c, {t, part}, t->dtype, [](KernelBuilder& b, const std::vector<V>& v) {
+    return b.binary(Op::Add, v[0], v[1]);
+  });
+}
+
+// The additive mask over [Bm, 1, S, T]: mask_filter_value where the key is hidden.
+TensorBoxPtr key_mask(const LowerCtx& c, const TensorBoxPtr& mask, bool causal, int64_t past,
+                      int64_t batch, int64_t s_len, int64_t t_len, double filter) {
+  int mode = 0;  // 1: key lengths [B]; 2: [B, T]; 3: [B, S, T]
+  if (mask) {
+    if (mask->dtype != DType::I32) c.error("key_padding_mask must be int32");
+    const auto& m = mask->size;
+    if (m == std::vector<int64_t>{batch}) {
+      mode = 1;
+    } else if (m == std::vector<int64_t>{batch, t_len}) {
+      mode = 2;
+    } else if (m == std::vector<int64_t>{batch, s_len, t_len}) {
+      mode = 3;
+    } else {
+      c.unsupported("key_padding_mask of shape ", TensorType{mask->dtype, m, {}, true}.to_string(),
+                    " (only [B], [B, ", t_len, "] and [B, ", s_len, ", ", t_len, "])");
+    }
+  }
+  Loader fn = [mask, mode, causal, past, filter](KernelBuilder& b, const std::vector<Index>& i) {
+    const V j = b.index_value(i[3]);
+    V hidden = b.constant(ScalarType::Bool, 0);
+    if (mode == 1) {
+      const V len = b.cast(mask->load(b, {i[0]}), ScalarType::I64);
+      hidden = b.binary(Op::Ge, j, len);
+    } else if (mode >= 2) {
+      const std::vector<Index> at =
+          mode == 2 ? std::vector<Index>{i[0], i[3]} : std::vector<Index>{i[0], i[2], i[3]};
+      hidden = b.binary(Op::Eq, b.cast(mask->load(b, at), ScalarType::I64), b.constant_i64(0));
+    }
+    if (causal) {
+      const V pos = b.binary(Op::Add, b.index_value(i[2]), b.constant_i64(past));
+      hidden = b.binary(Op::Or, hidden, b.binary(Op::Gt, j, pos));
+    }
+    const V zero = b.constant(ScalarType::F32, 0);
+    return b.where(hidden, b.constant(ScalarType::F32, filter), zero);
+  };
+  return make_pointwise_box(DType::F32, {mode ? batch : 1, 1, s_len, t_len}, fn, c.origin());
+}
+
+std::vector<TensorBoxPtr> lower_multi_head_attention(LowerCtx& c) {
+  const int64_t heads = c.node.attr_int("num_heads", 0);
+  if (heads <= 0) c.error("num_heads must be positive");
+  if (!c.has(1) || !c.has(2)) {
+    c.unsupported("packed query/key/value (only separate query, key and value inputs)");
+  }
+  const TensorBoxPtr &query = c.input(0), &key = c.input(1), &value = c.input(2);
+  const TensorBoxPtr bias = c.has(3) ? c.input(3) : nullptr;
+  const int64_t dq = query->size.size() == 3 ? query->size[2] : 0;
+  const int64_t dkey = key->size.size() == 3 ? key->size[2] : 0;
+  const int64_t dval = value->size.size() == 3 ? value->size[2] : 0;
+  if (bias && (bias->dtype != DType::F32 || bias->size != std::vector<int64_t>{dq + dkey + dval})) {
+    c.error("bias must be float32 [", dq + dkey + dval, "]");
+  }
+  TensorBoxPtr q = heads_first(c, plus_bias(c, query, bias, 0), heads, "query");
+  TensorBoxPtr k = heads_first(c, plus_bias(c, key, bias, dq), heads, "key");
+  TensorBoxPtr v = heads_first(c, plus_bias(c, value, bias, dq + dkey), heads, "value");
+  const int64_t batch = q->size[0], s_len = q->size[2], d = q->size[3], dv = v->size[3];
+  if (k->size[0] != batch || v->size[0] != batch) c.error("query, key and value differ in batch");
+  if (k->size[3] != d) c.error("key's head size ", k->size[3], " is not query's ", d);
+  if (k->size[2] != v->size[2]) c.error("key and value differ in sequence length");
+  int64_t past = 0;
+  if (c.has(6) != c.has(7)) c.error("past_key and past_value come together");
+  if (c.has(6)) {
+    const TensorBoxPtr &pk = c.input(6), &pv = c.input(7);
+    auto fits = [&](const TensorBoxPtr& t, int64_t last) {
+      const auto& s = t->size;
+      return t->dtype == DType::F32 && s.size() == 4 && s[0] == batch && s[1] == heads &&
+             s[3] == last && s[2] == pk->size[2];
+    };
+    if (pk->size.size() != 4 || !fits(pk, d) || !fits(pv, dv)) {
+      c.error("past_key and past_value must be float32 [batch, num_heads, past, head_size]");
+    }
+    past = pk->size[2];
+    k = concat_values(c.gl, {pk, k}, 2, c.origin());
+    v = concat_values(c.gl, {pv, v}, 2, c.origin());
+  }
+  const int64_t t_len = k->size[2];
+  const double scale = c.node.attr_float("scale", 0.0) != 0.0
+                           ? c.node.attr_float("scale", 0.0)
+                           : 1.0 / std::sqrt(static_cast<double>(d));
+  TensorBoxPtr scores = matmul_extern(c, q, permute_view(k, {0, 1, 3, 2}), scale);
+  std::vector<TensorBoxPtr> terms{scores};
+  const bool causal = c.node.attr_int("unidirectional", 0) != 0;
+  if (c.has(4) || causal) {
+    terms.push_back(key_mask(c, c.has(4) ? c.input(4) : nullptr, causal, past, batch, s_len, t_len,
+                             c.node.attr_float("mask_filter_value", -10000.0)));
+  }
+  if (c.has(5)) {
+    const TensorBoxPtr& ab = c.input(5);
+    const auto& s = ab->size;
+    if (ab->dtype != DType::F32 || s.size() != 4 || (s[0] != 1 && s[0] != batch) ||
+        (s[1] != 1 && s[1] != heads) || s[2] != s_len || s[3] != t_len) {
+      c.error("attention_bias must be float32 [batch or 1, num_heads or 1, ", s_len, ", ", t_len,
+              "]");
+    }
+    terms.push_back(ab);
+  }
+  if (terms.size() > 1) {
+    scores = make_pointwise(c, terms, DType::F32, [](KernelBuilder& b, const std::vector<V>& v) {
+      V x = v[0];
+      for (size_t i = 1; i < v.size(); ++i) x = b.binary(Op::Add, x, v[i]);
+      return x;
+    });
+  }
+  TensorBoxPtr y = matmul_extern(c, softmax_over(c, scores, 3, false), v, 1.0);
+  y = reshape_view(permute_view(y, {0, 2, 1, 3}), {batch, s_len, heads * dv});
+  return {y, k, v};
+}
+
+}  // namespace
+
+void register_contrib_attention_ops(LoweringTable& t) {
+  t.add(str_cat(kMicrosoftDomain, ".MultiHeadAttention"), lower_multi_head_attention);
+}
+
+}  // namespace ferrite
