@@ -2,6 +2,7 @@
 // over strided operands: transposes and batch broadcasts are strides, not copies). Gemm's
 // beta*C is a pointwise epilogue.
 #include "compiler/lower/lowering.h"
+#include "compiler/lower/unroll_budget.h"
 #include "compiler/plan/externs/matmul_call.h"
 
 namespace ferrite {
@@ -96,9 +97,95 @@ std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
   })};
 }
 
+// Det: LU elimination with partial pivoting, unrolled over the n columns of [..., n, n]
+// (charged to the unrolling budget). Step k picks the row p >= k with the largest |a[i, k]|
+// (the first on ties), swaps it with row k while subtracting multiples of it from the rows
+// below, and multiplies the running determinant by the pivot (negated when p != k). A zero
+// pivot makes the determinant 0 and eliminates nothing.
+std::vector<TensorBoxPtr> lower_det(LowerCtx& c) {
+  TensorBoxPtr a = c.input(0);
+  if (!dtype_is_float(a->dtype)) c.unsupported("Det on ", dtype_name(a->dtype));
+  const size_t r = a->size.size();
+  if (r < 2 || a->size[r - 1] != a->size[r - 2]) c.error("input must be [..., n, n]");
+  const int64_t n = a->size[r - 1];
+  int64_t nodes;
+  if (__builtin_mul_overflow(n, int64_t{3}, &nodes)) nodes = INT64_MAX;
+  charge_unrolled(c, nodes, str_cat("an elimination of ", n, " columns"));
+  const std::vector<int64_t> batch(a->size.begin(), a->size.end() - 2);
+  const std::string msg = c.origin() + ": internal: a pivot row out of range";
+  TensorBoxPtr det = make_pointwise_box(
+      a->dtype, batch,
+      [](KernelBuilder& b, const std::vector<Index>&) { return b.constant(ScalarType::F32, 1); },
+      c.origin());
+  const size_t nb = batch.size();
+  for (int64_t k = 0; k < n; ++k) {
+    auto def = std::make_shared<ComputedDef>();  // the pivot's row, less k
+    def->is_reduction = true;
+    def->reduce = ReduceKind::ArgMax;
+    def->origin = c.origin();
+    def->ranges = batch;
+    def->reduction_ranges = {n - k};
+    def->rfn = [a, k](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& w) {
+      std::vector<Index> at = o;
+      at.push_back(ix_add(w[0], ix_const(k)));
+      at.push_back(ix_const(k));
+      return b.unary(Op::Abs, a->load(b, at));
+    };
+    TensorBoxPtr piv = make_reduction_box(DType::I64, def);
+    c.gl.realize(piv);
+    // Row p of a, and a's element (row, col), p read from piv.
+    auto pivot_row = [piv, k, n, msg, nb](KernelBuilder& b, const std::vector<Index>& i) {
+      const std::vector<Index> bi(i.begin(), i.begin() + static_cast<long>(nb));
+      const V p = b.binary(Op::Add, piv->load(b, bi), b.constant_i64(k));
+      return b.check_index(p, n, msg);
+    };
+    TensorBoxPtr next = make_pointwise_box(
+        a->dtype, a->size,
+        [a, k, nb, pivot_row](KernelBuilder& b, const std::vector<Index>& i) {
+          const V p = pivot_row(b, i), row = b.index_value(i[nb]);
+          const V kk = b.constant_i64(k);
+          const V src =
+              b.where(b.binary(Op::Eq, row, kk), p, b.where(b.binary(Op::Eq, row, p), kk, row));
+          std::vector<Index> at(i.begin(), i.begin() + static_cast<long>(nb));
+          auto elem = [&](V rr, const Index& col) {
+            std::vector<Index> e = at;
+            e.push_back(ix_value(rr.id));
+            e.push_back(col);
+            return a->load(b, e);
+          };
+          const V x = elem(src, i[nb + 1]);
+          const V pivot = elem(p, ix_const(k)), zero = b.constant(x.type, 0);
+          const V factor = b.where(b.binary(Op::Eq, pivot, zero), zero,
+                                   b.binary(Op::Div, elem(src, ix_const(k)), pivot));
+          const V eliminated = b.binary(Op::Sub, x, b.binary(Op::Mul, factor, elem(p, i[nb + 1])));
+          return b.where(b.binary(Op::Gt, row, kk), eliminated, x);
+        },
+        c.origin());
+    const TensorBoxPtr before = a;
+    det = make_pointwise_box(
+        a->dtype, batch,
+        [before, det, k, nb, pivot_row](KernelBuilder& b, const std::vector<Index>& i) {
+          const V p = pivot_row(b, i);
+          std::vector<Index> e = i;
+          e.push_back(ix_value(p.id));
+          e.push_back(ix_const(k));
+          const V pivot = before->load(b, e);
+          const V swapped = b.unary(Op::Not, b.binary(Op::Eq, p, b.constant_i64(k)));
+          const V signed_pivot = b.where(swapped, b.unary(Op::Neg, pivot), pivot);
+          return b.binary(Op::Mul, det->load(b, i), signed_pivot);
+        },
+        c.origin());
+    c.gl.realize(next);
+    c.gl.realize(det);
+    a = next;
+  }
+  return {det};
+}
+
 }  // namespace
 
 void register_matmul_ops(LoweringTable& t) {
+  t.add("Det", lower_det);
   t.add("MatMul", lower_matmul);
   t.add("Gemm", lower_gemm);
 }

@@ -4,8 +4,9 @@
 Writes one small model per case with python3-onnx (Gelu, FastGelu, BiasGelu, QuickGelu,
 BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 SimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding, MultiHeadAttention;
-the semantics of onnxruntime's ContribOperators documentation), runs each through the ferrite CLI on every
-given backend and compares every output with numpy: the largest absolute error relative to
+the semantics of onnxruntime's ContribOperators documentation; and ONNX's Det on larger
+matrices than the node suites'), runs each through the ferrite CLI on every given backend
+and compares every output with numpy: the largest absolute error relative to
 the largest |expected| must be <= 1e-5 (exact for integer outputs). Also checks that a bad
 input id fails the run with an error naming the node. Exits 1 on any mismatch.
 
@@ -206,6 +207,13 @@ def make_cases():
                       [("q", q), ("k", k), ("v", v), ("", None), ("kpm", mask3)], outs,
                       list(mha(q, k, v, 2, kpm=mask3, filt=-30.0)), num_heads=2,
                       mask_filter_value=-30.0))
+    # Det (ONNX; the node suites have only 2 x 2 cases): larger, batched, needing row swaps,
+    # singular, and a zero leading entry.
+    m = f32(3, 6, 6)
+    m[1, 5] = m[1, 0] * 2  # singular
+    m[2, 0, 0] = 0
+    cases.append(case("det_batched_6x6", "Det", [("m", m)], ["d"],
+                      [np.linalg.det(m.astype(np.float64)).astype(np.float32)], domain=""))
     return cases
 
 
