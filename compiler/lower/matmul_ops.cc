@@ -164,7 +164,7 @@ std::vector<TensorBoxPtr> lower_det(LowerCtx& c) {
     const TensorBoxPtr before = a;
     det = make_pointwise_box(
         a->dtype, batch,
-        [before, det, k, nb, pivot_row](KernelBuilder& b, const std::vector<Index>& i) {
+        [before, det, k, pivot_row](KernelBuilder& b, const std::vector<Index>& i) {
           const V p = pivot_row(b, i);
           std::vector<Index> e = i;
           e.push_back(ix_value(p.id));
