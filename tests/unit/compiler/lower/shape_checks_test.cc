@@ -299,21 +299,24 @@ TEST(ShapeChecks, ResizeTapTablesWithinTheMemoryLimit) {
                "the tap tables of dim 1 (1099511627776 by 2)");
 }
 
-TEST(ShapeChecks, ResizeRefusesWhatItDoesNotBuild) {
-  // Resize-18's options change the result: refused, not ignored.
+TEST(ShapeChecks, ResizeRefusesWhatItDoesNotKnow) {
+  // Resize-18's antialias, axes and keep_aspect_ratio_policy are built (the 1.23 suite checks
+  // their values); values it does not know are errors naming the attribute, never ignored.
   for (const auto& [attr, value] : std::vector<std::pair<std::string, Attribute>>{
-           {"antialias", attr_i(1)},
-           {"axes", attr_is({2, 3})},
-           {"keep_aspect_ratio_policy", attr_s("not_larger")},
+           {"axes", attr_is({2, 2})},
+           {"axes", attr_is({2, 3})},  // scales has 4 entries for 2 axes
+           {"keep_aspect_ratio_policy", attr_s("not_larger_please")},
            {"coordinate_transformation_mode", attr_s("half_pixel_sym")},
            {"nearest_mode", attr_s("round")}}) {
     SCOPED_TRACE(attr);
     GraphBuilder b;
     Value* x = b.input("x", DType::F32, {1, 1, 2, 2});
     Value* none = b.constant_f32({0}, {});
-    expect_error(
-        *one_node(b, "Resize", {x, none, b.constant_f32({4}, {1, 1, 2, 2})}, {{attr, value}}),
-        attr);
+    Value* sizes = b.constant_i64({4}, {1, 1, 3, 3});
+    Value* scales = b.constant_f32({4}, {1, 1, 2, 2});
+    std::vector<Value*> ins{x, none, scales};
+    if (attr == "keep_aspect_ratio_policy") ins = {x, none, none, sizes};
+    expect_error(*one_node(b, "Resize", ins, {{attr, value}}, 18), attr == "axes" ? "ax" : attr);
   }
 }
 
