@@ -28,7 +28,8 @@ MS = "com.microsoft"
 rng = np.random.default_rng(7)
 
 ONNX_TYPE = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int32"): TensorProto.INT32,
-             np.dtype("int64"): TensorProto.INT64}
+             np.dtype("int64"): TensorProto.INT64,
+             np.dtype("float64"): TensorProto.FLOAT}  # formulas in float64 check float32
 
 
 def erf(x):
@@ -194,13 +195,14 @@ def make_cases():
     cases.append(case("mha_bias_lengths_attention_bias", "MultiHeadAttention",
                       [("q", q), ("k", k), ("v", v), ("bias", bias), ("kpm", lens), ("ab", ab)],
                       outs, list(mha(q, k, v, 2, bias=bias, kpm=lens, ab=ab)), num_heads=2))
-    pk, pv = f32(2, 2, 4, 4), f32(2, 2, 4, 3)
+    # (onnxruntime wants value heads of the query's size with a past: 4 here)
+    v8, pk, pv = f32(2, 5, 8), f32(2, 2, 4, 4), f32(2, 2, 4, 4)
     mask2 = rng.integers(0, 2, (2, 9)).astype(np.int32)
     mask2[:, 0] = 1
     cases.append(case("mha_past_causal_mask2d", "MultiHeadAttention",
-                      [("q", q), ("k", k), ("v", v), ("", None), ("kpm", mask2), ("", None),
+                      [("q", q), ("k", k), ("v", v8), ("", None), ("kpm", mask2), ("", None),
                        ("pk", pk), ("pv", pv)],
-                      outs, list(mha(q, k, v, 2, kpm=mask2, pk=pk, pv=pv, causal=True)),
+                      outs, list(mha(q, k, v8, 2, kpm=mask2, pk=pk, pv=pv, causal=True)),
                       num_heads=2, unidirectional=1))
     mask3 = rng.integers(0, 2, (2, 3, 5)).astype(np.int32)
     cases.append(case("mha_mask3d_filter", "MultiHeadAttention",
@@ -222,8 +224,11 @@ def write_model(c, path):
     node = helper.make_node(c["op"], names, c["outputs"], domain=c["domain"], **c["attrs"])
     ins = [helper.make_tensor_value_info(n, ONNX_TYPE[a.dtype], list(a.shape))
            for n, a in c["inputs"] if a is not None]
-    outs = [helper.make_tensor_value_info(n, TensorProto.UNDEFINED, None)
-            for n in c["outputs"] if n]
+    # Output types from the expected values (float32 where none is checked), so the models
+    # load in onnxruntime too.
+    outs = [helper.make_tensor_value_info(
+                n, ONNX_TYPE[want.dtype] if want is not None else TensorProto.FLOAT, None)
+            for n, want in zip(c["outputs"], c["expected"]) if n]
     graph = helper.make_graph([node], c["name"], ins, outs)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
                                                     helper.make_opsetid(MS, 1)])
