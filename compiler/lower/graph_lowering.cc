@@ -20,12 +20,17 @@ constexpr int kRealizeReadsThreshold = 8;
 constexpr int kReuseComputeThreshold = 3;
 // Constants larger than this stay views instead of being folded into new tensors.
 constexpr int64_t kFoldElementLimit = int64_t{1} << 22;
-// Folding runs the scalar interpreter, about 10 ns an instruction and point natively (20
-// times that under the fuzz build's sanitizers): a kernel of more instructions x points is
-// left to run time, where a backend runs it vectorized. A Resize of a constant to 3.1M
-// elements folded in 3.5 s (84 s in the fuzz harness); a 1M-element ConstantOfShape (3M)
-// still folds.
+// Folding runs the scalar interpreter, about 5 ns a step natively (interpret_work; 20
+// times that under the fuzz build's sanitizers): the folds of one compile together take at
+// most kFoldWorkLimit steps, and what is past it is left to run time, where
+// a backend runs it vectorized. A Resize of a constant to 3.1M elements folded in 3.5 s (84 s
+// in the fuzz harness); an empty input's reductions folded to 3.4M-element constants one
+// after another (or one in each of 255 Scan iterations) in 4.6 s; a 1M-element
+// ConstantOfShape (3M) still folds. Small folds (shapes, indices, scalars: at most
+// kFoldSmallWork) never count, so a model whose large constants spent the budget still folds
+// the shape arithmetic it needs at compile time. The bundled models fold nothing large.
 constexpr double kFoldWorkLimit = double{1 << 24};
+constexpr double kFoldSmallWork = double{1 << 16};
 constexpr size_t kMaxSubgraphDepth = 32;
 // Loaders call their producers' loaders, so inlining is recursion: a value whose inlined
 // definition nests deeper than this is realized, which bounds the stack every walk and
@@ -287,9 +292,9 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
   StageTimer timer("lower/fold");
   std::vector<Buffer*> args;
   Kernel k = build_kernel(buf, "fold", &args);
-  double work = static_cast<double>(k.code.size());
-  for (int64_t r : k.ranges) work *= static_cast<double>(r);
-  if (work > kFoldWorkLimit) {
+  const double work = interpret_work(k);
+  const bool small = work <= kFoldSmallWork;
+  if (!small && fold_work_ + work > kFoldWorkLimit) {
     unfoldable_.insert(buf);  // not a compile-time constant: no second try
     return false;
   }
@@ -309,6 +314,7 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
     }
   }
   interpret_kernel(k, ptrs.data());
+  if (!small) fold_work_ += work;
   buf->origin = BufferOrigin::Constant;
   buf->data = std::move(out);
   buf->def.reset();

@@ -1,5 +1,6 @@
 #include "compiler/plan/interpret.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "compiler/plan/error.h"
@@ -180,6 +181,35 @@ class Interpreter {
 
 void interpret_kernel(const Kernel& k, void* const* args) {
   Interpreter(k, args).run();
+}
+
+namespace {
+
+// The nodes eval_index visits in `ix`, counting at most `cap`.
+int64_t index_nodes(const Index& ix, int64_t cap) {
+  int64_t n = 0;
+  std::vector<const IndexNode*> stack;
+  if (ix) stack.push_back(ix.get());
+  while (!stack.empty() && n < cap) {
+    const IndexNode* node = stack.back();
+    stack.pop_back();
+    ++n;
+    if (node->a) stack.push_back(node->a.get());
+    if (node->b) stack.push_back(node->b.get());
+  }
+  return n;
+}
+
+}  // namespace
+
+double interpret_work(const Kernel& k) {
+  constexpr int64_t kIndexCap = 4096;
+  double per_point = 0;
+  for (const Instr& in : k.code)
+    per_point += 1.0 + static_cast<double>(index_nodes(in.index, kIndexCap));
+  double points = 1;
+  for (int64_t r : k.ranges) points *= static_cast<double>(std::max<int64_t>(r, 0));
+  return points * per_point;
 }
 
 void fail_check_index(const Kernel& k, const Instr& in, int64_t v) {

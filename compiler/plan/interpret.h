@@ -13,6 +13,11 @@ namespace ferrite {
 // Throws ferrite::Error on a failed CheckIndex or an out-of-bounds access.
 void interpret_kernel(const Kernel& k, void* const* args);
 
+// Roughly the steps interpret_kernel takes: its iteration points (every range, reductions
+// included) times one per instruction plus the nodes of each index it evaluates (a tree
+// walk, each counted at most 4096). What constant folding and the fuzz budgets weigh.
+double interpret_work(const Kernel& k);
+
 // The value of one non-memory instruction (Const, Cast, CheckIndex, Where, unary and
 // binary ops) from the values of earlier instructions (`vals`, by SSA id). Every scalar
 // evaluator shares it: the interpreter, and the per-row values of the vector backends.

@@ -6,6 +6,7 @@
 #include "bindings/cli/tensor_values.h"
 #include "bindings/engine/engine.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/interpret.h"
 
 namespace ferrite::fuzz {
 namespace {
@@ -129,7 +130,7 @@ double estimated_work(const Plan& plan) {
     const auto i = static_cast<size_t>(s.index);
     if (s.kind == StepKind::Kernel && i < plan.kernels.size()) {
       const Kernel& k = plan.kernels[i];
-      work += elements(k.ranges) * static_cast<double>(k.code.size() + 1);
+      work += interpret_work(k) + elements(k.ranges);
     } else if (s.kind == StepKind::Extern && i < plan.externs.size()) {
       const ExternCall& x = plan.externs[i];
       double out = 0, in = 0;
