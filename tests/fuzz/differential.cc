@@ -280,55 +280,73 @@ Plan rerun_plan(const Plan& plan, const std::function<Plan()>& unfused) {
   return plan;
 }
 
-// How the reruns ended.
-enum class Reruns { Settled, Unsettled, OverBudget, Failed };
+// The reference's outputs moved by 2^-20 every way, each added to a Sensitivity: its inputs
+// up and down by a fixed pattern, then the results of each group of steps up and down (at
+// most kJitterGroups groups: each step alone in a plan of as many steps or fewer), a pair
+// at a time, until the disagreement at hand is within what the reference itself moves
+// (`settled`). The moves are the reference's alone, so the pairs run for one backend's
+// disagreement serve the next backend's. Under the fuzz build's instrumentation the
+// reference interprets about 1e7 operations a second: 34 reruns of an unfused normalization
+// of a [20,13,48,38] input (2e7 operations each) took 13 s per backend. Bounding the groups
+// by work left some too few to excuse a cancellation (a variance of exactly 0 in real
+// numbers, whose rounding sign decides a Sqrt's NaN): a false report at 566,371 runs. So
+// past kRerunWork (all pairs together; the first pair always runs) they end without a
+// verdict instead: OverBudget, a disagreement neither excused nor reported.
+class Reruns {
+ public:
+  enum class Verdict { Settled, Unsettled, OverBudget, Failed };
 
-// The reference's outputs moved by 2^-20 every way, each added to `sensitivity`: its inputs
-// up and down by a fixed pattern, then the results of each group of steps up and down
-// (at most kJitterGroups groups: each step alone in a plan of as many steps or fewer),
-// stopping after the first pair after which `settled` holds (the disagreement is within
-// what the reference itself moves): under the fuzz build's instrumentation the reference
-// interprets about a million operations a second, and 34 reruns of a 2e6-operation plan
-// took a minute. Bounding the groups by work left some too few to excuse a cancellation (a
-// variance of exactly 0 in real numbers, whose rounding sign decides a Sqrt's NaN): a false
-// report at 566,371 runs. So the work bound (kRerunWork, all reruns together) ends them
-// without a verdict instead: OverBudget, a disagreement neither excused nor reported. The
-// run budget (kRunBudgetWork) admits plans whose 34 reruns took 13 s (a normalization of a
-// [20,13,48,38] input, unfused); the bound lets a plan of up to 5e6 operations rerun every
-// group of a four-step plan, and a larger one at least its inputs twice.
-Reruns reruns(const Plan& plan, const std::vector<Tensor>& inputs,
-              const std::function<Plan()>& unfused, const std::vector<Tensor>& ref,
-              Sensitivity* sensitivity, const std::function<bool(const Sensitivity&)>& settled) {
-  constexpr int kJitterGroups = 16;
-  constexpr double kRerunWork = 5e7;
-  const Plan p = rerun_plan(plan, unfused);
-  const double work = std::max(1.0, estimated_work(p));
-  const int groups =
-      std::min<int>(kJitterGroups, static_cast<int>(p.kernels.size() + p.externs.size()));
-  double spent = 0;
-  Reruns result = Reruns::Unsettled;
-  for (int g = -1; g < groups && result == Reruns::Unsettled; ++g) {
-    if (g >= 0 && spent + 2 * work > kRerunWork) {
-      result = Reruns::OverBudget;
-      break;
+  Reruns(const Plan& plan, const std::vector<Tensor>& inputs, const std::function<Plan()>& unfused,
+         const std::vector<Tensor>& ref)
+      : plan_(plan), inputs_(inputs), unfused_(unfused), ref_(ref), sensitivity_(ref) {}
+
+  Verdict until(const std::function<bool(const Sensitivity&)>& settled) {
+    if (next_ > -1 && !failed_ && settled(sensitivity_)) return Verdict::Settled;
+    if (!p_) {
+      p_ = rerun_plan(plan_, unfused_);
+      work_ = std::max(1.0, estimated_work(*p_));
+      groups_ =
+          std::min<int>(kJitterGroups, static_cast<int>(p_->kernels.size() + p_->externs.size()));
     }
-    for (const bool up : {true, false}) {
-      set_jitter(std::max(g, 0), g < 0 ? 0 : groups, up);
-      std::vector<Tensor> shifted;
-      if (g < 0) shifted = perturbed(inputs, !up);
-      Outcome o = run_on(jittered_reference(), p, g < 0 ? shifted : inputs);
-      spent += work;
-      if (!o.ran) {
-        result = Reruns::Failed;
-        break;
-      }
-      sensitivity->add(ref, o.outputs);
+    for (;;) {
+      if (failed_) return Verdict::Failed;
+      if (next_ >= groups_) return Verdict::Unsettled;
+      if (next_ >= 0 && spent_ + 2 * work_ > kRerunWork) return Verdict::OverBudget;
+      run_pair(next_++);
+      if (!failed_ && settled(sensitivity_)) return Verdict::Settled;
     }
-    if (result == Reruns::Unsettled && settled(*sensitivity)) result = Reruns::Settled;
   }
-  set_jitter(0, 0, true);
-  return result;
-}
+
+ private:
+  static constexpr int kJitterGroups = 16;
+  static constexpr double kRerunWork = 4e7;
+
+  void run_pair(int g) {
+    for (const bool up : {true, false}) {
+      set_jitter(std::max(g, 0), g < 0 ? 0 : groups_, up);
+      std::vector<Tensor> shifted;
+      if (g < 0) shifted = perturbed(inputs_, !up);
+      Outcome o = run_on(jittered_reference(), *p_, g < 0 ? shifted : inputs_);
+      spent_ += work_;
+      set_jitter(0, 0, true);
+      if (!o.ran) {
+        failed_ = true;
+        return;
+      }
+      sensitivity_.add(ref_, o.outputs);
+    }
+  }
+
+  const Plan& plan_;
+  const std::vector<Tensor>& inputs_;
+  const std::function<Plan()>& unfused_;
+  const std::vector<Tensor>& ref_;
+  Sensitivity sensitivity_;
+  std::optional<Plan> p_;
+  double work_ = 1, spent_ = 0;
+  int groups_ = 0, next_ = -1;
+  bool failed_ = false;
+};
 
 }  // namespace
 
@@ -345,6 +363,7 @@ void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs,
     if (!hazard.empty()) mode = DiffMode::Off;  // no result to compare with
   }
   const Outcome ref = run_on(backends[0], plan, inputs);
+  std::optional<Reruns> jittered;  // made at the first disagreement
   for (size_t b = 1; b < backends.size(); ++b) {
     const Outcome got = run_on(backends[b], plan, inputs);
     if (mode == DiffMode::Off || !ref.loaded || !got.loaded) continue;
@@ -357,24 +376,24 @@ void run_on_every_backend(const Plan& plan, const std::vector<Tensor>& inputs,
     std::string d = compare_outputs(ref.outputs, got.outputs, plan, inputs);
     if (d.empty()) continue;
     // Before reporting: how far the reference itself moves when moved by 2^-20.
-    Sensitivity sensitivity(ref.outputs);
+    if (!jittered) jittered.emplace(plan, inputs, unfused, ref.outputs);
     std::string within = d;
     auto settled = [&](const Sensitivity& s) {
       within = compare_outputs(ref.outputs, within_sensitivity(ref.outputs, got.outputs, s), plan,
                                inputs);
       return within.empty();
     };
-    switch (reruns(plan, inputs, unfused, ref.outputs, &sensitivity, settled)) {
-      case Reruns::Settled:
+    switch (jittered->until(settled)) {
+      case Reruns::Verdict::Settled:
         continue;
-      case Reruns::OverBudget:
+      case Reruns::Verdict::OverBudget:
         std::fprintf(stderr, "==fuzz== not compared (reruns over their budget): %s\n",
                      within.c_str());
         continue;
-      case Reruns::Unsettled:
+      case Reruns::Verdict::Unsettled:
         d = within;
         break;
-      case Reruns::Failed:
+      case Reruns::Verdict::Failed:
         break;
     }
     disagree(backends[b], plan, d);
