@@ -83,6 +83,8 @@ void register_col2im_ops(LoweringTable& t);
 void register_deform_conv_ops(LoweringTable& t);
 void register_linear_attention_ops(LoweringTable& t);
 void register_contrib_ops(LoweringTable& t);
+void register_quant_ops(LoweringTable& t);
+void register_qlinear_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

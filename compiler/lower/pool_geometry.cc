@@ -77,12 +77,14 @@ bool PoolGeometry::leaves_input(size_t d) const {
   return !over_input[d] && (pad_begin[d] > 0 || end_padding(d) > 0);
 }
 
-PoolGeometry pool_geometry(const LowerCtx& c, const std::vector<int64_t>& spatial) {
+PoolGeometry pool_geometry(const LowerCtx& c, const std::vector<int64_t>& spatial,
+                           const std::vector<int64_t>* kernel) {
   const size_t k = spatial.size();
   PoolGeometry g;
   g.spatial = spatial;
-  g.kernel = c.node.attr_ints("kernel_shape");
+  g.kernel = kernel ? c.node.attr_ints("kernel_shape", *kernel) : c.node.attr_ints("kernel_shape");
   if (g.kernel.size() != k) c.error("kernel_shape needs ", k, " entries");
+  if (kernel && g.kernel != *kernel) c.error("kernel_shape differs from the weights' sizes");
   g.strides = c.node.attr_ints("strides", std::vector<int64_t>(k, 1));
   g.dilations = c.node.attr_ints("dilations", std::vector<int64_t>(k, 1));
   std::vector<int64_t> pads = c.node.attr_ints("pads", std::vector<int64_t>(2 * k, 0));

@@ -36,8 +36,10 @@ struct PoolGeometry {
 };
 
 // Reads the node's attributes for an input of spatial sizes `spatial`; throws naming the
-// node on invalid or overflowing values.
-PoolGeometry pool_geometry(const LowerCtx& c, const std::vector<int64_t>& spatial);
+// node on invalid or overflowing values. `kernel`: a convolution's (its weights' spatial
+// sizes), which kernel_shape, if given, must equal; else kernel_shape is required.
+PoolGeometry pool_geometry(const LowerCtx& c, const std::vector<int64_t>& spatial,
+                           const std::vector<int64_t>* kernel = nullptr);
 
 // For a dim reduced over input positions: whether position `q` lies in the window of the
 // output at `o` (start <= q, q - start a multiple of the dilation, at most span - 1).

@@ -33,6 +33,8 @@ const LoweringTable& lowering_table() {
     register_deform_conv_ops(t);
     register_linear_attention_ops(t);
     register_contrib_ops(t);
+    register_quant_ops(t);
+    register_qlinear_ops(t);
     return t;
   }();
   return table;

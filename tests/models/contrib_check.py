@@ -15,21 +15,15 @@ input id fails the run with an error naming the node. Exits 1 on any mismatch.
 import argparse
 import math
 import os
-import shlex
-import subprocess
 import sys
 
 import numpy as np
-import onnx
 from onnx import TensorProto, helper
 
-TOLERANCE = 1e-5
-MS = "com.microsoft"
-rng = np.random.default_rng(7)
+from op_check import MS, ONNX_TYPE, case, check_case, check_error
 
-ONNX_TYPE = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int32"): TensorProto.INT32,
-             np.dtype("int64"): TensorProto.INT64,
-             np.dtype("float64"): TensorProto.FLOAT}  # formulas in float64 check float32
+TOLERANCE = 1e-5
+rng = np.random.default_rng(7)
 
 
 def erf(x):
@@ -116,12 +110,6 @@ def mha(q, k, v, heads, bias=None, kpm=None, ab=None, pk=None, pv=None, causal=F
 
 def f32(*shape):
     return rng.standard_normal(shape).astype(np.float32)
-
-
-def case(name, op, inputs, outputs, expected, domain=MS, **attrs):
-    """inputs: [(name, array or None)]; expected: [array or None], one per output."""
-    return dict(name=name, op=op, inputs=inputs, outputs=outputs, expected=expected,
-                domain=domain, attrs=attrs)
 
 
 def make_cases():
@@ -219,64 +207,6 @@ def make_cases():
     return cases
 
 
-def write_model(c, path):
-    names = [n if a is not None else "" for n, a in c["inputs"]]
-    node = helper.make_node(c["op"], names, c["outputs"], domain=c["domain"], **c["attrs"])
-    ins = [helper.make_tensor_value_info(n, ONNX_TYPE[a.dtype], list(a.shape))
-           for n, a in c["inputs"] if a is not None]
-    # Output types from the expected values (float32 where none is checked), so the models
-    # load in onnxruntime too.
-    outs = [helper.make_tensor_value_info(
-                n, ONNX_TYPE[want.dtype] if want is not None else TensorProto.FLOAT, None)
-            for n, want in zip(c["outputs"], c["expected"]) if n]
-    graph = helper.make_graph([node], c["name"], ins, outs)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
-                                                    helper.make_opsetid(MS, 1)])
-    model.ir_version = 8
-    onnx.save(model, path)
-
-
-def run(cli, path, feeds, out_dir, backend):
-    cmd = shlex.split(cli) + ["run", path, "--output-dir", out_dir, "--backend", backend]
-    for key, f in feeds.items():
-        cmd += ["--input", f"{key}={f}"]
-    env = dict(os.environ, OMP_NUM_THREADS="1")
-    return subprocess.run(cmd, capture_output=True, text=True, env=env)
-
-
-def check_case(a, c, backend):
-    path = os.path.join(a.work, c["name"] + ".onnx")
-    feeds = {}
-    for n, arr in c["inputs"]:
-        if arr is None:
-            continue
-        feeds[n] = os.path.join(a.work, f"{c['name']}_{n}.npy")
-        np.save(feeds[n], arr)
-    out_dir = os.path.join(a.work, f"{c['name']}_{backend}")
-    os.makedirs(out_dir, exist_ok=True)
-    write_model(c, path)
-    r = run(a.cli, path, feeds, out_dir, backend)
-    if r.returncode != 0:
-        print(f"FAIL {c['name']} {backend}: ferrite exited {r.returncode}: {r.stderr.strip()}")
-        return False
-    worst = 0.0
-    for out, want in zip(c["outputs"], c["expected"]):
-        if want is None:
-            continue
-        got = np.load(os.path.join(out_dir, out + ".npy"))
-        if got.shape != want.shape:
-            print(f"  {out}: shape {got.shape}, expected {want.shape}")
-            return False
-        if want.dtype.kind in "iu":
-            worst = max(worst, 0.0 if np.array_equal(got, want) else float("inf"))
-            continue
-        scale = max(float(np.abs(want).max()), 1e-30)
-        worst = max(worst, float(np.abs(got - want).max()) / scale)
-    ok = worst <= TOLERANCE
-    print(f"{'ok  ' if ok else 'FAIL'} {c['name']} {backend}: max rel err {worst:.2e}")
-    return ok
-
-
 def check_bad_id(a, backend):
     """An input id past the word table: the run fails naming the node, never reads past it."""
     gamma = f32(8)
@@ -284,7 +214,6 @@ def check_bad_id(a, backend):
               ("pos", f32(4, 8)), ("segt", None), ("gamma", gamma), ("beta", gamma)]
     present = [(n, arr) for n, arr in inputs if arr is not None]
     node_inputs = [n if arr is not None else "" for n, arr in inputs]
-    path = os.path.join(a.work, "embed_bad_id.onnx")
     node = helper.make_node("EmbedLayerNormalization", node_inputs, ["y"], domain=MS)
     ins = [helper.make_tensor_value_info(n, ONNX_TYPE[arr.dtype], list(arr.shape))
            for n, arr in present]
@@ -293,16 +222,8 @@ def check_bad_id(a, backend):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
                                                     helper.make_opsetid(MS, 1)])
     model.ir_version = 8
-    onnx.save(model, path)
-    feeds = {}
-    for n, arr in present:
-        feeds[n] = os.path.join(a.work, f"bad_{n}.npy")
-        np.save(feeds[n], arr)
-    r = run(a.cli, path, feeds, os.path.join(a.work, "bad_out"), backend)
-    ok = r.returncode != 0 and "EmbedLayerNormalization" in r.stderr and "word_embedding" in r.stderr
-    print(f"{'ok  ' if ok else 'FAIL'} embed_bad_id {backend}: exit {r.returncode}: "
-          f"{r.stderr.strip()[:160]}")
-    return ok
+    return check_error(a.cli, a.work, "embed_bad_id", model, present, backend,
+                       ["EmbedLayerNormalization", "word_embedding"])
 
 
 def main():
@@ -317,7 +238,7 @@ def main():
     cases = make_cases()
     for backend in a.backends.split(","):
         for c in cases:
-            failures += not check_case(a, c, backend)
+            failures += not check_case(a.cli, a.work, c, backend, TOLERANCE)
         failures += not check_bad_id(a, backend)
     print(f"contrib_check: {failures} failure(s)")
     return 1 if failures else 0

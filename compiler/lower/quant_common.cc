@@ -1,0 +1,195 @@
+// The quantized ops' shared pieces (quant_common.h).
+#include "compiler/lower/quant_common.h"
+
+#include <string>
+
+#include "compiler/lower/pool_geometry.h"
+
+namespace ferrite {
+namespace {
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += str_cat(i ? "," : "", s[i]);
+  return t + "]";
+}
+
+// The operand's value minus its zero point, int64, at `index` of its own shape.
+V operand_value(KernelBuilder& b, const IntOperand& o, const std::vector<Index>& index) {
+  V v = b.cast(o.x->load(b, index), ScalarType::I64);
+  if (!o.zero_point) return v;
+  return b.binary(Op::Sub, v,
+                  b.cast(load_broadcast(b, o.zero_point, index, o.x->size), ScalarType::I64));
+}
+
+// A realized int32 reduction of `ranges` outer points over `reduce` with `rfn` per point.
+TensorBoxPtr int32_reduction(const LowerCtx& c, std::vector<int64_t> ranges,
+                             std::vector<int64_t> reduce, ReduceLoader rfn) {
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->reduce = ReduceKind::Sum;
+  def->origin = c.origin();
+  def->ranges = std::move(ranges);
+  def->reduction_ranges = std::move(reduce);
+  def->rfn = std::move(rfn);
+  def->post = [](KernelBuilder& b, V v) { return b.cast(v, ScalarType::I64); };
+  TensorBoxPtr t = make_reduction_box(DType::I32, def);
+  c.gl.realize(t);
+  return t;
+}
+
+}  // namespace
+
+QRange quant_range(const LowerCtx& c, DType t, const char* what, bool wide) {
+  switch (t) {
+    case DType::U8:
+      return {0, 255};
+    case DType::I8:
+      return {-128, 127};
+    case DType::U16:
+      return {0, 65535};
+    case DType::I16:
+      return {-32768, 32767};
+    case DType::I32:
+      if (wide) return {-2147483648.0, 2147483647.0};
+      break;
+    default:
+      break;
+  }
+  c.unsupported(what, " of type ", dtype_name(t), " (uint8, int8, uint16, int16",
+                wide ? ", int32" : "", " are supported)");
+}
+
+TensorBoxPtr quant_param_view(const LowerCtx& c, size_t i, const std::vector<int64_t>& x_size,
+                              int axis, int64_t block) {
+  const TensorBoxPtr& p = c.input(i);
+  const std::string name = c.node.inputs[i] ? c.node.inputs[i]->name : "";
+  const size_t rank = x_size.size();
+  if (block < 0) c.error("block_size must not be negative, got ", block);
+  if (block == 0 && p->elements() == 1 && p->size.size() <= 1) {
+    return expand_view(reshape_view(p, std::vector<int64_t>(rank, 1)), x_size);
+  }
+  auto bad = [&](const char* form) {
+    c.error("input '", name, "' ", shape_text(p->size), " is not a ", form, " for x ",
+            shape_text(x_size), " (axis ", axis, block ? str_cat(", block_size ", block) : "", ")");
+  };
+  if (axis < 0 || static_cast<size_t>(axis) >= rank) bad("per-tensor scalar");
+  if (block == 0) {
+    if (p->size.size() != 1 || p->size[0] != x_size[axis]) bad("per-axis 1-D tensor");
+    std::vector<int64_t> shape(rank, 1);
+    shape[axis] = x_size[axis];
+    return expand_view(reshape_view(p, shape), x_size);
+  }
+  if (p->size.size() != rank) bad("blocked tensor");
+  for (size_t d = 0; d < rank; ++d) {
+    const bool ok = static_cast<int>(d) == axis
+                        ? p->size[d] == (x_size[d] == 0 ? 0 : (x_size[d] - 1) / block + 1)
+                        : p->size[d] == x_size[d];
+    if (!ok) bad("blocked tensor");
+  }
+  return make_view(p, x_size, [axis, block](const std::vector<Index>& idx) {
+    std::vector<Index> r = idx;
+    r[axis] = ix_floordiv(idx[axis], block);
+    return r;
+  });
+}
+
+V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r) {
+  x = b.cast(x, ScalarType::F32);
+  V q = b.unary(Op::Round, b.binary(Op::Div, x, b.cast(scale, ScalarType::F32)));
+  q = b.binary(Op::Add, q, b.cast(zero_point, ScalarType::F32));
+  q = b.binary(Op::Min, b.binary(Op::Max, q, b.constant(ScalarType::F32, r.lo)),
+               b.constant(ScalarType::F32, r.hi));
+  return b.where(b.unary(Op::IsNaN, q), zero_point, b.cast(q, ScalarType::I64));
+}
+
+V dequantize_value(KernelBuilder& b, V q, V zero_point, V scale) {
+  const V d = b.binary(Op::Sub, b.cast(q, ScalarType::I64), b.cast(zero_point, ScalarType::I64));
+  return b.binary(Op::Mul, b.cast(d, ScalarType::F32), b.cast(scale, ScalarType::F32));
+}
+
+TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOperand& b) {
+  std::vector<int64_t> as = a.x->size, bs = b.x->size;
+  if (as.empty() || bs.empty()) c.error("MatMul operands must have rank >= 1");
+  const bool a1 = as.size() == 1, b1 = bs.size() == 1;
+  if (a1) as.insert(as.begin(), 1);
+  if (b1) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  if (bs[bs.size() - 2] != k) {
+    c.error("inner dimensions differ: ", shape_text(a.x->size), " x ", shape_text(b.x->size));
+  }
+  const std::vector<int64_t> ab(as.begin(), as.end() - 2), bb(bs.begin(), bs.end() - 2);
+  const std::vector<int64_t> batch = broadcast_shapes(c, {ab, bb});
+  std::vector<int64_t> ranges = batch;
+  ranges.push_back(m);
+  ranges.push_back(n);
+  const IntOperand ao{a1 ? reshape_view(a.x, as) : a.x, a.zero_point};
+  const IntOperand bo{b1 ? reshape_view(b.x, bs) : b.x, b.zero_point};
+  const size_t nb = batch.size();
+  auto rfn = [ao, bo, nb](KernelBuilder& kb, const std::vector<Index>& out,
+                          const std::vector<Index>& red) {
+    auto index_of = [&](const std::vector<int64_t>& size, const Index& row, const Index& col) {
+      std::vector<Index> idx;
+      const size_t lead = nb - (size.size() - 2);
+      for (size_t d = 0; d + 2 < size.size(); ++d)
+        idx.push_back(size[d] == 1 ? ix_const(0) : out[lead + d]);
+      idx.push_back(row);
+      idx.push_back(col);
+      return idx;
+    };
+    const V av = operand_value(kb, ao, index_of(ao.x->size, out[nb], red[0]));
+    const V bv = operand_value(kb, bo, index_of(bo.x->size, red[0], out[nb + 1]));
+    return kb.binary(Op::Mul, av, bv);
+  };
+  TensorBoxPtr y = int32_reduction(c, ranges, {k}, rfn);
+  std::vector<int64_t> shape = batch;
+  if (!a1) shape.push_back(m);
+  if (!b1) shape.push_back(n);
+  return reshape_view(y, shape);
+}
+
+TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w) {
+  const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
+  if (xs.size() < 3 || ws.size() != xs.size()) {
+    c.error("X ", shape_text(xs), " and W ", shape_text(ws),
+            " must be [N, C, D...] and [M, C / group, k...]");
+  }
+  const int64_t group = c.node.attr_int("group", 1);
+  const int64_t ch = xs[1], oc = ws[0];
+  if (group < 1 || ch % group != 0 || ws[1] * group != ch || oc % group != 0) {
+    c.error("W ", shape_text(ws), " does not fit X ", shape_text(xs), " in ", group, " groups");
+  }
+  const std::vector<int64_t> spatial(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
+  const PoolGeometry g = pool_geometry(c, spatial, &kernel);
+  std::vector<int64_t> ranges = {xs[0], oc};
+  ranges.insert(ranges.end(), g.out.begin(), g.out.end());
+  std::vector<int64_t> reduce = {ws[1]};
+  reduce.insert(reduce.end(), kernel.begin(), kernel.end());
+  const int64_t per_group = oc / group, cg = ws[1];
+  auto rfn = [x, w, g, per_group, cg](KernelBuilder& b, const std::vector<Index>& out,
+                                      const std::vector<Index>& red) {
+    const Index ci = ix_add(ix_mul(ix_floordiv(out[1], per_group), cg), red[0]);
+    std::vector<Index> xi = {out[0], ci}, wi = {out[1], red[0]};
+    V inside = b.constant(ScalarType::Bool, 1);
+    for (size_t d = 0; d < g.rank(); ++d) {
+      const Index pos = ix_add(g.start(d, out[2 + d]), ix_mul(red[1 + d], g.dilations[d]));
+      xi.push_back(pos);
+      wi.push_back(red[1 + d]);
+      if (!g.leaves_input(d)) continue;
+      const V at = b.index_value(pos);
+      inside = b.binary(Op::And, inside,
+                        b.binary(Op::And, b.binary(Op::Ge, at, b.constant_i64(0)),
+                                 b.binary(Op::Lt, at, b.constant_i64(g.spatial[d]))));
+    }
+    V xv;
+    {
+      MaskScope scope(b, inside);
+      xv = operand_value(b, x, xi);
+    }
+    xv = b.where(inside, xv, b.constant_i64(0));
+    return b.binary(Op::Mul, xv, operand_value(b, w, wi));
+  };
+  return int32_reduction(c, ranges, reduce, rfn);
+}
+
+}  // namespace ferrite

@@ -1,0 +1,123 @@
+// QuantizeLinear, DequantizeLinear (per tensor, per axis, blocked; uint8, int8, uint16,
+// int16, and int32 into DequantizeLinear) and DynamicQuantizeLinear, pointwise over the
+// scale and zero point as views of x (quant_common.h), with onnxruntime's arithmetic: the
+// division by the scale in float32, rounding half to even, saturation to the type's range.
+#include "compiler/lower/quant_common.h"
+
+namespace ferrite {
+namespace {
+
+// The node's axis over x of rank `rank`, or -1 when it lies outside (which only a
+// per-tensor scale tolerates: quant_param_view says so otherwise).
+int quant_axis(const LowerCtx& c, size_t rank) {
+  const int64_t a = c.node.attr_int("axis", 1);
+  const auto r = static_cast<int64_t>(rank);
+  if (a < -r || a >= r) return -1;
+  return static_cast<int>(a < 0 ? a + r : a);
+}
+
+// The output_dtype attribute (opset 21+), or `dflt` without one.
+DType output_dtype(const LowerCtx& c, DType dflt) {
+  if (!c.node.has_attr("output_dtype")) return dflt;
+  const int64_t t = c.node.attr_int("output_dtype", 0);
+  DType d = DType::Undefined;
+  if (t == 0) return dflt;
+  if (!dtype_from_onnx(t, &d)) c.unsupported("output_dtype ", t);
+  return d;
+}
+
+// Zero points as int64 at `index` (0 without one).
+V zero_point_at(KernelBuilder& b, const TensorBoxPtr& zp, const std::vector<Index>& index) {
+  return zp ? b.cast(zp->load(b, index), ScalarType::I64) : b.constant_i64(0);
+}
+
+std::vector<TensorBoxPtr> lower_quantize(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype) && x->dtype != DType::I32)
+    c.unsupported("QuantizeLinear of ", dtype_name(x->dtype));
+  const DType zp_type = c.has(2) ? c.input(2)->dtype : DType::U8;
+  const DType out = output_dtype(c, zp_type);
+  if (c.has(2) && out != zp_type)
+    c.error("output_dtype ", dtype_name(out), " differs from y_zero_point's ", dtype_name(zp_type));
+  const QRange r = quant_range(c, out, "QuantizeLinear into");
+  if (!dtype_is_float(c.input(1)->dtype)) c.error("y_scale must be a float tensor");
+  const int axis = quant_axis(c, x->size.size());
+  const int64_t block = c.node.attr_int("block_size", 0);
+  const TensorBoxPtr scale = quant_param_view(c, 1, x->size, axis, block);
+  const TensorBoxPtr zp = c.has(2) ? quant_param_view(c, 2, x->size, axis, block) : nullptr;
+  Loader fn = [x, scale, zp, r](KernelBuilder& b, const std::vector<Index>& i) {
+    return quantize_value(b, x->load(b, i), scale->load(b, i), zero_point_at(b, zp, i), r);
+  };
+  return {make_pointwise_box(out, x->size, fn, c.origin())};
+}
+
+std::vector<TensorBoxPtr> lower_dequantize(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  quant_range(c, x->dtype, "DequantizeLinear of", true);
+  const DType scale_type = c.input(1)->dtype;
+  if (!dtype_is_float(scale_type) || scale_type == DType::F64)
+    c.unsupported("x_scale of type ", dtype_name(scale_type));
+  const DType out = output_dtype(c, scale_type);
+  if (!dtype_is_float(out) || out == DType::F64) c.unsupported("output_dtype ", dtype_name(out));
+  if (c.has(2) && c.input(2)->dtype != x->dtype)
+    c.error("x_zero_point's type ", dtype_name(c.input(2)->dtype), " differs from x's ",
+            dtype_name(x->dtype));
+  const int axis = quant_axis(c, x->size.size());
+  const int64_t block = c.node.attr_int("block_size", 0);
+  const TensorBoxPtr scale = quant_param_view(c, 1, x->size, axis, block);
+  const TensorBoxPtr zp = c.has(2) ? quant_param_view(c, 2, x->size, axis, block) : nullptr;
+  Loader fn = [x, scale, zp, out](KernelBuilder& b, const std::vector<Index>& i) {
+    const V y = dequantize_value(b, x->load(b, i), zero_point_at(b, zp, i), scale->load(b, i));
+    return b.cast(y, compute_type(out));
+  };
+  return {make_pointwise_box(out, x->size, fn, c.origin())};
+}
+
+// y_scale = (max(x, 0) - min(x, 0)) / 255 (1 when they are equal, as onnxruntime's
+// GetQuantizationParameter; the ONNX reference gives 1/255 then, which quantizes the
+// all-zero x the same), y_zero_point = round(clamp(-min / y_scale, 0, 255)), y as
+// QuantizeLinear's uint8.
+std::vector<TensorBoxPtr> lower_dynamic_quantize(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (x->dtype != DType::F32) c.unsupported("DynamicQuantizeLinear of ", dtype_name(x->dtype));
+  std::vector<int> all;
+  for (size_t d = 0; d < x->size.size(); ++d) all.push_back(static_cast<int>(d));
+  const TensorBoxPtr lo = make_reduction(c, x, all, false, ReduceKind::Min, DType::F32);
+  const TensorBoxPtr hi = make_reduction(c, x, all, false, ReduceKind::Max, DType::F32);
+  auto range_of = [](KernelBuilder& b, const std::vector<V>& v) {
+    const V zero = b.constant(ScalarType::F32, 0);
+    return std::pair<V, V>{b.binary(Op::Min, v[0], zero), b.binary(Op::Max, v[1], zero)};
+  };
+  const TensorBoxPtr scale = make_pointwise(
+      c, {lo, hi}, DType::F32, [range_of](KernelBuilder& b, const std::vector<V>& v) {
+        const auto [mn, mx] = range_of(b, v);
+        const V width = b.binary(Op::Sub, mx, mn);
+        return b.where(b.binary(Op::Eq, mx, mn), b.constant(ScalarType::F32, 1),
+                       b.binary(Op::Div, width, b.constant(ScalarType::F32, 255)));
+      });
+  c.gl.realize(scale);
+  const TensorBoxPtr zp = make_pointwise(
+      c, {lo, hi, scale}, DType::U8, [range_of](KernelBuilder& b, const std::vector<V>& v) {
+        const V mn = range_of(b, v).first;
+        V z = b.binary(Op::Sub, b.constant(ScalarType::F32, 0), b.binary(Op::Div, mn, v[2]));
+        z = b.binary(Op::Min, b.binary(Op::Max, z, b.constant(ScalarType::F32, 0)),
+                     b.constant(ScalarType::F32, 255));
+        return b.cast(b.unary(Op::Round, z), ScalarType::I64);
+      });
+  c.gl.realize(zp);
+  const TensorBoxPtr y =
+      make_pointwise(c, {x, scale, zp}, DType::U8, [](KernelBuilder& b, const std::vector<V>& v) {
+        return quantize_value(b, v[0], v[1], b.cast(v[2], ScalarType::I64), QRange{0, 255});
+      });
+  return {y, scale, zp};
+}
+
+}  // namespace
+
+void register_quant_ops(LoweringTable& t) {
+  t.add("QuantizeLinear", lower_quantize);
+  t.add("DequantizeLinear", lower_dequantize);
+  t.add("DynamicQuantizeLinear", lower_dynamic_quantize);
+}
+
+}  // namespace ferrite

@@ -1,0 +1,249 @@
+#!/usr/bin/python3
+"""The quantized ops against numpy formulas.
+
+QuantizeLinear and DequantizeLinear (per tensor, per axis, blocked; uint8, int8, uint16,
+int16, int32), DynamicQuantizeLinear, MatMulInteger, QLinearMatMul, ConvInteger and
+QLinearConv (groups, strides, dilations, pads, auto_pad, per-channel weight parameters,
+bias) on shapes the ONNX node suites do not cover, with onnxruntime's arithmetic: the
+division by a scale and the requantization multiplier a_scale * b_scale / y_scale in float32,
+rounding half to even, saturation. Integer outputs must be exact, float ones within 1e-6 of
+the largest |expected|. Also checks that a scale of the wrong shape fails naming it.
+Exits 1 on any mismatch.
+
+  /usr/bin/python3 tests/models/quant_check.py --cli build/native/bin/ferrite --work DIR
+"""
+import argparse
+import itertools
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from op_check import case, check_case, check_error
+
+TOLERANCE = 1e-6
+rng = np.random.default_rng(11)
+RANGE = {np.int8: (-128, 127), np.uint8: (0, 255), np.int16: (-32768, 32767),
+         np.uint16: (0, 65535)}
+
+
+def ints(t, *shape):
+    lo, hi = RANGE[t]
+    return rng.integers(lo, hi + 1, size=shape).astype(t)
+
+
+def f32(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def scales(*shape):
+    return rng.uniform(0.01, 0.2, size=shape).astype(np.float32)
+
+
+def quantize(x, s, zp, t):
+    q = np.rint(x.astype(np.float32) / s.astype(np.float32)).astype(np.float64) + zp
+    lo, hi = RANGE[t]
+    return np.clip(q, lo, hi).astype(t)
+
+
+def dequantize(q, s, zp):
+    return ((q.astype(np.int64) - zp).astype(np.float32) * s).astype(np.float32)
+
+
+def along(p, rank, axis):
+    """A per-axis parameter reshaped to broadcast along `axis` of a rank-`rank` tensor."""
+    shape = [1] * rank
+    shape[axis] = p.size
+    return p.reshape(shape)
+
+
+def blocked(p, axis, block, size):
+    """A blocked parameter repeated to `size` along `axis`."""
+    return np.repeat(p, block, axis=axis).take(np.arange(size), axis=axis)
+
+
+def requantize(acc, m, zp, t):
+    real = acc.astype(np.float32) * m.astype(np.float32)
+    lo, hi = RANGE[t]
+    return np.clip(np.rint(real).astype(np.float64) + zp, lo, hi).astype(t)
+
+
+def conv_int(x, w, strides, dilations, pads, group):
+    """int64 convolution of [N, C, D...] by [M, C / group, k...]; pads begin then end."""
+    n, c = x.shape[:2]
+    m, cg = w.shape[:2]
+    k = w.shape[2:]
+    r = len(k)
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(pads[d], pads[d + r]) for d in range(r)])
+    out = [(xp.shape[2 + d] - ((k[d] - 1) * dilations[d] + 1)) // strides[d] + 1 for d in range(r)]
+    y = np.zeros([n, m] + out, np.int64)
+    per = m // group
+    for o in itertools.product(*[range(v) for v in out]):
+        for oc in range(m):
+            g = oc // per
+            win = xp[(slice(None), slice(g * cg, (g + 1) * cg)) + tuple(
+                slice(o[d] * strides[d], o[d] * strides[d] + (k[d] - 1) * dilations[d] + 1,
+                      dilations[d]) for d in range(r))]
+            y[(slice(None), oc) + o] = (win * w[oc]).reshape(n, -1).sum(1)
+    return y
+
+
+def quantize_cases():
+    cs = []
+    x, s, z = f32(3, 5), np.array(0.05, np.float32), np.array(-3, np.int8)
+    cs.append(case("quantize_tensor_int8", "QuantizeLinear", [("x", x), ("s", s), ("z", z)], ["y"],
+                   [quantize(x, s, z, np.int8)], domain=""))
+    x = f32(4, 3, 2) * 4
+    s, z = scales(3), ints(np.uint8, 3)
+    cs.append(case("quantize_axis_uint8", "QuantizeLinear", [("x", x), ("s", s), ("z", z)], ["y"],
+                   [quantize(x, along(s, 3, 1), along(z, 3, 1), np.uint8)], domain=""))
+    s, z = scales(2), ints(np.int16, 2)
+    cs.append(case("quantize_axis_last_int16", "QuantizeLinear", [("x", x * 300), ("s", s),
+                   ("z", z)], ["y"], [quantize(x * 300, along(s, 3, 2), along(z, 3, 2), np.int16)],
+                   domain="", opset=21, axis=-1))
+    x = f32(2, 7) * 3
+    s, z = scales(2, 3), ints(np.int8, 2, 3)
+    cs.append(case("quantize_blocked_int8", "QuantizeLinear", [("x", x), ("s", s), ("z", z)],
+                   ["y"], [quantize(x, blocked(s, 1, 3, 7), blocked(z, 1, 3, 7), np.int8)],
+                   domain="", opset=21, axis=1, block_size=3))
+    s = scales(1, 7) * 100
+    cs.append(case("quantize_blocked_uint16_no_zp", "QuantizeLinear", [("x", x * 1000),
+                   ("s", s)], ["y"], [quantize(x * 1000, blocked(s, 0, 2, 2), 0, np.uint16)],
+                   domain="", opset=21, axis=0, block_size=2,
+                   output_dtype=TensorProto.UINT16))
+    s = np.array(0.02, np.float32)
+    cs.append(case("quantize_output_dtype", "QuantizeLinear", [("x", x), ("s", s), ("z", None)],
+                   ["y"], [quantize(x, s, 0, np.int8)], domain="", opset=21,
+                   output_dtype=TensorProto.INT8))
+    cs.append(case("quantize_default_uint8", "QuantizeLinear", [("x", x), ("s", s)], ["y"],
+                   [quantize(x, s, 0, np.uint8)], domain="", opset=13))
+    return cs
+
+
+def dequantize_cases():
+    cs = []
+    q, s, z = ints(np.int8, 2, 3, 4), scales(3), ints(np.int8, 3)
+    cs.append(case("dequantize_axis_int8", "DequantizeLinear", [("q", q), ("s", s), ("z", z)],
+                   ["y"], [dequantize(q, along(s, 3, 1), along(z, 3, 1))], domain=""))
+    q, s, z = ints(np.uint16, 5, 4), scales(2, 4), ints(np.uint16, 2, 4)
+    cs.append(case("dequantize_blocked_uint16", "DequantizeLinear", [("q", q), ("s", s),
+                   ("z", z)], ["y"], [dequantize(q, blocked(s, 0, 3, 5), blocked(z, 0, 3, 5))],
+                   domain="", opset=21, axis=0, block_size=3))
+    q = rng.integers(-2**31, 2**31, size=(6,)).astype(np.int32)
+    s = np.array(1e-4, np.float32)
+    cs.append(case("dequantize_int32", "DequantizeLinear", [("q", q), ("s", s)], ["y"],
+                   [dequantize(q, s, 0)], domain=""))
+    return cs
+
+
+def dynamic_quantize(x):
+    lo, hi = min(float(x.min()), 0.0), max(float(x.max()), 0.0)
+    s = np.float32(1.0) if lo == hi else np.float32(np.float32(hi) - np.float32(lo)) / np.float32(255)
+    zp = np.rint(np.clip(np.float32(0) - np.float32(lo) / s, 0, 255))
+    return quantize(x, np.float32(s), zp, np.uint8), np.array(s, np.float32), np.array(zp, np.uint8)
+
+
+def dynamic_cases():
+    cs = []
+    for name, x in [("dynamic_quantize", f32(4, 6)), ("dynamic_quantize_negative", -np.abs(f32(9))),
+                    ("dynamic_quantize_zeros", np.zeros((3,), np.float32))]:
+        cs.append(case(name, "DynamicQuantizeLinear", [("x", x)], ["y", "s", "z"],
+                       list(dynamic_quantize(x)), domain="", opset=11))
+    return cs
+
+
+def matmul_cases():
+    cs = []
+    a, b = ints(np.uint8, 2, 3, 5), ints(np.int8, 5, 4)
+    az, bz = ints(np.uint8, 3), ints(np.int8, 4)
+    acc = np.matmul(a.astype(np.int64) - az.reshape(3, 1), b.astype(np.int64) - bz)
+    cs.append(case("matmul_integer_rows_cols", "MatMulInteger", [("a", a), ("b", b), ("az", az),
+                   ("bz", bz)], ["y"], [acc.astype(np.int32)], domain="", opset=10))
+    a1 = ints(np.int8, 5)
+    cs.append(case("matmul_integer_vector", "MatMulInteger", [("a", a1), ("b", b)], ["y"],
+                   [np.matmul(a1.astype(np.int64), b.astype(np.int64)).astype(np.int32)],
+                   domain="", opset=10))
+    for t, name in [(np.int8, "int8"), (np.uint8, "uint8")]:
+        a, b = ints(t, 2, 3, 6), ints(t, 2, 6, 4)
+        az, bz, yz = ints(t, 1), ints(t, 1), ints(t, 1)
+        sa, sb, sy = scales(1), scales(1), np.array([0.05], np.float32)
+        acc = np.matmul(a.astype(np.int64) - az, b.astype(np.int64) - bz)
+        m = (sa * sb / sy).astype(np.float32)
+        cs.append(case(f"qlinear_matmul_{name}", "QLinearMatMul",
+                       [("a", a), ("sa", sa), ("az", az), ("b", b), ("sb", sb), ("bz", bz),
+                        ("sy", sy), ("yz", yz)], ["y"], [requantize(acc, m, yz, t)], domain="",
+                       opset=10))
+    a, b = ints(np.uint8, 3, 7), ints(np.uint8, 7, 5)
+    sa, az = scales(3), ints(np.uint8, 3)
+    sb, bz = scales(5), ints(np.uint8, 5)
+    sy, yz = np.array(0.5, np.float32), np.array(128, np.uint8)
+    acc = np.matmul(a.astype(np.int64) - az.reshape(3, 1), b.astype(np.int64) - bz)
+    m = (sa.reshape(3, 1) * sb / sy).astype(np.float32)
+    cs.append(case("qlinear_matmul_rows_cols", "QLinearMatMul",
+                   [("a", a), ("sa", sa), ("az", az), ("b", b), ("sb", sb), ("bz", bz),
+                    ("sy", sy), ("yz", yz)], ["y"], [requantize(acc, m, yz, np.uint8)],
+                   domain="", opset=21))
+    return cs
+
+
+def conv_cases():
+    cs = []
+    x, w = ints(np.uint8, 2, 4, 7, 6), ints(np.uint8, 6, 2, 3, 2)
+    xz, wz = np.array(100, np.uint8), ints(np.uint8, 6)
+    attrs = dict(group=2, strides=[2, 1], dilations=[1, 2], pads=[1, 0, 2, 1])
+    acc = conv_int(x.astype(np.int64) - xz, w.astype(np.int64) - wz.reshape(6, 1, 1, 1),
+                   [2, 1], [1, 2], [1, 0, 2, 1], 2)
+    cs.append(case("conv_integer_groups", "ConvInteger", [("x", x), ("w", w), ("xz", xz),
+                   ("wz", wz)], ["y"], [acc.astype(np.int32)], domain="", opset=10, **attrs))
+    x1, w1 = ints(np.int8, 1, 3, 9), ints(np.int8, 2, 3, 4)
+    acc = conv_int(x1.astype(np.int64), w1.astype(np.int64), [1], [1], [1, 2], 1)  # SAME_UPPER: the odd pad at the end
+    cs.append(case("conv_integer_1d_same", "ConvInteger", [("x", x1), ("w", w1)], ["y"],
+                   [acc.astype(np.int32)], domain="", opset=10, auto_pad="SAME_UPPER"))
+    x, w = ints(np.int8, 1, 4, 5, 5), ints(np.int8, 3, 4, 3, 3)
+    xs, xz, ws, wz = scales(1), ints(np.int8, 1), scales(3), np.zeros(3, np.int8)
+    ys, yz = np.array(2.0, np.float32), ints(np.int8, 1)
+    bias = rng.integers(-5000, 5000, size=3).astype(np.int32)
+    acc = conv_int(x.astype(np.int64) - xz, w.astype(np.int64), [1, 1], [1, 1], [1, 1, 1, 1], 1)
+    acc += bias.reshape(1, 3, 1, 1)
+    m = (xs * ws / ys).astype(np.float32).reshape(1, 3, 1, 1)
+    cs.append(case("qlinear_conv_bias", "QLinearConv",
+                   [("x", x), ("xs", xs), ("xz", xz), ("w", w), ("ws", ws), ("wz", wz),
+                    ("ys", ys), ("yz", yz), ("bias", bias)], ["y"],
+                   [requantize(acc, m, yz, np.int8)], domain="", opset=10, pads=[1, 1, 1, 1]))
+    return cs
+
+
+def bad_scale_model():
+    node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1)
+    ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
+           helper.make_tensor_value_info("s", TensorProto.FLOAT, [2])]
+    graph = helper.make_graph([node], "bad", ins,
+                              [helper.make_tensor_value_info("y", TensorProto.UINT8, None)])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    return model, [("x", f32(2, 3)), ("s", scales(2))]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--cli", required=True,
+                    help="the ferrite CLI, as a command line (e.g. 'node build/wasm/bin/ferrite.js')")
+    ap.add_argument("--work", required=True)
+    ap.add_argument("--backends", default="reference,portable")
+    a = ap.parse_args()
+    os.makedirs(a.work, exist_ok=True)
+    cases = quantize_cases() + dequantize_cases() + dynamic_cases() + matmul_cases() + conv_cases()
+    failures = 0
+    for backend in a.backends.split(","):
+        for c in cases:
+            failures += not check_case(a.cli, a.work, c, backend, TOLERANCE)
+        model, inputs = bad_scale_model()
+        failures += not check_error(a.cli, a.work, "quantize_bad_scale", model, inputs, backend,
+                                    ["QuantizeLinear", "'s'", "[2]"])
+    print(f"quant_check: {failures} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
