@@ -158,7 +158,7 @@ class GraphLowering {
   int next_kernel_ = 0;
   std::unique_ptr<KernelBuilder> tracer_;         // trace's memoizing builder
   std::unordered_set<const Buffer*> unfoldable_;  // see never_constant
-  double fold_work_ = 0;                           // of the large folds so far (fold_buffer)
+  double fold_work_ = 0;                          // of the large folds so far (fold_buffer)
 };
 
 }  // namespace ferrite

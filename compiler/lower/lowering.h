@@ -85,6 +85,8 @@ void register_linear_attention_ops(LoweringTable& t);
 void register_contrib_ops(LoweringTable& t);
 void register_quant_ops(LoweringTable& t);
 void register_qlinear_ops(LoweringTable& t);
+void register_contrib_quant_ops(LoweringTable& t);
+void register_matmul_nbits_ops(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

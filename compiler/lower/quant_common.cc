@@ -8,12 +8,6 @@
 namespace ferrite {
 namespace {
 
-std::string shape_text(const std::vector<int64_t>& s) {
-  std::string t = "[";
-  for (size_t i = 0; i < s.size(); ++i) t += str_cat(i ? "," : "", s[i]);
-  return t + "]";
-}
-
 // The operand's value minus its zero point, int64, at `index` of its own shape.
 V operand_value(KernelBuilder& b, const IntOperand& o, const std::vector<Index>& index) {
   V v = b.cast(o.x->load(b, index), ScalarType::I64);
@@ -39,6 +33,63 @@ TensorBoxPtr int32_reduction(const LowerCtx& c, std::vector<int64_t> ranges,
 }
 
 }  // namespace
+
+std::string shape_text(const std::vector<int64_t>& s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += str_cat(i ? "," : "", s[i]);
+  return t + "]";
+}
+
+// Input `i`, a parameter (zero point or scale) of operand `x` quantized per tensor or per
+// "line" along dim `line_dim` of x's last two (a's rows: K-dim 1; b's columns: K-dim 1):
+// a scalar or one element, a 1-D tensor of that dim's size, or an N-D tensor broadcasting
+// to x with size 1 along the other of the two. Returned broadcastable to x and to the
+// product's output alike; null when the input is omitted.
+TensorBoxPtr line_param(const LowerCtx& c, size_t i, const TensorBoxPtr& x, bool rows) {
+  if (!c.has(i)) return nullptr;
+  const TensorBoxPtr& p = c.input(i);
+  const std::string name = c.node.inputs[i] ? c.node.inputs[i]->name : "";
+  if (p->elements() == 1 && p->size.size() <= 1) return reshape_view(p, {});
+  const size_t r = x->size.size();
+  if (r < 2) c.error("input '", name, "' ", shape_text(p->size), ": a 1-D operand takes a scalar");
+  const int64_t line = x->size[rows ? r - 2 : r - 1];
+  if (p->size.size() == 1 && p->size[0] == line) return rows ? reshape_view(p, {line, 1}) : p;
+  const size_t other = rows ? r - 1 : r - 2;
+  bool ok = p->size.size() == r && p->size[other] == 1;
+  for (size_t d = 0; ok && d < r; ++d)
+    ok = d == other || p->size[d] == x->size[d] || p->size[d] == 1;
+  if (!ok) {
+    c.error("input '", name, "' ", shape_text(p->size), " is not per tensor or per ",
+            rows ? "row" : "column", " of ", shape_text(x->size));
+  }
+  return p;
+}
+
+// A per-tensor parameter (a scalar or one element), as a rank-0 view.
+TensorBoxPtr scalar_param(const LowerCtx& c, size_t i) {
+  const TensorBoxPtr& p = c.input(i);
+  if (p->elements() != 1 || p->size.size() > 1) {
+    c.error("input '", c.node.inputs[i] ? c.node.inputs[i]->name : "", "' ", shape_text(p->size),
+            " must be a scalar (per tensor)");
+  }
+  return reshape_view(p, {});
+}
+
+// A convolution's weight parameter: per tensor, or 1-D per output channel, as a view of
+// rank `rank` that broadcasts against W ([M, C / group, k...], rank `rank`), or of rank
+// `rank` - 1 that broadcasts against the output ([N, M, spatial...]).
+TensorBoxPtr channel_param(const LowerCtx& c, size_t i, size_t rank, int64_t channels) {
+  if (!c.has(i)) return nullptr;
+  const TensorBoxPtr& p = c.input(i);
+  if (p->elements() == 1 && p->size.size() <= 1) return reshape_view(p, {});
+  if (p->size.size() != 1 || p->size[0] != channels) {
+    c.error("input '", c.node.inputs[i] ? c.node.inputs[i]->name : "", "' ", shape_text(p->size),
+            " must be a scalar or one per output channel (", channels, ")");
+  }
+  std::vector<int64_t> shape(rank - 1, 1);
+  shape[0] = channels;
+  return reshape_view(p, shape);
+}
 
 QRange quant_range(const LowerCtx& c, DType t, const char* what, bool wide) {
   switch (t) {
@@ -106,6 +157,58 @@ V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r) {
 V dequantize_value(KernelBuilder& b, V q, V zero_point, V scale) {
   const V d = b.binary(Op::Sub, b.cast(q, ScalarType::I64), b.cast(zero_point, ScalarType::I64));
   return b.binary(Op::Mul, b.cast(d, ScalarType::F32), b.cast(scale, ScalarType::F32));
+}
+
+TensorBoxPtr requantize(const LowerCtx& c, const TensorBoxPtr& acc, const TensorBoxPtr& s1,
+                        const TensorBoxPtr& s2, const TensorBoxPtr& ys, const TensorBoxPtr& yz,
+                        double alpha) {
+  const QRange r = quant_range(c, yz->dtype, "y_zero_point");
+  for (const TensorBoxPtr& s : {s1, s2, ys}) {
+    if (!dtype_is_float(s->dtype) || s->dtype == DType::F64)
+      c.unsupported("scales of type ", dtype_name(s->dtype));
+  }
+  return make_pointwise(c, {acc, s1, s2, ys, yz}, yz->dtype,
+                        [r, alpha](KernelBuilder& b, const std::vector<V>& v) {
+                          V m = v[1];
+                          if (alpha != 1) m = b.binary(Op::Mul, b.constant(m, alpha), m);
+                          m = b.binary(Op::Div, b.binary(Op::Mul, m, v[2]), v[3]);
+                          const V real = b.binary(Op::Mul, b.cast(v[0], ScalarType::F32), m);
+                          return quantize_value(b, real, b.constant(ScalarType::F32, 1),
+                                                b.cast(v[4], ScalarType::I64), r);
+                        });
+}
+
+DynamicQ dynamic_quantize_u8(const LowerCtx& c, const TensorBoxPtr& x) {
+  std::vector<int> all;
+  for (size_t d = 0; d < x->size.size(); ++d) all.push_back(static_cast<int>(d));
+  const TensorBoxPtr lo = make_reduction(c, x, all, false, ReduceKind::Min, DType::F32);
+  const TensorBoxPtr hi = make_reduction(c, x, all, false, ReduceKind::Max, DType::F32);
+  auto range_of = [](KernelBuilder& b, const std::vector<V>& v) {
+    const V zero = b.constant(ScalarType::F32, 0);
+    return std::pair<V, V>{b.binary(Op::Min, v[0], zero), b.binary(Op::Max, v[1], zero)};
+  };
+  const TensorBoxPtr scale = make_pointwise(
+      c, {lo, hi}, DType::F32, [range_of](KernelBuilder& b, const std::vector<V>& v) {
+        const auto [mn, mx] = range_of(b, v);
+        const V width = b.binary(Op::Sub, mx, mn);
+        return b.where(b.binary(Op::Eq, mx, mn), b.constant(ScalarType::F32, 1),
+                       b.binary(Op::Div, width, b.constant(ScalarType::F32, 255)));
+      });
+  c.gl.realize(scale);
+  const TensorBoxPtr zp = make_pointwise(
+      c, {lo, hi, scale}, DType::U8, [range_of](KernelBuilder& b, const std::vector<V>& v) {
+        const V mn = range_of(b, v).first;
+        V z = b.binary(Op::Sub, b.constant(ScalarType::F32, 0), b.binary(Op::Div, mn, v[2]));
+        z = b.binary(Op::Min, b.binary(Op::Max, z, b.constant(ScalarType::F32, 0)),
+                     b.constant(ScalarType::F32, 255));
+        return b.cast(b.unary(Op::Round, z), ScalarType::I64);
+      });
+  c.gl.realize(zp);
+  const TensorBoxPtr y =
+      make_pointwise(c, {x, scale, zp}, DType::U8, [](KernelBuilder& b, const std::vector<V>& v) {
+        return quantize_value(b, v[0], v[1], b.cast(v[2], ScalarType::I64), QRange{0, 255});
+      });
+  return {y, scale, zp};
 }
 
 TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOperand& b) {

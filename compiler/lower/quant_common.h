@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "compiler/lower/lowering.h"
@@ -26,12 +27,44 @@ QRange quant_range(const LowerCtx& c, DType t, const char* what, bool wide = fal
 TensorBoxPtr quant_param_view(const LowerCtx& c, size_t i, const std::vector<int64_t>& x_size,
                               int axis, int64_t block);
 
+// "[2,3]": a shape as the quantized ops' errors print it.
+std::string shape_text(const std::vector<int64_t>& s);
+
+// Input `i`, a scale or zero point of a matmul operand `x` quantized per tensor or per
+// row (`rows`: a's, along dim -2) or column (b's, along dim -1): a scalar or one element, a
+// 1-D tensor of that dim's size, or x's rank with size 1 along the other of the two (and
+// x's sizes or 1 elsewhere). Returned broadcastable against x and the product alike; null
+// when the input is omitted; throws naming the input for any other shape.
+TensorBoxPtr line_param(const LowerCtx& c, size_t i, const TensorBoxPtr& x, bool rows);
+// Input `i`, a per-tensor parameter (a scalar or one element), as a rank-0 view.
+TensorBoxPtr scalar_param(const LowerCtx& c, size_t i);
+// Input `i`, a convolution's weight parameter, per tensor or one per output channel, as a
+// rank-`rank` view, [M, 1, ...]: of W's rank it broadcasts against W, of one less against
+// the output [N, M, spatial...]; null when omitted.
+TensorBoxPtr channel_param(const LowerCtx& c, size_t i, size_t rank, int64_t channels);
+
 // clamp(round_half_to_even(x / scale) + zero_point) into `r`, as int64: x and scale float
 // (the division in float32, as onnxruntime does it), zero_point int64. NaN gives the zero
 // point.
 V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r);
 // (q - zero_point) * scale, float32: q and zero_point int64, scale float.
 V dequantize_value(KernelBuilder& b, V q, V zero_point, V scale);
+
+// y = saturate(round(acc * (((alpha * s1) * s2) / ys)) + yz) into yz's type: an int32 sum
+// requantized by a float32 multiplier formed as onnxruntime forms it (s1, s2, ys and yz
+// broadcast against acc).
+TensorBoxPtr requantize(const LowerCtx& c, const TensorBoxPtr& acc, const TensorBoxPtr& s1,
+                        const TensorBoxPtr& s2, const TensorBoxPtr& ys, const TensorBoxPtr& yz,
+                        double alpha = 1);
+
+// DynamicQuantizeLinear of float32 x: y_scale = (max(x, 0) - min(x, 0)) / 255 (1 when they
+// are equal, as onnxruntime's GetQuantizationParameter; the ONNX reference gives 1/255
+// then, which quantizes the all-zero x the same), y_zero_point = round(clamp(-min / y_scale,
+// 0, 255)), y as QuantizeLinear's uint8. Scale and zero point are rank-0, realized.
+struct DynamicQ {
+  TensorBoxPtr y, scale, zero_point;
+};
+DynamicQ dynamic_quantize_u8(const LowerCtx& c, const TensorBoxPtr& x);
 
 // The integer operand of a contraction: its values minus a zero point, loaded at an index
 // of the operand (null zero point: none).

@@ -73,43 +73,11 @@ std::vector<TensorBoxPtr> lower_dequantize(LowerCtx& c) {
   return {make_pointwise_box(out, x->size, fn, c.origin())};
 }
 
-// y_scale = (max(x, 0) - min(x, 0)) / 255 (1 when they are equal, as onnxruntime's
-// GetQuantizationParameter; the ONNX reference gives 1/255 then, which quantizes the
-// all-zero x the same), y_zero_point = round(clamp(-min / y_scale, 0, 255)), y as
-// QuantizeLinear's uint8.
 std::vector<TensorBoxPtr> lower_dynamic_quantize(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
   if (x->dtype != DType::F32) c.unsupported("DynamicQuantizeLinear of ", dtype_name(x->dtype));
-  std::vector<int> all;
-  for (size_t d = 0; d < x->size.size(); ++d) all.push_back(static_cast<int>(d));
-  const TensorBoxPtr lo = make_reduction(c, x, all, false, ReduceKind::Min, DType::F32);
-  const TensorBoxPtr hi = make_reduction(c, x, all, false, ReduceKind::Max, DType::F32);
-  auto range_of = [](KernelBuilder& b, const std::vector<V>& v) {
-    const V zero = b.constant(ScalarType::F32, 0);
-    return std::pair<V, V>{b.binary(Op::Min, v[0], zero), b.binary(Op::Max, v[1], zero)};
-  };
-  const TensorBoxPtr scale = make_pointwise(
-      c, {lo, hi}, DType::F32, [range_of](KernelBuilder& b, const std::vector<V>& v) {
-        const auto [mn, mx] = range_of(b, v);
-        const V width = b.binary(Op::Sub, mx, mn);
-        return b.where(b.binary(Op::Eq, mx, mn), b.constant(ScalarType::F32, 1),
-                       b.binary(Op::Div, width, b.constant(ScalarType::F32, 255)));
-      });
-  c.gl.realize(scale);
-  const TensorBoxPtr zp = make_pointwise(
-      c, {lo, hi, scale}, DType::U8, [range_of](KernelBuilder& b, const std::vector<V>& v) {
-        const V mn = range_of(b, v).first;
-        V z = b.binary(Op::Sub, b.constant(ScalarType::F32, 0), b.binary(Op::Div, mn, v[2]));
-        z = b.binary(Op::Min, b.binary(Op::Max, z, b.constant(ScalarType::F32, 0)),
-                     b.constant(ScalarType::F32, 255));
-        return b.cast(b.unary(Op::Round, z), ScalarType::I64);
-      });
-  c.gl.realize(zp);
-  const TensorBoxPtr y =
-      make_pointwise(c, {x, scale, zp}, DType::U8, [](KernelBuilder& b, const std::vector<V>& v) {
-        return quantize_value(b, v[0], v[1], b.cast(v[2], ScalarType::I64), QRange{0, 255});
-      });
-  return {y, scale, zp};
+  const DynamicQ q = dynamic_quantize_u8(c, x);
+  return {q.y, q.scale, q.zero_point};
 }
 
 }  // namespace

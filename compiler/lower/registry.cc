@@ -35,6 +35,8 @@ const LoweringTable& lowering_table() {
     register_contrib_ops(t);
     register_quant_ops(t);
     register_qlinear_ops(t);
+    register_contrib_quant_ops(t);
+    register_matmul_nbits_ops(t);
     return t;
   }();
   return table;

@@ -8,7 +8,7 @@ import subprocess
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 MS = "com.microsoft"
 
@@ -19,23 +19,26 @@ ONNX_TYPE = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int32"): TensorPr
              np.dtype("float64"): TensorProto.FLOAT}  # formulas in float64 check float32
 
 
-def case(name, op, inputs, outputs, expected, domain=MS, opset=17, **attrs):
-    """inputs: [(name, array or None)]; expected: [array or None], one per output."""
+def case(name, op, inputs, outputs, expected, domain=MS, opset=17, consts=(), **attrs):
+    """inputs: [(name, array or None)]; expected: [array or None], one per output; the
+    inputs named in `consts` are initializers (weights) instead of fed inputs."""
     return dict(name=name, op=op, inputs=inputs, outputs=outputs, expected=expected,
-                domain=domain, opset=opset, attrs=attrs)
+                domain=domain, opset=opset, consts=set(consts), attrs=attrs)
 
 
 def write_model(c, path):
     names = [n if a is not None else "" for n, a in c["inputs"]]
     node = helper.make_node(c["op"], names, c["outputs"], domain=c["domain"], **c["attrs"])
     ins = [helper.make_tensor_value_info(n, ONNX_TYPE[a.dtype], list(a.shape))
-           for n, a in c["inputs"] if a is not None]
+           for n, a in c["inputs"] if a is not None and n not in c["consts"]]
+    inits = [numpy_helper.from_array(a, n) for n, a in c["inputs"]
+             if n in c["consts"] and a is not None]
     # Output types from the expected values (float32 where none is checked), so the models
     # load in onnxruntime too.
     outs = [helper.make_tensor_value_info(
                 n, ONNX_TYPE[want.dtype] if want is not None else TensorProto.FLOAT, None)
             for n, want in zip(c["outputs"], c["expected"]) if n]
-    graph = helper.make_graph([node], c["name"], ins, outs)
+    graph = helper.make_graph([node], c["name"], ins, outs, initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", c["opset"]),
                                                     helper.make_opsetid(MS, 1)])
     model.ir_version = 8
@@ -62,7 +65,7 @@ def save_feeds(work, prefix, inputs):
 
 def check_case(cli, work, c, backend, tolerance):
     path = os.path.join(work, c["name"] + ".onnx")
-    feeds = save_feeds(work, c["name"], c["inputs"])
+    feeds = save_feeds(work, c["name"], [(n, a) for n, a in c["inputs"] if n not in c["consts"]])
     out_dir = os.path.join(work, f"{c['name']}_{backend}")
     os.makedirs(out_dir, exist_ok=True)
     write_model(c, path)

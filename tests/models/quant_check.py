@@ -214,6 +214,138 @@ def conv_cases():
     return cs
 
 
+def f32_scale_sum(acc, m, bias=None):
+    y = acc.astype(np.float32) * m.astype(np.float32)
+    return (y + bias).astype(np.float32) if bias is not None else y.astype(np.float32)
+
+
+def contrib_matmul_cases():
+    cs = []
+    a, b = ints(np.uint8, 2, 3, 5), ints(np.int8, 5, 4)
+    sa, sb, az, bz = scales(), scales(4), ints(np.uint8), ints(np.int8, 4)
+    bias = f32(4)
+    acc = np.matmul(a.astype(np.int64) - az, b.astype(np.int64) - bz)
+    cs.append(case("matmul_integer_to_float", "MatMulIntegerToFloat",
+                   [("a", a), ("b", b), ("sa", sa), ("sb", sb), ("az", az), ("bz", bz),
+                    ("bias", bias)], ["y"], [f32_scale_sum(acc, sa * sb, bias)]))
+    x = f32(3, 6)
+    b, sb, bz = ints(np.int8, 6, 5), scales(5), ints(np.int8, 5)
+    xq, xs, xz = dynamic_quantize(x)
+    acc = np.matmul(xq.astype(np.int64) - xz, b.astype(np.int64) - bz)
+    cs.append(case("dynamic_quantize_matmul", "DynamicQuantizeMatMul",
+                   [("x", x), ("b", b), ("sb", sb), ("bz", bz), ("bias", bias[:1].repeat(5))],
+                   ["y"], [f32_scale_sum(acc, xs * sb, bias[:1].repeat(5))], consts=["b"]))
+    a, b = ints(np.uint8, 3, 4), ints(np.uint8, 5, 4)  # transB
+    sa, az, sb, bz = scales(), ints(np.uint8), scales(5), ints(np.uint8, 5)
+    cbias = rng.integers(-3000, 3000, size=5).astype(np.int32)
+    acc = np.matmul(a.astype(np.int64) - az, (b.astype(np.int64) - bz.reshape(5, 1)).T) + cbias
+    m = (np.float32(0.5) * sa * sb).astype(np.float32)
+    cs.append(case("qgemm_float", "QGemm", [("a", a), ("sa", sa), ("az", az), ("b", b),
+                   ("sb", sb), ("bz", bz), ("c", cbias)], ["y"], [f32_scale_sum(acc, m)],
+                   alpha=0.5, transB=1))
+    ys, yz = np.array(0.3, np.float32), ints(np.int8)
+    a8, az8 = ints(np.int8, 4, 3), ints(np.int8)
+    acc = np.matmul((a8.astype(np.int64) - az8).T, b.astype(np.int64).T - bz)
+    cs.append(case("qgemm_requantized", "QGemm", [("a", a8), ("sa", sa), ("az", az8), ("b", b),
+                   ("sb", sb), ("bz", bz), ("c", None), ("ys", ys), ("yz", yz)], ["y"],
+                   [requantize(acc, (sa * sb / ys).astype(np.float32), yz, np.int8)],
+                   transA=1, transB=1))
+    return cs
+
+
+def deq(q, s, z):
+    return (q.astype(np.int64) - z).astype(np.float32) * s
+
+
+def contrib_pointwise_cases():
+    cs = []
+    for op, f, t in [("QLinearAdd", np.add, np.int8), ("QLinearMul", np.multiply, np.uint8)]:
+        a, b = ints(t, 2, 3), ints(t, 3)
+        sa, za, sb, zb, sc, zc = scales(), ints(t), scales(), ints(t), np.array(scales() * 4, np.float32), ints(t)
+        real = f(deq(a, sa, za), deq(b, sb, zb)).astype(np.float32)
+        cs.append(case(op.lower(), op, [("a", a), ("sa", sa), ("za", za), ("b", b), ("sb", sb),
+                       ("zb", zb), ("sc", sc), ("zc", zc)], ["y"], [quantize(real, sc, zc, t)]))
+    x, sx, zx, sy, zy = ints(np.uint8, 4, 5), scales(), ints(np.uint8), np.float32(1 / 256), np.uint8(0)
+    sig = (1 / (1 + np.exp(-deq(x, sx, zx).astype(np.float64)))).astype(np.float32)
+    cs.append(case("qlinear_sigmoid", "QLinearSigmoid", [("x", x), ("sx", sx), ("zx", zx),
+                   ("sy", np.array(sy)), ("zy", np.array(zy))], ["y"],
+                   [quantize(sig, np.array(sy), zy, np.uint8)]))
+    r = deq(x, sx, zx)
+    leaky = np.where(r < 0, r * np.float32(0.1), r).astype(np.float32)
+    cs.append(case("qlinear_leaky_relu", "QLinearLeakyRelu", [("x", x), ("sx", sx), ("zx", zx),
+                   ("sy", sx), ("zy", zx)], ["y"], [quantize(leaky, sx, zx, np.uint8)], alpha=0.1))
+    x1, x2 = ints(np.int8, 2, 3, 2), ints(np.int8, 2, 1, 2)
+    s1, z1, s2, z2, sy, zy = scales(), ints(np.int8), scales(), ints(np.int8), scales(), ints(np.int8)
+    y = np.concatenate([quantize(deq(x1, s1, z1), sy, zy, np.int8),
+                        quantize(deq(x2, s2, z2), sy, zy, np.int8)], axis=1)
+    cs.append(case("qlinear_concat", "QLinearConcat", [("sy", sy), ("zy", zy), ("x1", x1),
+                   ("s1", s1), ("z1", z1), ("x2", x2), ("s2", s2), ("z2", z2)], ["y"], [y],
+                   axis=1))
+    return cs
+
+
+def contrib_pool_cases():
+    cs = []
+    x, sx, zx, sy, zy = ints(np.uint8, 2, 3, 4, 5), scales(), ints(np.uint8), scales(), ints(np.uint8)
+    n = 20
+    acc = x.astype(np.int64).sum((2, 3), keepdims=True) - zx.astype(np.int64) * n
+    m = (sx / (sy * np.float32(n))).astype(np.float32)
+    cs.append(case("qlinear_global_average_pool", "QLinearGlobalAveragePool",
+                   [("x", x), ("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)], ["y"],
+                   [requantize(acc, m, zy, np.uint8)]))
+    xl = np.ascontiguousarray(x.transpose(0, 2, 3, 1))
+    cs.append(case("qlinear_global_average_pool_nhwc", "QLinearGlobalAveragePool",
+                   [("x", xl), ("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)], ["y"],
+                   [requantize(acc, m, zy, np.uint8).transpose(0, 2, 3, 1)], channels_last=1))
+    r = np.pad(deq(x, sx, zx), [(0, 0), (0, 0), (1, 1), (1, 1)])
+    pooled = np.zeros((2, 3, 2, 3), np.float32)  # (4 + 2 - 3) // 2 + 1, (5 + 2 - 3) // 2 + 1
+    for i in range(2):
+        for j in range(3):
+            pooled[:, :, i, j] = r[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].sum((2, 3)) / np.float32(9)
+    cs.append(case("qlinear_average_pool", "QLinearAveragePool",
+                   [("x", x), ("sx", sx), ("zx", zx), ("sy", sy), ("zy", zy)], ["y"],
+                   [quantize(pooled, sy, zy, np.uint8)], kernel_shape=[3, 3], strides=[2, 2],
+                   pads=[1, 1, 1, 1], count_include_pad=1))
+    return cs
+
+
+def pack(codes, bits):
+    """Codes (last axis) packed low bits first, 8 / bits to a byte."""
+    per = 8 // bits
+    codes = codes.reshape(codes.shape[:-1] + (-1, per)).astype(np.uint8)
+    out = np.zeros(codes.shape[:-1], np.uint8)
+    for i in range(per):
+        out |= codes[..., i] << (i * bits)
+    return out
+
+
+def matmul_nbits_case(name, bits, k, n, block, zp_kind, with_bias):
+    blocks = (k + block - 1) // block
+    codes = rng.integers(0, 2 ** bits, size=(n, blocks, block)).astype(np.uint8)
+    s = scales(n, blocks)
+    if zp_kind == "packed":
+        zc = rng.integers(0, 2 ** bits, size=(n, blocks))
+        per = 8 // bits
+        padded = np.zeros((n, -(-blocks // per) * per), np.uint8)
+        padded[:, :blocks] = zc
+        zp, z = pack(padded, bits).reshape(-1), zc.astype(np.float32)
+    elif zp_kind == "float":
+        z = rng.uniform(0, 2 ** bits - 1, size=(n, blocks)).astype(np.float32)
+        zp = z.reshape(-1)
+    else:
+        zp, z = None, np.full((n, blocks), 2 ** (bits - 1), np.float32)
+    w = ((codes.astype(np.float32) - z[:, :, None]) * s[:, :, None]).reshape(n, -1)[:, :k]
+    a = f32(2, 3, k)
+    bias = f32(n) if with_bias else None
+    y = np.matmul(a.astype(np.float64), w.T.astype(np.float64))
+    if bias is not None:
+        y = y + bias
+    inputs = [("a", a), ("b", pack(codes, bits)), ("s", s.reshape(-1)), ("z", zp), ("g", None),
+              ("bias", bias)]
+    return case(name, "MatMulNBits", inputs, ["y"], [y], consts=["b", "s", "z"], K=k, N=n,
+                bits=bits, block_size=block)
+
+
 def bad_scale_model():
     node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1)
     ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
@@ -233,7 +365,12 @@ def main():
     ap.add_argument("--backends", default="reference,portable")
     a = ap.parse_args()
     os.makedirs(a.work, exist_ok=True)
-    cases = quantize_cases() + dequantize_cases() + dynamic_cases() + matmul_cases() + conv_cases()
+    cases = (quantize_cases() + dequantize_cases() + dynamic_cases() + matmul_cases() +
+             conv_cases() + contrib_matmul_cases() + contrib_pointwise_cases() +
+             contrib_pool_cases() + [
+                 matmul_nbits_case("matmul_4bits", 4, 40, 5, 16, "packed", True),
+                 matmul_nbits_case("matmul_8bits", 8, 32, 3, 32, None, False),
+                 matmul_nbits_case("matmul_2bits_float_zp", 2, 64, 4, 16, "float", True)])
     failures = 0
     for backend in a.backends.split(","):
         for c in cases:
