@@ -228,6 +228,7 @@ class JitBackend : public KernelBackend {
       case ExternOp::ScatterElements:
       case ExternOp::ScatterND:
       case ExternOp::TopK:
+      case ExternOp::MatMulInteger:
         break;
     }
     return portable_->prepare_extern(call, constants, packed);

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "compiler/lower/pool_geometry.h"
+#include "compiler/plan/externs/matmul_integer_call.h"
 
 namespace ferrite {
 namespace {
@@ -211,6 +212,53 @@ DynamicQ dynamic_quantize_u8(const LowerCtx& c, const TensorBoxPtr& x) {
   return {y, scale, zp};
 }
 
+namespace {
+
+// A one-element constant 0 of type t, [1].
+TensorBoxPtr zero_of(const LowerCtx& c, DType t) {
+  auto d = std::make_shared<TensorData>();
+  d->dtype = t;
+  d->shape = {1};
+  d->bytes.assign(dtype_size(t), 0);
+  return constant_box(c.gl, d, c.origin() + " zero point");
+}
+
+// The MatMulInteger extern (runtime/kernels/reference/matmul_integer.h) for 8-bit operands
+// of rank >= 2 whose zero points are per tensor (A) and per tensor or column (B, 1-D); null
+// for any other (the loop-IR sum takes those).
+TensorBoxPtr matmul_integer_extern(const LowerCtx& c, const IntOperand& a, const IntOperand& b,
+                                   const std::vector<int64_t>& batch) {
+  auto eight_bit = [](DType t) { return t == DType::U8 || t == DType::I8; };
+  if (!eight_bit(a.x->dtype) || !eight_bit(b.x->dtype)) return nullptr;
+  if (a.x->size.size() < 2 || b.x->size.size() < 2) return nullptr;
+  const int64_t m = a.x->size[a.x->size.size() - 2], k = a.x->size.back(), n = b.x->size.back();
+  if (a.zero_point && (!a.zero_point->size.empty() || a.zero_point->dtype != a.x->dtype))
+    return nullptr;
+  if (b.zero_point && (b.zero_point->size.size() > 1 || b.zero_point->dtype != b.x->dtype))
+    return nullptr;
+  TensorBoxPtr az = a.zero_point ? reshape_view(a.zero_point, {1}) : zero_of(c, a.x->dtype);
+  TensorBoxPtr bz = b.zero_point ? b.zero_point : zero_of(c, b.x->dtype);
+  if (bz->size.size() != 1 || bz->size[0] != n) bz = expand_view(reshape_view(bz, {1}), {n});
+  auto with = [&](std::vector<int64_t> tail) {
+    std::vector<int64_t> s = batch;
+    s.insert(s.end(), tail.begin(), tail.end());
+    return s;
+  };
+  ExternNode e;
+  encode_extern(MatMulIntegerCall{}, &e);
+  e.origin = c.origin();
+  e.inputs.push_back(c.gl.extern_operand(expand_view(a.x, with({m, k}))));
+  e.inputs.push_back(c.gl.extern_operand(expand_view(b.x, with({k, n}))));
+  e.inputs.push_back(c.gl.extern_operand(az));
+  e.inputs.push_back(c.gl.extern_operand(bz));
+  Buffer* out = c.gl.new_buffer("", DType::I32, with({m, n}), BufferOrigin::Extern);
+  e.outputs.push_back(out);
+  c.gl.add_extern(std::move(e));
+  return make_buffer_box(out);
+}
+
+}  // namespace
+
 TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOperand& b) {
   std::vector<int64_t> as = a.x->size, bs = b.x->size;
   if (as.empty() || bs.empty()) c.error("MatMul operands must have rank >= 1");
@@ -228,6 +276,10 @@ TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOpe
   ranges.push_back(n);
   const IntOperand ao{a1 ? reshape_view(a.x, as) : a.x, a.zero_point};
   const IntOperand bo{b1 ? reshape_view(b.x, bs) : b.x, b.zero_point};
+  std::vector<int64_t> shape = batch;
+  if (!a1) shape.push_back(m);
+  if (!b1) shape.push_back(n);
+  if (TensorBoxPtr y = matmul_integer_extern(c, ao, bo, batch)) return reshape_view(y, shape);
   const size_t nb = batch.size();
   auto rfn = [ao, bo, nb](KernelBuilder& kb, const std::vector<Index>& out,
                           const std::vector<Index>& red) {
@@ -244,11 +296,7 @@ TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOpe
     const V bv = operand_value(kb, bo, index_of(bo.x->size, red[0], out[nb + 1]));
     return kb.binary(Op::Mul, av, bv);
   };
-  TensorBoxPtr y = int32_reduction(c, ranges, {k}, rfn);
-  std::vector<int64_t> shape = batch;
-  if (!a1) shape.push_back(m);
-  if (!b1) shape.push_back(n);
-  return reshape_view(y, shape);
+  return reshape_view(int32_reduction(c, ranges, {k}, rfn), shape);
 }
 
 TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w) {

@@ -12,6 +12,7 @@ const ExternOpInfo kExternOps[kExternOpCount] = {
     {ExternOp::ScatterND, "ScatterND", false},
     {ExternOp::SegmentReduce, "SegmentReduce", true},
     {ExternOp::TopK, "TopK", false},
+    {ExternOp::MatMulInteger, "MatMulInteger", false},
 };
 
 std::optional<ExternOp> find_extern_op(const std::string& name) {

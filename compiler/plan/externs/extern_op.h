@@ -31,8 +31,9 @@ enum class ExternOp : uint8_t {
   ScatterND,        // scatter_call.h
   SegmentReduce,    // segment_reduce_call.h
   TopK,             // topk_call.h
+  MatMulInteger,    // matmul_integer_call.h
 };
-constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::TopK) + 1;
+constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::MatMulInteger) + 1;
 
 struct ExternOpInfo {
   ExternOp op;

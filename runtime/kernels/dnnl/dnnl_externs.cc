@@ -73,7 +73,8 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
     case ExternOp::ScatterND:
     case ExternOp::SegmentReduce:
     case ExternOp::TopK:
-      return nullptr;  // not oneDNN ops
+    case ExternOp::MatMulInteger:
+      return nullptr;  // not oneDNN ops (yet, for MatMulInteger)
   }
   return nullptr;
 }

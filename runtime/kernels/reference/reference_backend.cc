@@ -6,6 +6,7 @@
 #include "runtime/function_extern.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/matmul.h"
+#include "runtime/kernels/reference/matmul_integer.h"
 #include "runtime/kernels/reference/scatter.h"
 #include "runtime/kernels/reference/segment_reduce.h"
 #include "runtime/kernels/reference/topk.h"
@@ -60,6 +61,8 @@ ExternFn reference_extern(ExternOp op) {
       return reference_segment_reduce;
     case ExternOp::TopK:
       return reference_topk;
+    case ExternOp::MatMulInteger:
+      return reference_matmul_integer;
   }
   return nullptr;  // not an ExternOp
 }

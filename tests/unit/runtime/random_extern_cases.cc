@@ -2,6 +2,8 @@
 
 #include <optional>
 
+#include "compiler/plan/externs/matmul_integer_call.h"
+
 namespace ferrite {
 namespace random_externs {
 namespace {
@@ -180,6 +182,47 @@ Case random_topk(Draw& d) {
   set_operands(&c);
   c.text = str_cat("TopK ", dtype_name(t), " ", dims_text(x), " axis ", attrs.axis, " k ", attrs.k,
                    attrs.largest ? " largest" : " smallest");
+  return c;
+}
+
+Case random_matmul_integer(Draw& d) {
+  Case c;
+  // Past K = 33,000 the int32 sums may wrap (the reference's do too, modulo 2^32).
+  const bool long_k = d.chance(20);
+  const int64_t m = d.pick(1, long_k ? 3 : 20), k = long_k ? d.pick(33000, 40000) : d.pick(1, 70),
+                n = d.pick(1, long_k ? 3 : 20);
+  const Dims batch = random_dims(d, static_cast<size_t>(long_k ? 0 : d.pick(0, 2)), 3);
+  auto with = [&](int64_t rows, int64_t cols) {
+    Dims s = batch;
+    s.push_back(rows);
+    s.push_back(cols);
+    return s;
+  };
+  const DType ta = d.chance(2) ? DType::U8 : DType::I8, tb = d.chance(2) ? DType::U8 : DType::I8;
+  const bool extreme = d.chance(4);  // every value at the end of its range
+  auto value = [&](DType t) {
+    const int64_t lo = t == DType::U8 ? 0 : -128, hi = t == DType::U8 ? 255 : 127;
+    return static_cast<double>(extreme ? (d.chance(2) ? lo : hi) : d.pick(lo, hi));
+  };
+  auto matrix = [&](DType t, int64_t rows, int64_t cols) {
+    const Dims shape = with(rows, cols);
+    std::vector<bool> broadcast(shape.size(), false);
+    for (size_t i = 0; i < batch.size(); ++i) broadcast[i] = d.chance(3);
+    return make_operand(t, shape, d.order(shape.size()), broadcast, d.pick(0, 3),
+                        [&](int64_t) { return value(t); });
+  };
+  c.ins.push_back(matrix(ta, m, k));
+  c.ins.push_back(matrix(tb, k, n));
+  c.ins.push_back(make_operand(ta, {1}, {0}, {}, d.pick(0, 2), [&](int64_t) { return value(ta); }));
+  const bool shared = d.chance(2);  // one zero point for every column (stride 0)
+  c.ins.push_back(
+      make_operand(tb, {n}, {0}, {shared}, d.pick(0, 2), [&](int64_t) { return value(tb); }));
+  c.outs.push_back(output_operand(d, DType::I32, with(m, n)));
+  encode_extern(MatMulIntegerCall{}, &c.call);
+  set_operands(&c);
+  if (d.chance(2)) c.constants = {1, 3};
+  c.text = str_cat("MatMulInteger ", dtype_name(ta), dims_of(c.ins[0]), " x ", dtype_name(tb),
+                   dims_of(c.ins[1]), shared ? " shared" : " per-column", " zero points");
   return c;
 }
 

@@ -189,6 +189,7 @@ Case random_scatter_elements(Draw& d);
 Case random_scatter_nd(Draw& d);
 Case random_segment_reduce(Draw& d);
 Case random_topk(Draw& d);
+Case random_matmul_integer(Draw& d);
 
 // The generator of each op; the switch names every op in the manifest (-Wswitch).
 inline Case random_case(ExternOp op, Draw& d) {
@@ -207,6 +208,8 @@ inline Case random_case(ExternOp op, Draw& d) {
       return random_segment_reduce(d);
     case ExternOp::TopK:
       return random_topk(d);
+    case ExternOp::MatMulInteger:
+      return random_matmul_integer(d);
   }
   return Case{};
 }

@@ -1,0 +1,142 @@
+#include "runtime/kernels/portable/matmul_int8.h"
+
+#include <algorithm>
+
+#include "compiler/plan/aligned_bytes.h"
+#include "compiler/plan/error.h"
+#include "runtime/kernels/portable/parallel.h"
+#include "runtime/kernels/reference/matmul_integer.h"
+
+namespace ferrite {
+namespace {
+
+// Columns of B per chunk: 128 columns of K = 768 are 192 KiB of int16, an L2's share.
+constexpr int64_t kChunkColumns = 128;
+
+int64_t padded_k(int64_t k) {
+  return (k + kInt16Block - 1) / kInt16Block * kInt16Block;
+}
+
+// Int16 copies of operands minus zero points, one row of `kp` per row (A) or column (B).
+class Int16Panel {
+ public:
+  void resize(int64_t lines, int64_t kp) {
+    const auto n = static_cast<size_t>(lines * kp);
+    if (n > size_) {
+      bytes_ = aligned_alloc_bytes(n * sizeof(int16_t));
+      size_ = n;
+    }
+    kp_ = kp;
+  }
+  int16_t* line(int64_t i) { return reinterpret_cast<int16_t*>(bytes_.get()) + i * kp_; }
+  const int16_t* line(int64_t i) const {
+    return reinterpret_cast<const int16_t*>(bytes_.get()) + i * kp_;
+  }
+
+ private:
+  AlignedBytes bytes_;
+  size_t size_ = 0;
+  int64_t kp_ = 0;
+};
+
+// A's rows [batch offset oa] minus its zero point.
+void pack_a(const MatMulIntegerArgs& g, int64_t oa, Int16Panel* p) {
+  const MatMulArgs& s = g.shape;
+  for (int64_t i = 0; i < s.m; ++i) {
+    int16_t* dst = p->line(i);
+    const int64_t row = oa + i * s.la.row_stride;
+    for (int64_t k = 0; k < s.k; ++k)
+      dst[k] = static_cast<int16_t>(g.a_at(row + k * s.la.col_stride) - g.a_zero_point);
+    std::fill(dst + s.k, dst + padded_k(s.k), int16_t{0});
+  }
+}
+
+// B's columns [batch offset ob] minus their zero points.
+void pack_b(const MatMulIntegerArgs& g, int64_t ob, Int16Panel* p) {
+  const MatMulArgs& s = g.shape;
+  for (int64_t j = 0; j < s.n; ++j) {
+    int16_t* dst = p->line(j);
+    const int32_t z = g.b_zero_points[static_cast<size_t>(j)];
+    const int64_t col = ob + j * s.lb.col_stride;
+    for (int64_t k = 0; k < s.k; ++k)
+      dst[k] = static_cast<int16_t>(g.b_at(col + k * s.lb.row_stride) - z);
+    std::fill(dst + s.k, dst + padded_k(s.k), int16_t{0});
+  }
+}
+
+// C's rows [r0, r1) of one batch item from the packed panels.
+void multiply_rows(const MatMulIntegerArgs& g, const Int16Panel& a, const Int16Panel& b, int64_t oc,
+                   int64_t r0, int64_t r1) {
+  const MatMulArgs& s = g.shape;
+  const int64_t kp = padded_k(s.k);
+  int32_t block[16];
+  for (int64_t j0 = 0; j0 < s.n; j0 += kChunkColumns) {
+    const int64_t j1 = std::min(s.n, j0 + kChunkColumns);
+    for (int64_t i = r0; i < r1; i += 4) {
+      const int rows = static_cast<int>(std::min<int64_t>(4, r1 - i));
+      for (int64_t j = j0; j < j1; j += 4) {
+        const int cols = static_cast<int>(std::min<int64_t>(4, j1 - j));
+        int16_dot_block(a.line(i), b.line(j), kp, kp, rows, cols, block);
+        for (int r = 0; r < rows; ++r)
+          for (int c = 0; c < cols; ++c)
+            g.c[oc + (i + r) * s.lc.row_stride + (j + c) * s.lc.col_stride] = block[r * 4 + c];
+      }
+    }
+  }
+}
+
+class PortableMatMulInteger : public PreparedExtern {
+ public:
+  PortableMatMulInteger(const ExternCall& call, const std::vector<ExternBuffer>& constants,
+                        int threads)
+      : call_(call), threads_(std::max(threads, 1)) {
+    // A constant B with constant zero points (fixed for the session's life) that every batch
+    // item shares is packed by the first run, for all of them.
+    const TensorRef& rb = call.inputs.size() > 1 ? call.inputs[1] : TensorRef{};
+    b_constant_ = constants.size() > 3 && constants[1].data && constants[3].data;
+    for (size_t d = 0; d + 2 < rb.shape.size(); ++d)
+      if (rb.shape[d] > 1 && rb.strides[d] != 0) b_constant_ = false;
+  }
+
+  void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
+    const MatMulIntegerArgs g = parse_matmul_integer(call_, inputs, outputs);
+    const MatMulArgs& s = g.shape;
+    if (s.m == 0 || s.n == 0) return;
+    const int64_t kp = padded_k(s.k);
+    const int64_t batches = s.batch_count();
+    const int64_t row_blocks = (s.m + 3) / 4;
+    // Row blocks per part: at least 4 parts per thread when there are that many.
+    const int64_t per_part = std::max<int64_t>(1, row_blocks / std::max<int64_t>(1, 4 * threads_));
+    const int64_t parts_per_item = (row_blocks + per_part - 1) / per_part;
+    a_.resize(s.m, kp);
+    if (!b_packed_) b_.resize(s.n, kp);
+    int64_t packed_ob = -1;
+    for (int64_t bi = 0; bi < batches; ++bi) {
+      int64_t oa, ob, oc;
+      s.batch_offsets(bi, &oa, &ob, &oc);
+      pack_a(g, oa, &a_);
+      if (!b_packed_ && ob != packed_ob) pack_b(g, ob, &b_);
+      packed_ob = ob;
+      parallel_parts(threads_, parts_per_item, [&](int64_t p) {
+        const int64_t r0 = p * per_part * 4;
+        multiply_rows(g, a_, b_, oc, r0, std::min(s.m, r0 + per_part * 4));
+      });
+    }
+    b_packed_ = b_constant_;
+  }
+
+ private:
+  const ExternCall& call_;
+  int threads_;
+  bool b_constant_ = false, b_packed_ = false;
+  Int16Panel a_, b_;
+};
+
+}  // namespace
+
+std::unique_ptr<PreparedExtern> prepare_portable_matmul_integer(
+    const ExternCall& call, const std::vector<ExternBuffer>& constants, int threads) {
+  return std::make_unique<PortableMatMulInteger>(call, constants, threads);
+}
+
+}  // namespace ferrite
