@@ -218,6 +218,7 @@ class JitBackend : public KernelBackend {
         [[fallthrough]];
       case ExternOp::Conv:
       case ExternOp::ConvTranspose:
+      case ExternOp::MatMulInteger:
         if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_, packed_store_.get()))
           return dnnl;
         break;
@@ -228,7 +229,6 @@ class JitBackend : public KernelBackend {
       case ExternOp::ScatterElements:
       case ExternOp::ScatterND:
       case ExternOp::TopK:
-      case ExternOp::MatMulInteger:
         break;
     }
     return portable_->prepare_extern(call, constants, packed);

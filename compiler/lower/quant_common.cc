@@ -147,12 +147,15 @@ TensorBoxPtr quant_param_view(const LowerCtx& c, size_t i, const std::vector<int
 }
 
 V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r) {
-  x = b.cast(x, ScalarType::F32);
-  V q = b.unary(Op::Round, b.binary(Op::Div, x, b.cast(scale, ScalarType::F32)));
-  q = b.binary(Op::Add, q, b.cast(zero_point, ScalarType::F32));
+  // In float32 to the end, the cast to int64 last: a vector backend converts only what it
+  // stores (the JIT's rule), and the clamped value is exact there.
+  const V z = b.cast(zero_point, ScalarType::F32);
+  V q = b.unary(Op::Round,
+                b.binary(Op::Div, b.cast(x, ScalarType::F32), b.cast(scale, ScalarType::F32)));
+  q = b.binary(Op::Add, q, z);
   q = b.binary(Op::Min, b.binary(Op::Max, q, b.constant(ScalarType::F32, r.lo)),
                b.constant(ScalarType::F32, r.hi));
-  return b.where(b.unary(Op::IsNaN, q), zero_point, b.cast(q, ScalarType::I64));
+  return b.cast(b.where(b.unary(Op::IsNaN, q), z, q), ScalarType::I64);
 }
 
 V dequantize_value(KernelBuilder& b, V q, V zero_point, V scale) {
@@ -196,18 +199,23 @@ DynamicQ dynamic_quantize_u8(const LowerCtx& c, const TensorBoxPtr& x) {
                        b.binary(Op::Div, width, b.constant(ScalarType::F32, 255)));
       });
   c.gl.realize(scale);
-  const TensorBoxPtr zp = make_pointwise(
-      c, {lo, hi, scale}, DType::U8, [range_of](KernelBuilder& b, const std::vector<V>& v) {
+  // The zero point in float32 (a whole number), which y reads; its uint8 copy is stored only.
+  const TensorBoxPtr zpf = make_pointwise(
+      c, {lo, hi, scale}, DType::F32, [range_of](KernelBuilder& b, const std::vector<V>& v) {
         const V mn = range_of(b, v).first;
         V z = b.binary(Op::Sub, b.constant(ScalarType::F32, 0), b.binary(Op::Div, mn, v[2]));
         z = b.binary(Op::Min, b.binary(Op::Max, z, b.constant(ScalarType::F32, 0)),
                      b.constant(ScalarType::F32, 255));
-        return b.cast(b.unary(Op::Round, z), ScalarType::I64);
+        return b.unary(Op::Round, z);
       });
+  c.gl.realize(zpf);
+  const TensorBoxPtr zp = make_pointwise(
+      c, {zpf}, DType::U8,
+      [](KernelBuilder& b, const std::vector<V>& v) { return b.cast(v[0], ScalarType::I64); });
   c.gl.realize(zp);
   const TensorBoxPtr y =
-      make_pointwise(c, {x, scale, zp}, DType::U8, [](KernelBuilder& b, const std::vector<V>& v) {
-        return quantize_value(b, v[0], v[1], b.cast(v[2], ScalarType::I64), QRange{0, 255});
+      make_pointwise(c, {x, scale, zpf}, DType::U8, [](KernelBuilder& b, const std::vector<V>& v) {
+        return quantize_value(b, v[0], v[1], v[2], QRange{0, 255});
       });
   return {y, scale, zp};
 }
@@ -245,7 +253,7 @@ TensorBoxPtr matmul_integer_extern(const LowerCtx& c, const IntOperand& a, const
     return s;
   };
   ExternNode e;
-  encode_extern(MatMulIntegerCall{}, &e);
+  encode_extern(MatMulIntegerCall{a.x->dtype == DType::I8, b.x->dtype == DType::I8}, &e);
   e.origin = c.origin();
   e.inputs.push_back(c.gl.extern_operand(expand_view(a.x, with({m, k}))));
   e.inputs.push_back(c.gl.extern_operand(expand_view(b.x, with({k, n}))));

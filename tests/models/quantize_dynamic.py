@@ -7,7 +7,8 @@ by one, becomes
     -> Cast(float) -> Mul(A_scale * W_scale) [-> Add(bias)]
 
 with W quantized to int8, symmetrically (zero point 0), per tensor or (--per-column) per
-output column, scale max|W| / 127. The rest of the graph is unchanged.
+output column, scale max|W| / 127; an activation that several products read is quantized
+once (as onnxruntime's quantizer does). The rest of the graph is unchanged.
 
     /usr/bin/python3 tests/models/quantize_dynamic.py IN.onnx OUT.onnx [--per-column]
 """
@@ -34,6 +35,7 @@ class Rewriter:
         self.inits = {t.name: t for t in self.graph.initializer}
         self.new_inits = []
         self.count = 0
+        self.quantized = {}  # activation -> (A_q, A_scale, A_zero_point)
 
     def weight(self, name, transposed):
         t = self.inits.get(name)
@@ -50,12 +52,15 @@ class Rewriter:
         self.new_inits += [numpy_helper.from_array(q, p + "_W"),
                            numpy_helper.from_array(scale, p + "_Ws"),
                            numpy_helper.from_array(zp, p + "_Wz")]
-        nodes = [
-            helper.make_node("DynamicQuantizeLinear", [a], [p + "_Aq", p + "_As", p + "_Az"]),
-            helper.make_node("MatMulInteger", [p + "_Aq", p + "_W", p + "_Az", p + "_Wz"],
-                             [p + "_Y32"]),
+        nodes = []
+        if a not in self.quantized:
+            self.quantized[a] = (p + "_Aq", p + "_As", p + "_Az")
+            nodes.append(helper.make_node("DynamicQuantizeLinear", [a], list(self.quantized[a])))
+        aq, a_scale, az = self.quantized[a]
+        nodes += [
+            helper.make_node("MatMulInteger", [aq, p + "_W", az, p + "_Wz"], [p + "_Y32"]),
             helper.make_node("Cast", [p + "_Y32"], [p + "_Yf"], to=TensorProto.FLOAT),
-            helper.make_node("Mul", [p + "_As", p + "_Ws"], [p + "_S"]),
+            helper.make_node("Mul", [a_scale, p + "_Ws"], [p + "_S"]),
         ]
         mul_out = out if bias is None else p + "_Ym"
         nodes.append(helper.make_node("Mul", [p + "_Yf", p + "_S"], [mul_out]))

@@ -8,6 +8,7 @@
 #include "compiler/plan/externs/extern_op.h"
 #include "runtime/kernels/dnnl/dnnl_conv.h"
 #include "runtime/kernels/dnnl/dnnl_matmul.h"
+#include "runtime/kernels/dnnl/dnnl_matmul_integer.h"
 #include "runtime/kernels/dnnl/dnnl_steps.h"
 
 namespace ferrite {
@@ -26,7 +27,8 @@ double multiply_adds(ExternOp op, const ExternCall& call) {
   if (call.inputs.size() < 2 || call.outputs.empty()) return 0;
   const TensorRef &x = call.inputs[0], &w = call.inputs[1], &y = call.outputs[0];
   if (x.shape.empty() || w.shape.empty()) return 0;
-  if (op == ExternOp::MatMul) return elements_of(y) * static_cast<double>(x.shape.back());
+  if (op == ExternOp::MatMul || op == ExternOp::MatMulInteger)
+    return elements_of(y) * static_cast<double>(x.shape.back());
   const double per_channel =
       w.shape[0] > 0 ? elements_of(w) / static_cast<double>(w.shape[0]) : 0.0;
   return elements_of(op == ExternOp::Conv ? y : x) * per_channel;
@@ -72,9 +74,10 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
     case ExternOp::ScatterElements:
     case ExternOp::ScatterND:
     case ExternOp::SegmentReduce:
-    case ExternOp::TopK:
     case ExternOp::MatMulInteger:
-      return nullptr;  // not oneDNN ops (yet, for MatMulInteger)
+      return onednn::prepare_matmul_integer(call, constants, forms, threads);
+    case ExternOp::TopK:
+      return nullptr;  // not oneDNN ops
   }
   return nullptr;
 }

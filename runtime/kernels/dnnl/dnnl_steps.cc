@@ -115,7 +115,8 @@ dnnl::primitive_attr user_scratchpad_attr() {
 dnnl::memory DnnlSteps::bind(const dnnl::memory::desc& d, bool output, size_t index,
                              int64_t offset) {
   dnnl::memory m(d, cpu_engine(), DNNL_MEMORY_NONE);
-  bindings_.push_back(Binding{m, output, index, offset});
+  const auto size = static_cast<int64_t>(dnnl::memory::data_type_size(d.data_type()));
+  bindings_.push_back(Binding{m, output, index, offset * size});
   return m;
 }
 
@@ -138,7 +139,7 @@ dnnl::memory::desc view_desc(const View& v) {
   Dims strides = v.strides;
   for (size_t d = 0; d < strides.size(); ++d)
     if (v.dims[d] == 1) strides[d] = 1;
-  return f32_desc(v.dims, strides);
+  return dnnl::memory::desc(v.dims, v.type, strides);
 }
 
 }  // namespace
@@ -201,7 +202,8 @@ void DnnlSteps::pack(const View& v, const ExternBuffer& constant, size_t index,
   // Held only packed, in another layout (another machine's, or the portable backend's):
   // oneDNN declines the call, and the backend's fallback may take the packed form.
   if (!constant.data) throw dnnl::error(dnnl_invalid_arguments, "packed layout differs");
-  float* base = static_cast<float*>(constant.data) + v.offset;
+  uint8_t* base = static_cast<uint8_t*>(constant.data) +
+                  v.offset * static_cast<int64_t>(dnnl::memory::data_type_size(v.type));
   dnnl::memory from(view_desc(v), cpu_engine(), base);
   dnnl::memory dst = to;  // a handle: execute takes non-const ones
   dnnl::reorder(from, dst).execute(stream_, from, dst);
@@ -333,7 +335,7 @@ void DnnlSteps::run(const ExternBuffer* inputs, const ExternBuffer* outputs) {
   }
   for (Binding& b : bindings_) {
     const ExternBuffer& buf = b.output ? outputs[b.index] : inputs[b.index];
-    b.memory.set_data_handle(static_cast<float*>(buf.data) + b.offset);
+    b.memory.set_data_handle(static_cast<uint8_t*>(buf.data) + b.offset);
   }
   // Idle pool workers would take the cores oneDNN's OpenMP threads are about to use.
   pool_rest();

@@ -39,13 +39,14 @@ class ThreadScope {
   int saved_;
 };
 
-// A strided float view of a call operand: dims and element strides as oneDNN will see them
-// (groups split out of a weight's channel dim, broadcast dims reduced to 1), and the
-// element offset of its first element.
+// A strided view of a call operand: dims and element strides as oneDNN will see them
+// (groups split out of a weight's channel dim, broadcast dims reduced to 1), the element
+// offset of its first element, and its element type (float32 but for MatMulInteger's).
 struct View {
   Dims dims;
   Dims strides;
   int64_t offset = 0;
+  dnnl::memory::data_type type = dnnl::memory::data_type::f32;
 };
 
 // Dense strides of `dims` stored in `order` (outermost dim first).
@@ -95,7 +96,7 @@ class DnnlSteps {
   int threads() const { return threads_; }
 
   // Memory over call operand inputs[index] (outputs[index] when `output`), offset by
-  // `offset` elements, set at each run.
+  // `offset` elements (of d's type), set at each run.
   dnnl::memory bind(const dnnl::memory::desc& d, bool output, size_t index, int64_t offset);
   // Memory allocated now, kept for the steps' life.
   dnnl::memory own(const dnnl::memory::desc& d);
@@ -164,7 +165,7 @@ class DnnlSteps {
     dnnl::memory memory;
     bool output;
     size_t index;
-    int64_t offset;
+    int64_t offset;  // in bytes
   };
   struct Step {
     dnnl::primitive primitive;

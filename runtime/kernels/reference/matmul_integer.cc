@@ -42,7 +42,7 @@ int32_t int8_at(const ExternBuffer& buf, int64_t i) {
 
 MatMulIntegerArgs parse_matmul_integer(const ExternCall& call, const ExternBuffer* inputs,
                                        const ExternBuffer* outputs) {
-  decode_matmul_integer_call(call);
+  const MatMulIntegerCall attrs = decode_matmul_integer_call(call);
   if (op_input_count(call) != 4 || call.outputs.size() != 1 || !call.post_ops.empty() ||
       !call.epilogue.empty())
     fail(kOp, ": expected 4 inputs, 1 output and no epilogue, got ", op_input_count(call), ", ",
@@ -73,6 +73,11 @@ MatMulIntegerArgs parse_matmul_integer(const ExternCall& call, const ExternBuffe
   if (rbz.shape != std::vector<int64_t>{s.n} || inputs[3].dtype != inputs[1].dtype)
     fail(kOp, ": BZ must be N = ", s.n, " values of B's type, got ", dtype_name(inputs[3].dtype),
          dims_text(rbz.shape));
+  if ((inputs[0].dtype == DType::I8) != attrs.a_signed ||
+      (inputs[1].dtype == DType::I8) != attrs.b_signed)
+    fail(kOp, ": A and B are ", dtype_name(inputs[0].dtype), " and ", dtype_name(inputs[1].dtype),
+         ", the call says ", attrs.a_signed ? "int8" : "uint8", " and ",
+         attrs.b_signed ? "int8" : "uint8");
   check_view(kOp, "AZ", raz, inputs[2]);
   check_view(kOp, "BZ", rbz, inputs[3]);
   g.a = inputs[0].data;

@@ -3,7 +3,8 @@
 // inputs = {A, B, AZ, BZ}, outputs = {C}. A and B: uint8 or int8 views of one rank r >= 2
 // with equal batch dims (a broadcast batch operand has stride 0), arbitrary strides. AZ: one
 // value of A's type (shape [1]); BZ: N values of B's type (shape [N]; stride 0 for one value
-// shared by every column). C: int32, rank r. The sums are exact and stored modulo 2^32, as
+// shared by every column). C: int32, rank r. ints "a_signed" and "b_signed" say A's and B's
+// types. The sums are exact and stored modulo 2^32, as
 // onnxruntime's int32 accumulators wrap. C must not overlap the inputs. No post-ops.
 // parse_matmul_integer is shared with the other backends so that they accept exactly the
 // same calls.

@@ -214,15 +214,17 @@ Case random_matmul_integer(Draw& d) {
   c.ins.push_back(matrix(ta, m, k));
   c.ins.push_back(matrix(tb, k, n));
   c.ins.push_back(make_operand(ta, {1}, {0}, {}, d.pick(0, 2), [&](int64_t) { return value(ta); }));
-  const bool shared = d.chance(2);  // one zero point for every column (stride 0)
-  c.ins.push_back(
-      make_operand(tb, {n}, {0}, {shared}, d.pick(0, 2), [&](int64_t) { return value(tb); }));
+  const bool shared = d.chance(2);     // one zero point for every column (stride 0)
+  const bool symmetric = d.chance(3);  // B's zero points 0: what oneDNN takes (as constants)
+  c.ins.push_back(make_operand(tb, {n}, {0}, {shared}, d.pick(0, 2),
+                               [&](int64_t) { return symmetric ? 0.0 : value(tb); }));
   c.outs.push_back(output_operand(d, DType::I32, with(m, n)));
-  encode_extern(MatMulIntegerCall{}, &c.call);
+  encode_extern(MatMulIntegerCall{ta == DType::I8, tb == DType::I8}, &c.call);
   set_operands(&c);
   if (d.chance(2)) c.constants = {1, 3};
   c.text = str_cat("MatMulInteger ", dtype_name(ta), dims_of(c.ins[0]), " x ", dtype_name(tb),
-                   dims_of(c.ins[1]), shared ? " shared" : " per-column", " zero points");
+                   dims_of(c.ins[1]), shared ? " shared" : " per-column", symmetric ? " zero" : "",
+                   " zero points");
   return c;
 }
 
