@@ -1,6 +1,9 @@
 #include "jit/analysis_rules.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include <algorithm>
 
 namespace ferrite {
 namespace jit {
@@ -56,6 +59,52 @@ bool fits_i32(Range r) {
   return r.known && r.lo >= kI32Min && r.hi <= kI32Max;
 }
 
+FBound float_bound(const Instr& in, const std::vector<FBound>& of, Range from) {
+  FBound r;
+  auto at = [&](int id) { return id >= 0 ? of[static_cast<size_t>(id)] : FBound{}; };
+  const FBound a = at(in.a), b = at(in.b), c = at(in.c);
+  switch (in.op) {
+    case Op::Const:
+      if (std::isfinite(in.fimm)) r = FBound{true, true, in.fimm, in.fimm};
+      break;
+    case Op::Cast:
+      if (from.known)
+        r = FBound{true, true, static_cast<double>(from.lo), static_cast<double>(from.hi)};
+      break;
+    case Op::Max:  // at least either operand's low bound; at most the larger high one
+      r.has_lo = a.has_lo || b.has_lo;
+      r.lo = a.has_lo && b.has_lo ? std::max(a.lo, b.lo) : (a.has_lo ? a.lo : b.lo);
+      r.has_hi = a.has_hi && b.has_hi;
+      r.hi = std::max(a.hi, b.hi);
+      break;
+    case Op::Min:
+      r.has_hi = a.has_hi || b.has_hi;
+      r.hi = a.has_hi && b.has_hi ? std::min(a.hi, b.hi) : (a.has_hi ? a.hi : b.hi);
+      r.has_lo = a.has_lo && b.has_lo;
+      r.lo = std::min(a.lo, b.lo);
+      break;
+    case Op::Where:
+      r = FBound{b.has_lo && c.has_lo, b.has_hi && c.has_hi, std::min(b.lo, c.lo),
+                 std::max(b.hi, c.hi)};
+      break;
+    case Op::Round:
+    case Op::Floor:
+    case Op::Ceil:
+      r = FBound{a.has_lo, a.has_hi, std::floor(a.lo), std::ceil(a.hi)};
+      break;
+    default:
+      break;
+  }
+  return r;
+}
+
+Range truncated(FBound b) {
+  if (!b.has_lo || !b.has_hi || b.lo < static_cast<double>(kI32Min) ||
+      b.hi > static_cast<double>(kI32Max))
+    return Range();
+  return known(static_cast<int64_t>(std::trunc(b.lo)), static_cast<int64_t>(std::trunc(b.hi)));
+}
+
 }  // namespace ranges
 
 Range storage_range(DType t) {
@@ -103,7 +152,7 @@ bool varying_storage(DType t, bool load) {
       return true;
     case DType::U8:
     case DType::I8:
-      return load;
+      return true;  // stored contiguously only (kernel_analysis)
     case DType::I64:
       return !load;
     default:

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "compiler/plan/dtype.h"
 #include "compiler/plan/kernel.h"
@@ -27,6 +28,21 @@ Range hull(Range a, Range b);
 Range max_of(Range a, Range b);
 Range min_of(Range a, Range b);
 bool fits_i32(Range r);
+
+// Bounds of a float32 value, NaN aside (a cast to int64 maps NaN to 0 on every backend):
+// each side known or not. They prove that a cast of a clamped float (a quantization) fits
+// int32 lanes.
+struct FBound {
+  bool has_lo = false, has_hi = false;
+  double lo = 0, hi = 0;
+};
+// The bound of F32 instruction `in` from its operands' (`of`) and, for a Cast from I64,
+// the operand's proven range (`from`): constants, clamps (Max, Min), Where, Round, Floor,
+// Ceil and integer casts; unknown for everything else.
+FBound float_bound(const Instr& in, const std::vector<FBound>& of, Range from);
+// The int64 values a float of bound `b` truncates to, when both sides are known and fit
+// int32; unknown otherwise.
+Range truncated(FBound b);
 
 }  // namespace ranges
 

@@ -515,6 +515,28 @@ void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool
         stage_out(rdx, 1);
       }
       return;
+    case DType::U8:
+    case DType::I8:  // the low byte of each int32 lane, as the reference's store wraps
+      if (avx512()) {
+        if (tail) {
+          vpmovdb(ptr[at] | k1, v);
+        } else {
+          vpmovdb(ptr[at], v);
+        }
+        return;
+      }
+      vpand(s0, v, consts_.u32(0xFFu));  // 0..255: the unsigned packs below are exact
+      vpackusdw(s0, s0, s0);
+      vpermq(Xbyak::Ymm(s0.getIdx()), Xbyak::Ymm(s0.getIdx()), 0x08);
+      vpackuswb(s0, s0, s0);
+      if (!tail) {
+        vmovq(ptr[at], Xbyak::Xmm(s0.getIdx()));
+      } else {
+        lea(rdx, ptr[at]);
+        vmovq(ptr[rsp + buf_off_], Xbyak::Xmm(s0.getIdx()));
+        stage_out(rdx, 1);
+      }
+      return;
     case DType::I64:
       return i64_store(in.a, at, v, tail);
     default:

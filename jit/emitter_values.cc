@@ -17,8 +17,8 @@ using namespace Xbyak;
 namespace {
 
 // vcmpps predicates.
-constexpr uint8_t kEqOQ = 0x00, kLtOS = 0x01, kLeOS = 0x02, kUnordQ = 0x03, kNeqUQ = 0x04,
-                  kGeOS = 0x0D, kGtOS = 0x0E;
+constexpr uint8_t kEqOQ = 0x00, kLtOS = 0x01, kLeOS = 0x02, kUnordQ = 0x03, kOrdQ = 0x07,
+                  kNeqUQ = 0x04, kGeOS = 0x0D, kGtOS = 0x0E;
 
 uint8_t float_predicate(Op op) {
   switch (op) {
@@ -155,7 +155,18 @@ void KernelEmitter::vec_cast(ScalarType from, ScalarType to, const Xmm& d, const
   }
   if (to == ScalarType::I64) {
     if (from == ScalarType::Bool) return vpsrld(d, a, 31);
-    fail("jit: vector cast to I64 from ", scalar_type_name(from));
+    if (from != ScalarType::F32) fail("jit: vector cast to I64 from ", scalar_type_name(from));
+    // Truncated into int32 lanes (the analysis proved the bounds), NaN to 0 as the reference.
+    if (avx512()) {
+      vcmpps(k2, a, a, kUnordQ);
+      vcvttps2dq(d, a);
+      vpxord(d | k2, d, d);
+    } else {
+      vcmpps(s0, a, a, kOrdQ);
+      vcvttps2dq(d, a);
+      vpand(d, d, s0);
+    }
+    return;
   }
   // to Bool: x != 0 (NaN != 0 is true).
   vxorps(s0, s0, s0);

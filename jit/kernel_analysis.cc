@@ -61,6 +61,7 @@ class Analyzer {
     L_.uniform.assign(n, true);
     L_.loop.assign(n, 0);
     L_.range.assign(n, Range());
+    fbound_.assign(n, ranges::FBound());
     L_.access.assign(n, -1);
     L_.wide.assign(n, Wide::None);
     users_.assign(n, {});
@@ -144,6 +145,21 @@ class Analyzer {
 
   Range range_of(int id) const { return L_.range[id]; }
 
+  // A Cast: to I64 from Bool (0 or 1), or lane-varying from F32: of proven int32 bounds (a
+  // clamp: quantization) int32 lanes, else only as int64 storage, converted by its stores.
+  std::string check_cast(int i, Range* r) {
+    const Instr& in = L_.k.code[i];
+    if (in.type != ScalarType::I64) return "";
+    const ScalarType from = L_.k.code[in.a].type;
+    if (from == ScalarType::Bool) *r = known(0, 1);
+    if (from != ScalarType::F32 || L_.uniform[i]) return "";
+    *r = ranges::truncated(fbound_[static_cast<size_t>(in.a)]);
+    if (r->known) return "";
+    if (!only_stored_as_i64(i)) return "a vector cast F32 -> I64 not only stored";
+    L_.wide[i] = Wide::Convert;
+    return "";
+  }
+
   std::string check(int i) {
     const Kernel& k = L_.k;
     const Instr& in = k.code[i];
@@ -198,14 +214,8 @@ class Analyzer {
           r = known(0, k.reduce_points() - 1);
         break;
       case Op::Cast: {
-        const ScalarType from = operand_type(in.a);
-        if (t == ScalarType::I64) {
-          if (from == ScalarType::Bool) r = known(0, 1);
-          if (from == ScalarType::F32 && !uni) {
-            if (!only_stored_as_i64(i)) return "a vector cast F32 -> I64 not only stored";
-            L_.wide[i] = Wide::Convert;
-          }
-        }
+        const std::string why = check_cast(i, &r);
+        if (!why.empty()) return why;
         break;
       }
       case Op::Where:
@@ -225,6 +235,9 @@ class Analyzer {
       }
     }
     if (t == ScalarType::I64) L_.range[i] = r;
+    if (t == ScalarType::F32)
+      fbound_[static_cast<size_t>(i)] =
+          ranges::float_bound(in, fbound_, in.op == Op::Cast ? range_of(in.a) : Range());
     if (!uni && in.op != Op::Store) {
       // Vector I64 values are int32 lanes: the value and its I64 operands must fit.
       if (t == ScalarType::I64 && !fits_i32(r) && L_.wide[i] != Wide::Convert)
@@ -408,6 +421,8 @@ class Analyzer {
       if (a.vector_terms) return "an int64 copy through a gather";
     } else if (in.op == Op::Store && L_.wide[in.a] == Wide::Convert && a.vec_coeff != 1) {
       return "a converted int64 store that is not contiguous";
+    } else if (in.op == Op::Store && !L_.uniform[i] && a.esize == 1 && a.vec_coeff != 1) {
+      return "a byte store that is not contiguous";
     } else if (L_.wide[i] != Wide::None && a.vec_coeff != 0 && a.vec_coeff != 1) {
       return "a strided vector load of int64";
     } else if (L_.wide[i] != Wide::None && a.vector_terms) {
@@ -503,6 +518,7 @@ class Analyzer {
 
   Layout& L_;
   std::vector<std::vector<int>> users_;  // per instruction: the instructions reading it
+  std::vector<ranges::FBound> fbound_;   // per F32 instruction: its bounds, NaN aside
   std::vector<bool> stored_;             // per arg: some Store writes it
   std::vector<ClassMask> depends_;       // per value: compute_dependences
 };

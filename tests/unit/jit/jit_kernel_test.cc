@@ -16,68 +16,19 @@
 #include "jit/disasm.h"
 #include "jit/jit_backend.h"
 #include "jit/kernel_analysis.h"
+#include "tests/unit/jit/jit_test_util.h"
 #include "tests/unit/runtime/kernel_builder.h"
 
 namespace ferrite {
 namespace {
 
+using jit_test::expect_jit_matches;
+using jit_test::isas;
+using jit_test::random_tensor;
 using testing::Affine;
 using testing::C;
 using testing::KernelBuilder;
 using testing::V;
-
-std::vector<std::string> isas() {
-  std::vector<std::string> out;
-  if (jit::host_supports(jit::Isa::Avx2)) out.push_back("avx2");
-  if (jit::host_supports(jit::Isa::Avx512)) out.push_back("avx512");
-  return out;
-}
-
-Tensor random_tensor(DType dtype, int64_t n, uint32_t seed, double lo = -4, double hi = 4) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<double> u(lo, hi);
-  Tensor t(dtype, {n});
-  for (int64_t i = 0; i < n; ++i) {
-    const double v = u(rng);
-    if (dtype == DType::F32 || dtype == DType::F16) {
-      store_element(dtype, t.data(), i, ScalarType::F32, scalar_f32(static_cast<float>(v)));
-    } else if (dtype == DType::Bool) {
-      store_element(dtype, t.data(), i, ScalarType::Bool, scalar_bool(v > 0));
-    } else {
-      store_element(dtype, t.data(), i, ScalarType::I64, scalar_i64(static_cast<int64_t>(v)));
-    }
-  }
-  return t;
-}
-
-// Runs k on the reference and on the JIT under each ISA; every arg must match (floats
-// within `ulps`, bit for bit when it is 0; everything else exactly).
-void expect_jit_matches(const Kernel& k, const std::vector<Tensor>& buffers, double ulps = 4) {
-  const std::vector<Tensor> want = testing::run_kernel("reference", k, buffers);
-  for (const std::string& isa : isas()) {
-    SCOPED_TRACE("isa " + isa);
-    ASSERT_EQ(jit::jit_refusal(k, isa), "") << kernel_to_string(k);
-    for (int threads : {1, 2}) {
-      BackendOptions options;
-      options.isa = isa;
-      options.threads = threads;
-      std::vector<Tensor> got;
-      std::vector<void*> args;
-      for (const Tensor& t : buffers) got.push_back(testing::copy_of(t));
-      for (Tensor& t : got) args.push_back(t.data());
-      jit::make_jit_backend(options)->prepare(k)->run(args.data());
-      for (size_t a = 0; a < want.size(); ++a) {
-        if (want[a].dtype() == DType::F32 && ulps > 0) {
-          testing::expect_close(want[a], got[a], ulps, 1e-6, "arg " + std::to_string(a));
-        } else {
-          ASSERT_EQ(0, std::memcmp(want[a].data(), got[a].data(), want[a].nbytes()))
-              << "arg " << a << "\n"
-              << kernel_to_string(k);
-        }
-      }
-    }
-  }
-}
 
 TEST(JitKernel, PointwiseWithTailsAndBroadcast) {
   for (int64_t n : {1, 7, 16, 17, 33, 100}) {
@@ -300,24 +251,6 @@ TEST(JitKernel, Int64CopiesAndCastsAlongLanes) {
                                       testing::make_tensor<int64_t>(DType::I64, {int64_t{1} << 40}),
                                       testing::zeros(DType::F32, n), testing::zeros(DType::I64, n),
                                       testing::zeros(DType::I64, n)));
-}
-
-TEST(JitKernel, CastsF32ToInt64AlongLanes) {
-  // Truncation, NaN -> 0, saturation at both ends, values past int32; tails of both ISAs.
-  for (int64_t n : {5, 16, 37}) {
-    KernelBuilder b({n});
-    const int x = b.arg(DType::F32, n), y = b.arg(DType::I64, n, true);
-    b.store(y, V(0),
-            b.cast(ScalarType::I64,
-                   b.binary(Op::Mul, b.load(x, V(0)), b.constant(ScalarType::F32, 3))));
-    const float specials[] = {NAN,   INFINITY, -INFINITY,     3e18f,         -3e18f,
-                              5e9f,  -5e9f,    -2.9f,         2.9f,          0.0f,
-                              -0.0f, 1e-30f,   2147483520.0f, -2147483648.0f};
-    Tensor in(DType::F32, {n});
-    for (int64_t i = 0; i < n; ++i)
-      reinterpret_cast<float*>(in.data())[i] = specials[i % 14] * (i < 14 ? 1.0f : 0.37f);
-    expect_jit_matches(b.build(), testing::tensors(std::move(in), testing::zeros(DType::I64, n)));
-  }
 }
 
 TEST(JitKernel, MaskedReadsOutsideTheArg) {
