@@ -456,6 +456,31 @@ void KernelEmitter::i64_store(int value, const RegExp& at, const Xmm& v, bool ta
   return;
 }
 
+// The low byte of each int32 lane of v (a Bool's 0 or 1; an integer's, as the reference's
+// store wraps) to the consecutive bytes at `at`.
+void KernelEmitter::byte_store(const RegExp& at, const Xmm& v, bool tail) {
+  if (avx512()) {
+    if (tail) {
+      vpmovdb(ptr[at] | k1, v);
+    } else {
+      vpmovdb(ptr[at], v);
+    }
+    return;
+  }
+  const Xmm s0 = vec(math_[0]);
+  vpand(s0, v, consts_.u32(0xFFu));  // 0..255: the unsigned packs below are exact
+  vpackusdw(s0, s0, s0);
+  vpermq(Xbyak::Ymm(s0.getIdx()), Xbyak::Ymm(s0.getIdx()), 0x08);
+  vpackuswb(s0, s0, s0);
+  if (!tail) {
+    vmovq(ptr[at], Xbyak::Xmm(s0.getIdx()));
+  } else {
+    lea(rdx, ptr[at]);
+    vmovq(ptr[rsp + buf_off_], Xbyak::Xmm(s0.getIdx()));
+    stage_out(rdx, 1);
+  }
+}
+
 void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool tail) {
   const Instr& in = k_.code[id];
   const int a = L_.access[id];
@@ -496,47 +521,10 @@ void KernelEmitter::vector_store(int id, const Xmm& v, const Xmm* /*mask*/, bool
       return;
     case DType::Bool:
       vpsrld(s0, v, 31);
-      if (avx512()) {
-        if (tail) {
-          vpmovdb(ptr[at] | k1, s0);
-        } else {
-          vpmovdb(ptr[at], s0);
-        }
-        return;
-      }
-      vpackssdw(s0, s0, s0);
-      vpermq(Xbyak::Ymm(s0.getIdx()), Xbyak::Ymm(s0.getIdx()), 0x08);
-      vpacksswb(s0, s0, s0);
-      if (!tail) {
-        vmovq(ptr[at], Xbyak::Xmm(s0.getIdx()));
-      } else {
-        lea(rdx, ptr[at]);
-        vmovq(ptr[rsp + buf_off_], Xbyak::Xmm(s0.getIdx()));
-        stage_out(rdx, 1);
-      }
-      return;
+      return byte_store(at, s0, tail);
     case DType::U8:
-    case DType::I8:  // the low byte of each int32 lane, as the reference's store wraps
-      if (avx512()) {
-        if (tail) {
-          vpmovdb(ptr[at] | k1, v);
-        } else {
-          vpmovdb(ptr[at], v);
-        }
-        return;
-      }
-      vpand(s0, v, consts_.u32(0xFFu));  // 0..255: the unsigned packs below are exact
-      vpackusdw(s0, s0, s0);
-      vpermq(Xbyak::Ymm(s0.getIdx()), Xbyak::Ymm(s0.getIdx()), 0x08);
-      vpackuswb(s0, s0, s0);
-      if (!tail) {
-        vmovq(ptr[at], Xbyak::Xmm(s0.getIdx()));
-      } else {
-        lea(rdx, ptr[at]);
-        vmovq(ptr[rsp + buf_off_], Xbyak::Xmm(s0.getIdx()));
-        stage_out(rdx, 1);
-      }
-      return;
+    case DType::I8:
+      return byte_store(at, v, tail);
     case DType::I64:
       return i64_store(in.a, at, v, tail);
     default:

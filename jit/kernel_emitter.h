@@ -117,6 +117,7 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   void vector_store(int id, const Xmm& v, const Xmm* mask, bool tail);
   void strided_store(DType dt, const Reg64& b, int64_t stride, const Xmm& v, bool tail);
   void i64_store(int value, const Xbyak::RegExp& at, const Xmm& v, bool tail);
+  void byte_store(const Xbyak::RegExp& at, const Xmm& v, bool tail);
   void vector_gather(int access, const Xmm& d, bool tail);
 
   // ---- per-lane index terms (emitter_lane_index.cc)

@@ -8,9 +8,7 @@
 #include "runtime/kernels/reference/post_ops_apply.h"
 
 namespace ferrite {
-namespace {
-
-MatMulLayout layout_of(const TensorRef& r) {
+MatMulLayout matmul_layout(const TensorRef& r) {
   MatMulLayout l;
   const size_t rank = r.shape.size();
   l.offset = r.offset;
@@ -19,8 +17,6 @@ MatMulLayout layout_of(const TensorRef& r) {
   l.col_stride = r.strides[rank - 1];
   return l;
 }
-
-}  // namespace
 
 int64_t MatMulArgs::batch_count() const {
   int64_t n = 1;
@@ -70,9 +66,9 @@ MatMulArgs parse_matmul(const ExternCall& call, const ExternBuffer* inputs,
   m.a = static_cast<const float*>(inputs[0].data);
   m.b = static_cast<const float*>(inputs[1].data);
   m.c = static_cast<float*>(outputs[0].data);
-  m.la = layout_of(ra);
-  m.lb = layout_of(rb);
-  m.lc = layout_of(rc);
+  m.la = matmul_layout(ra);
+  m.lb = matmul_layout(rb);
+  m.lc = matmul_layout(rc);
   return m;
 }
 

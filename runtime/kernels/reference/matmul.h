@@ -21,6 +21,9 @@ struct MatMulLayout {
   int64_t row_stride = 0, col_stride = 0;
 };
 
+// The layout of a matrix operand of rank >= 2 (its last two dims the matrix).
+MatMulLayout matmul_layout(const TensorRef& r);
+
 struct MatMulArgs {
   const float* a = nullptr;
   const float* b = nullptr;

@@ -9,16 +9,6 @@ namespace {
 
 constexpr const char* kOp = "MatMulInteger";
 
-MatMulLayout layout_of(const TensorRef& r) {
-  MatMulLayout l;
-  const size_t rank = r.shape.size();
-  l.offset = r.offset;
-  l.batch_strides.assign(r.strides.begin(), r.strides.end() - 2);
-  l.row_stride = r.strides[rank - 2];
-  l.col_stride = r.strides[rank - 1];
-  return l;
-}
-
 bool is_int8(DType t) {
   return t == DType::U8 || t == DType::I8;
 }
@@ -89,9 +79,9 @@ MatMulIntegerArgs parse_matmul_integer(const ExternCall& call, const ExternBuffe
   g.b_zero_points.resize(static_cast<size_t>(s.n));
   for (int64_t j = 0; j < s.n; ++j)
     g.b_zero_points[static_cast<size_t>(j)] = int8_at(inputs[3], rbz.offset + j * rbz.strides[0]);
-  s.la = layout_of(ra);
-  s.lb = layout_of(rb);
-  s.lc = layout_of(rc);
+  s.la = matmul_layout(ra);
+  s.lb = matmul_layout(rb);
+  s.lc = matmul_layout(rc);
   return g;
 }
 
