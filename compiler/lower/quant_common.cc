@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "compiler/loopir/checked_int.h"
 #include "compiler/lower/pool_geometry.h"
 #include "compiler/plan/externs/matmul_integer_call.h"
 
@@ -307,6 +308,67 @@ TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOpe
   return reshape_view(int32_reduction(c, ranges, {k}, rfn), shape);
 }
 
+namespace {
+
+// `i` as the row-major coordinates of `dims` (the first one unbounded above).
+std::vector<Index> unravel(const Index& i, const std::vector<int64_t>& dims) {
+  std::vector<Index> out(dims.size());
+  int64_t inner = 1;
+  for (size_t d = dims.size(); d-- > 0;) {
+    Index q = inner == 1 ? i : ix_floordiv(i, inner);
+    out[d] = d == 0 ? q : ix_mod(q, dims[d]);
+    inner *= dims[d];
+  }
+  return out;
+}
+
+// A convolution of one group of 8-bit operands as an integer product: the input's windows
+// as columns [N, P, K] (P output points, K = C x taps; a tap outside the input reads the
+// zero point, so it adds 0), times W^T [K, M], the MatMulInteger extern's layout (the
+// input's zero point per tensor, the weights' per column), then [N, M, out...].
+TensorBoxPtr conv_as_matmul(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
+                            const PoolGeometry& g) {
+  const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
+  const int64_t n = xs[0], m = ws[0];
+  std::vector<int64_t> taps = {ws[1]};  // channel, then the kernel's dims
+  taps.insert(taps.end(), ws.begin() + 2, ws.end());
+  const int64_t k = checked_product(taps, "conv columns"),
+                p = checked_product(g.out, "conv columns");
+  const TensorBoxPtr xz = x.zero_point;
+  Loader cols_fn = [x, xz, g, taps](KernelBuilder& b, const std::vector<Index>& i) {
+    const std::vector<Index> o = unravel(i[1], g.out), t = unravel(i[2], taps);
+    std::vector<Index> xi = {i[0], t[0]};
+    V inside = b.constant(ScalarType::Bool, 1);
+    for (size_t d = 0; d < g.rank(); ++d) {
+      const Index pos = ix_add(g.start(d, o[d]), ix_mul(t[1 + d], g.dilations[d]));
+      xi.push_back(pos);
+      if (!g.leaves_input(d)) continue;
+      const V at = b.index_value(pos);
+      inside = b.binary(Op::And, inside,
+                        b.binary(Op::And, b.binary(Op::Ge, at, b.constant_i64(0)),
+                                 b.binary(Op::Lt, at, b.constant_i64(g.spatial[d]))));
+    }
+    V v;
+    {
+      MaskScope scope(b, inside);
+      v = x.x->load(b, xi);
+    }
+    const V z = xz ? b.cast(xz->load(b, {}), ScalarType::I64) : b.constant_i64(0);
+    return b.where(inside, v, z);
+  };
+  const TensorBoxPtr cols = make_pointwise_box(x.x->dtype, {n, p, k}, cols_fn, c.origin());
+  c.gl.realize(cols);
+  const TensorBoxPtr wt = permute_view(reshape_view(w.x, {m, k}), {1, 0});
+  TensorBoxPtr wz = w.zero_point;
+  if (wz && !wz->size.empty()) wz = reshape_view(wz, {m});
+  const TensorBoxPtr y = integer_matmul(c, {cols, xz}, {wt, wz});  // [N, P, M]
+  std::vector<int64_t> shape = {n, m};
+  shape.insert(shape.end(), g.out.begin(), g.out.end());
+  return reshape_view(permute_view(y, {0, 2, 1}), shape);
+}
+
+}  // namespace
+
 TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w) {
   const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
   if (xs.size() < 3 || ws.size() != xs.size()) {
@@ -320,6 +382,10 @@ TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOpera
   }
   const std::vector<int64_t> spatial(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
   const PoolGeometry g = pool_geometry(c, spatial, &kernel);
+  auto eight_bit = [](DType t) { return t == DType::U8 || t == DType::I8; };
+  if (group == 1 && eight_bit(xs.empty() ? DType::F32 : x.x->dtype) && eight_bit(w.x->dtype) &&
+      (!x.zero_point || x.zero_point->size.empty()) && xs[0] > 0 && oc > 0)
+    return conv_as_matmul(c, x, w, g);
   std::vector<int64_t> ranges = {xs[0], oc};
   ranges.insert(ranges.end(), g.out.begin(), g.out.end());
   std::vector<int64_t> reduce = {ws[1]};

@@ -211,6 +211,18 @@ def conv_cases():
                    [("x", x), ("xs", xs), ("xz", xz), ("w", w), ("ws", ws), ("wz", wz),
                     ("ys", ys), ("yz", yz), ("bias", bias)], ["y"],
                    [requantize(acc, m, yz, np.int8)], domain="", opset=10, pads=[1, 1, 1, 1]))
+    # uint8 activations, int8 weights as initializers with zero zero points (what oneDNN's
+    # int8 convolution-as-product takes), per-channel scales, strides and pads.
+    x, w = ints(np.uint8, 2, 8, 9, 9), ints(np.int8, 6, 8, 3, 3)
+    xs, xz, ws, wz = scales(), ints(np.uint8), scales(6), np.zeros(6, np.int8)
+    ys, yz = np.array(4.0, np.float32), ints(np.uint8)
+    acc = conv_int(x.astype(np.int64) - xz, w.astype(np.int64), [2, 2], [1, 1], [1, 1, 1, 1], 1)
+    m = (xs * ws / ys).astype(np.float32).reshape(1, 6, 1, 1)
+    cs.append(case("qlinear_conv_weights", "QLinearConv",
+                   [("x", x), ("xs", xs), ("xz", xz), ("w", w), ("ws", ws), ("wz", wz),
+                    ("ys", ys), ("yz", yz)], ["y"], [requantize(acc, m, yz, np.uint8)],
+                   domain="", opset=10, consts=["w", "ws", "wz"], pads=[1, 1, 1, 1],
+                   strides=[2, 2]))
     return cs
 
 
