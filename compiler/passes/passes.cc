@@ -11,6 +11,7 @@
 #include "compiler/passes/fold_matmul_affine.h"
 #include "compiler/passes/fuse_extern_epilogues.h"
 #include "compiler/passes/fuse_message_passing.h"
+#include "compiler/passes/fuse_qdq.h"
 #include "compiler/passes/remove_identities.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/stage_times.h"
@@ -26,6 +27,7 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse, bool cha
   const Pass passes[] = {
       {"eliminate_dead_nodes", eliminate_dead_nodes, false},
       {"remove_identities", remove_identities, false},
+      {"fuse_qdq", fuse_qdq, true},
       {"fold_conv_affine", fold_conv_affine, true},
       {"fold_matmul_affine", fold_matmul_affine, true},
       {"fuse_message_passing", fuse_message_passing, true},

@@ -15,12 +15,15 @@ Exits 1 on any mismatch.
 import argparse
 import itertools
 import os
+import shlex
+import subprocess
 import sys
 
 import numpy as np
+import onnx
 from onnx import TensorProto, helper
 
-from op_check import case, check_case, check_error
+from op_check import case, check_case, check_error, run
 
 TOLERANCE = 1e-6
 rng = np.random.default_rng(11)
@@ -358,6 +361,74 @@ def matmul_nbits_case(name, bits, k, n, block, zp_kind, with_bias):
                 bits=bits, block_size=block)
 
 
+def qdq_models():
+    """QDQ graphs as onnxruntime's static quantizer writes them (DequantizeLinear of uint8
+    activations and of int8 weights per output channel, an int32 bias, the float op, then
+    QuantizeLinear): a Conv and a MatMul, which fuse_qdq turns into QLinearConv and
+    QLinearMatMul. Expected: the QLinear formulas (exact int32 sums, requantized)."""
+    from onnx import numpy_helper
+    models = []
+    x = ints(np.uint8, 1, 4, 7, 7)
+    w = rng.integers(-127, 128, size=(5, 4, 3, 3)).astype(np.int8)
+    xs, xz, ws, ys, yz = np.float32(0.05), np.uint8(120), scales(5), np.float32(0.3), np.uint8(100)
+    bias = rng.integers(-2000, 2000, size=5).astype(np.int32)
+    acc = conv_int(x.astype(np.int64) - xz, w.astype(np.int64), [1, 1], [1, 1], [1, 1, 1, 1], 1)
+    acc += bias.reshape(1, 5, 1, 1)
+    y = requantize(acc, (xs * ws / ys).astype(np.float32).reshape(1, 5, 1, 1), yz, np.uint8)
+    inits = [numpy_helper.from_array(a, n) for n, a in [
+        ("w", w), ("xs", np.array(xs)), ("xz", np.array(xz)), ("ws", ws),
+        ("wz", np.zeros(5, np.int8)), ("ys", np.array(ys)), ("yz", np.array(yz)),
+        ("b", bias), ("bs", (xs * ws).astype(np.float32)), ("bz", np.zeros(5, np.int32))]]
+    nodes = [helper.make_node("DequantizeLinear", ["x", "xs", "xz"], ["xf"]),
+             helper.make_node("DequantizeLinear", ["w", "ws", "wz"], ["wf"], axis=0),
+             helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bf"], axis=0),
+             helper.make_node("Conv", ["xf", "wf", "bf"], ["yf"], pads=[1, 1, 1, 1]),
+             helper.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["y"])]
+    models.append(("qdq_conv", nodes, inits, [("x", x)], y))
+    a = ints(np.uint8, 3, 6)
+    b = rng.integers(-127, 128, size=(6, 4)).astype(np.int8)
+    bs = scales(4)
+    acc = np.matmul(a.astype(np.int64) - xz, b.astype(np.int64))
+    y = requantize(acc, (xs * bs / ys).astype(np.float32), yz, np.uint8)
+    inits = [numpy_helper.from_array(v, n) for n, v in [
+        ("b", b), ("xs", np.array(xs)), ("xz", np.array(xz)), ("bs", bs),
+        ("bz", np.zeros(4, np.int8)), ("ys", np.array(ys)), ("yz", np.array(yz))]]
+    nodes = [helper.make_node("DequantizeLinear", ["a", "xs", "xz"], ["af"]),
+             helper.make_node("DequantizeLinear", ["b", "bs", "bz"], ["bf"], axis=1),
+             helper.make_node("MatMul", ["af", "bf"], ["yf"]),
+             helper.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["y"])]
+    models.append(("qdq_matmul", nodes, inits, [("a", a)], y))
+    return models
+
+
+def check_qdq(cli, work, backend):
+    failures = 0
+    for name, nodes, inits, inputs, want in qdq_models():
+        ins = [helper.make_tensor_value_info(n, TensorProto.UINT8, list(v.shape)) for n, v in inputs]
+        graph = helper.make_graph(nodes, name, ins,
+                                  [helper.make_tensor_value_info("y", TensorProto.UINT8, None)],
+                                  initializer=inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model.ir_version = 8
+        path = os.path.join(work, name + ".onnx")
+        onnx.save(model, path)
+        feeds = {}
+        for n, v in inputs:
+            feeds[n] = os.path.join(work, f"{name}_{n}.npy")
+            np.save(feeds[n], v)
+        out = os.path.join(work, f"{name}_{backend}")
+        r = run(cli, path, feeds, out, backend)
+        fused = subprocess.run(shlex.split(cli) + ["inspect", path], capture_output=True,
+                               text=True).stdout
+        got = np.load(os.path.join(out, "y.npy")) if r.returncode == 0 else None
+        ok = got is not None and np.array_equal(got, want) and "MatMulInteger" in fused
+        print(f"{'ok  ' if ok else 'FAIL'} {name} {backend}: "
+              f"{'fused into MatMulInteger' if 'MatMulInteger' in fused else 'not fused'}, "
+              f"{'exit ' + str(r.returncode) + ' ' + r.stderr.strip()[:120] if got is None else str(int((got != want).sum())) + ' differ'}")
+        failures += not ok
+    return failures
+
+
 def bad_scale_model():
     node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1)
     ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
@@ -387,6 +458,7 @@ def main():
     for backend in a.backends.split(","):
         for c in cases:
             failures += not check_case(a.cli, a.work, c, backend, TOLERANCE)
+        failures += check_qdq(a.cli, a.work, backend)
         model, inputs = bad_scale_model()
         failures += not check_error(a.cli, a.work, "quantize_bad_scale", model, inputs, backend,
                                     ["QuantizeLinear", "'s'", "[2]"])
