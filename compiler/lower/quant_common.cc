@@ -315,53 +315,80 @@ std::vector<Index> unravel(const Index& i, const std::vector<int64_t>& dims) {
   std::vector<Index> out(dims.size());
   int64_t inner = 1;
   for (size_t d = dims.size(); d-- > 0;) {
-    Index q = inner == 1 ? i : ix_floordiv(i, inner);
+    const Index q = inner == 1 ? i : ix_floordiv(i, inner);
     out[d] = d == 0 ? q : ix_mod(q, dims[d]);
     inner *= dims[d];
   }
   return out;
 }
 
-// A convolution of one group of 8-bit operands as an integer product: the input's windows
-// as columns [N, P, K] (P output points, K = C x taps; a tap outside the input reads the
-// zero point, so it adds 0), times W^T [K, M], the MatMulInteger extern's layout (the
-// input's zero point per tensor, the weights' per column), then [N, M, out...].
+// A convolution of one group of 8-bit operands as an integer product: the input (padded with
+// its zero point where windows leave it, so that a tap there adds 0) gathered as columns
+// [N, K, P] (K = C x taps, P output points, innermost: a kernel writes along the output
+// points), seen as [N, P, K], times W^T [K, M]: the MatMulInteger extern's layout (the
+// input's zero point per tensor, the weights' per column); then [N, M, out...].
 TensorBoxPtr conv_as_matmul(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
                             const PoolGeometry& g) {
   const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
   const int64_t n = xs[0], m = ws[0];
+  const size_t r = g.rank();
   std::vector<int64_t> taps = {ws[1]};  // channel, then the kernel's dims
   taps.insert(taps.end(), ws.begin() + 2, ws.end());
   const int64_t k = checked_product(taps, "conv columns"),
                 p = checked_product(g.out, "conv columns");
   const TensorBoxPtr xz = x.zero_point;
-  Loader cols_fn = [x, xz, g, taps](KernelBuilder& b, const std::vector<Index>& i) {
-    const std::vector<Index> o = unravel(i[1], g.out), t = unravel(i[2], taps);
+  // The input padded with its zero point where a window leaves it (one masked pass over the
+  // input), so that the columns are plain loads (a vector backend reads them unmasked).
+  TensorBoxPtr xp = x.x;
+  std::vector<int64_t> lead(r, 0);
+  bool padded = false;
+  for (size_t d = 0; d < r; ++d) padded = padded || g.leaves_input(d);
+  if (padded) {
+    std::vector<int64_t> psize = {xs[0], xs[1]};
+    for (size_t d = 0; d < r; ++d) {
+      lead[d] = g.leaves_input(d) ? g.pad_begin[d] : 0;
+      psize.push_back(checked_add(checked_add(g.spatial[d], lead[d], "a padded input"),
+                                  g.leaves_input(d) ? g.end_padding(d) : 0, "a padded input"));
+    }
+    Loader pad_fn = [x, xz, g, r, lead](KernelBuilder& b, const std::vector<Index>& i) {
+      std::vector<Index> xi = {i[0], i[1]};
+      V inside{};
+      for (size_t d = 0; d < r; ++d) {
+        const Index pos = ix_add(i[2 + d], ix_const(-lead[d]));
+        xi.push_back(pos);
+        if (lead[d] == 0 && !g.leaves_input(d)) continue;
+        const V at = b.index_value(pos);
+        const V in_d = b.binary(Op::And, b.binary(Op::Ge, at, b.constant_i64(0)),
+                                b.binary(Op::Lt, at, b.constant_i64(g.spatial[d])));
+        inside = inside.id < 0 ? in_d : b.binary(Op::And, inside, in_d);
+      }
+      V v;
+      {
+        MaskScope scope(b, inside);
+        v = x.x->load(b, xi);
+      }
+      const V z = xz ? b.cast(xz->load(b, {}), ScalarType::I64) : b.constant_i64(0);
+      return b.where(inside, v, z);
+    };
+    xp = make_pointwise_box(x.x->dtype, psize, pad_fn, c.origin());
+    c.gl.realize(xp);
+  }
+  // [N, K, P]: each column and output point unravelled in the index alone (no values).
+  Loader cols_fn = [xp, g, r, lead, taps](KernelBuilder& b, const std::vector<Index>& i) {
+    const std::vector<Index> t = unravel(i[1], taps), o = unravel(i[2], g.out);
     std::vector<Index> xi = {i[0], t[0]};
-    V inside = b.constant(ScalarType::Bool, 1);
-    for (size_t d = 0; d < g.rank(); ++d) {
-      const Index pos = ix_add(g.start(d, o[d]), ix_mul(t[1 + d], g.dilations[d]));
-      xi.push_back(pos);
-      if (!g.leaves_input(d)) continue;
-      const V at = b.index_value(pos);
-      inside = b.binary(Op::And, inside,
-                        b.binary(Op::And, b.binary(Op::Ge, at, b.constant_i64(0)),
-                                 b.binary(Op::Lt, at, b.constant_i64(g.spatial[d]))));
-    }
-    V v;
-    {
-      MaskScope scope(b, inside);
-      v = x.x->load(b, xi);
-    }
-    const V z = xz ? b.cast(xz->load(b, {}), ScalarType::I64) : b.constant_i64(0);
-    return b.where(inside, v, z);
+    for (size_t d = 0; d < r; ++d)
+      xi.push_back(
+          ix_add(ix_add(g.start(d, o[d]), ix_const(lead[d])), ix_mul(t[1 + d], g.dilations[d])));
+    return xp->load(b, xi);
   };
-  const TensorBoxPtr cols = make_pointwise_box(x.x->dtype, {n, p, k}, cols_fn, c.origin());
+  const TensorBoxPtr cols = make_pointwise_box(x.x->dtype, {n, k, p}, cols_fn, c.origin());
   c.gl.realize(cols);
+  const TensorBoxPtr a = permute_view(cols, {0, 2, 1});
   const TensorBoxPtr wt = permute_view(reshape_view(w.x, {m, k}), {1, 0});
   TensorBoxPtr wz = w.zero_point;
   if (wz && !wz->size.empty()) wz = reshape_view(wz, {m});
-  const TensorBoxPtr y = integer_matmul(c, {cols, xz}, {wt, wz});  // [N, P, M]
+  const TensorBoxPtr y = integer_matmul(c, {a, xz}, {wt, wz});  // [N, P, M]
   std::vector<int64_t> shape = {n, m};
   shape.insert(shape.end(), g.out.begin(), g.out.end());
   return reshape_view(permute_view(y, {0, 2, 1}), shape);
