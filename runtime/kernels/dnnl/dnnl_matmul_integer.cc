@@ -2,9 +2,9 @@
 // matmul: A uint8 or int8, B int8, C int32, A's zero point a run-time source zero point (its
 // one value reordered into an int32 scratch word at each run), B's zero points all 0 (a plan
 // constant: symmetric weights, what quantizers write). A constant B is reordered once into
-// the layout the primitive prefers (VNNI's on a CPU that has it). Other calls (uint8
-// weights, nonzero or run-time B zero points, a layout oneDNN has only reference loops for)
-// are refused and run on the portable backend.
+// the layout the primitive prefers. Only VNNI (or AMX) implementations are taken; other
+// calls (uint8 weights, nonzero or run-time B zero points, a CPU without VNNI, a layout
+// oneDNN has only reference loops for) are refused and run on the portable backend.
 #include "runtime/kernels/dnnl/dnnl_matmul_integer.h"
 
 #include "compiler/plan/error.h"
@@ -100,7 +100,13 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
                                   attr, cpu_engine());
   auto x = std::make_unique<DnnlMatMulInteger>(call, threads);
   x->set_implementation(pd.impl_info_str());
-  if (!worth_using(x->implementation(), false, false)) return nullptr;
+  // Without VNNI (or AMX) oneDNN multiplies uint8 by int8 with vpmaddubsw, whose int16 pair
+  // sums saturate (255 * 127 * 2 > 32767): wrong sums, so such CPUs take the portable op
+  // (random_extern_test found it with oneDNN capped at AVX2).
+  const std::string impl = x->implementation();
+  if (!worth_using(impl, false, false) ||
+      (impl.find("vnni") == std::string::npos && impl.find("amx") == std::string::npos))
+    return nullptr;
   DnnlSteps& steps = x->steps();
   steps.use_packed(&packed);
   Args args;
