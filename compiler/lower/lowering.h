@@ -87,6 +87,9 @@ void register_quant_ops(LoweringTable& t);
 void register_qlinear_ops(LoweringTable& t);
 void register_contrib_quant_ops(LoweringTable& t);
 void register_matmul_nbits_ops(LoweringTable& t);
+// Wraps the lowerings of the float32-only ops so that float16/bfloat16 inputs are widened
+// and their outputs narrowed back (half_inputs.cc).
+void compute_halves_in_float32(LoweringTable& t);
 
 // Shared helpers -----------------------------------------------------------------------
 

@@ -37,6 +37,7 @@ const LoweringTable& lowering_table() {
     register_qlinear_ops(t);
     register_contrib_quant_ops(t);
     register_matmul_nbits_ops(t);
+    compute_halves_in_float32(t);  // last: it wraps lowerings registered above
     return t;
   }();
   return table;
