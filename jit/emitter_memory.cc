@@ -263,7 +263,7 @@ void KernelEmitter::vector_load(int id, const Xmm& d, const Xmm* mask, bool tail
     add(rdx, b);
     vmovups(s0, lane_ints(stride));
     active_lanes(tail, s1);
-    gather32(dt, d, s0, s1);
+    gather32(dt, d, s0, s1, vec(math_[3]));
     if (mask) vandps(d, d, *mask);
     return;
   }
@@ -283,7 +283,7 @@ void KernelEmitter::vector_gather(int a, const Xmm& d, bool tail) {
   imul(rdx, rbx, static_cast<int>(acc.vec_coeff * acc.esize));
   add(rdx, b);
   active_lanes(tail, m);
-  gather32(dt, d, off, m);
+  gather32(dt, d, off, m, vec(math_[1]));
 }
 
 void KernelEmitter::active_lanes(bool tail, const Xmm& avx2_mask) {
@@ -300,7 +300,23 @@ void KernelEmitter::active_lanes(bool tail, const Xmm& avx2_mask) {
   }
 }
 
-void KernelEmitter::gather32(DType dt, const Xmm& d, const Xmm& offsets, const Xmm& avx2_mask) {
+void KernelEmitter::gather32(DType dt, const Xmm& d, const Xmm& offsets, const Xmm& avx2_mask,
+                             const Xmm& spare) {
+  const bool bytes = dt == DType::U8 || dt == DType::I8;
+  if (bytes) {
+    // Each lane reads the aligned dword holding its byte, which never crosses a page
+    // boundary, so it faults only where the byte itself would; then shifts the byte down.
+    // Lane offset t = offset + (base & 3) from base & ~3: dword at t & ~3, byte t & 3.
+    mov(eax, edx);
+    and_(eax, 3);
+    and_(rdx, -4);
+    vmovd(Xbyak::Xmm(spare.getIdx()), eax);
+    vpbroadcastd(spare, Xbyak::Xmm(spare.getIdx()));
+    vpaddd(offsets, offsets, spare);
+    vpand(spare, offsets, consts_.u32(3));
+    vpslld(spare, spare, 3);
+    vpand(offsets, offsets, consts_.u32(~3u));
+  }
   vxorps(d, d, d);
   const bool f32 = dt == DType::F32;
   if (avx512()) {
@@ -308,6 +324,14 @@ void KernelEmitter::gather32(DType dt, const Xmm& d, const Xmm& offsets, const X
   } else {
     f32 ? vgatherdps(d, ptr[rdx + offsets], avx2_mask)
         : vpgatherdd(d, ptr[rdx + offsets], avx2_mask);
+  }
+  if (!bytes) return;
+  vpsrlvd(d, d, spare);
+  if (dt == DType::I8) {
+    vpslld(d, d, 24);
+    vpsrad(d, d, 24);
+  } else {
+    vpand(d, d, consts_.u32(0xFFu));
   }
 }
 
@@ -329,6 +353,7 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
     vmovaps(y1, Xbyak::Ymm(mask.getIdx()));
   }
   if (acc.checked) check_lane_reads(acc.instr, a, b, y1);
+  const bool bytes = dt == DType::U8 || dt == DType::I8;
   if (acc.vec_coeff == 0) {  // one element, read when some lane needs it
     Label none, done;
     if (avx512()) {
@@ -337,7 +362,11 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
       vtestps(y1, y1);
     }
     jz(none, T_NEAR);
-    vbroadcastss(d, dword[b]);
+    if (bytes) {
+      broadcast_load(dt, b, d);
+    } else {
+      vbroadcastss(d, dword[b]);
+    }
     vandps(d, d, mask);
     jmp(done, T_NEAR);
     L(none);
@@ -345,7 +374,7 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
     L(done);
     return;
   }
-  if (acc.vec_coeff == 1) {
+  if (acc.vec_coeff == 1 && !bytes) {
     // Skipped when no lane is read: a masked move whose masked-off lanes lie in unmapped
     // pages takes a fault-suppression assist, about 500 times the cost of the move (a pool
     // with pads of 10^6 ran 475 ns per output, 5 s over 9 million).
@@ -368,11 +397,12 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
     L(done);
     return;
   }
+  // Strided, or consecutive bytes: a gather of the lanes to read.
   const int64_t stride = acc.vec_coeff * acc.esize;
   imul(rdx, rbx, static_cast<int>(stride));
   add(rdx, b);
   vmovups(s0, lane_ints(stride));
-  gather32(dt, d, s0, s1);
+  gather32(dt, d, s0, s1, vec(math_[3]));
 }
 
 // v's 32-bit lanes to b + lane * stride bytes (vec_coeff 0 is refused by the analysis).

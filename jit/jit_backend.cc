@@ -219,6 +219,7 @@ class JitBackend : public KernelBackend {
       case ExternOp::Conv:
       case ExternOp::ConvTranspose:
       case ExternOp::MatMulInteger:
+      case ExternOp::ConvInteger:
         if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_, packed_store_.get()))
           return dnnl;
         break;

@@ -15,6 +15,12 @@ namespace ferrite {
 namespace jit {
 namespace {
 
+// uint8 and int8 elements are gathered through the aligned dwords that hold them
+// (KernelEmitter::gather32), so strided, masked and indexed loads take them as 32-bit ones.
+bool gathers_bytes(DType t) {
+  return t == DType::U8 || t == DType::I8;
+}
+
 using namespace ranges;  // NOLINT: the interval arithmetic reads best unqualified
 
 // Bound on a masked Load's index where its mask may be false: element offsets of 8-byte
@@ -388,7 +394,7 @@ class Analyzer {
         return value ? "a store through a vector value (scatter)"
                      : "a store through a per-lane product, quotient or remainder (scatter)";
       }
-      if (a.esize != 4) {
+      if (a.esize != 4 && !gathers_bytes(k.args[in.arg].dtype)) {
         return value ? "a gather of a non-32-bit type"
                      : "a per-lane product, quotient or remainder indexing a non-32-bit type";
       }
@@ -431,7 +437,9 @@ class Analyzer {
     if (in.op == Op::Store && !L_.uniform[i] && a.vec_coeff == 0)
       return "a store of lane-varying values to one element";
     if (!L_.uniform[i] && !a.vector_terms && a.vec_coeff != 1) {
-      if (a.vec_coeff != 0 && a.esize != 4) return "a strided vector access of a non-32-bit type";
+      if (a.vec_coeff != 0 && a.esize != 4 &&
+          !(in.op == Op::Load && gathers_bytes(k.args[in.arg].dtype)))
+        return "a strided vector access of a non-32-bit type";
       // Bounded before it is scaled: a corrupt plan's coefficient may overflow int64 there.
       const int64_t limit = kI32Max / 64 / 4;
       if (a.vec_coeff > limit || a.vec_coeff < -limit) return "a vector stride too large";
@@ -453,7 +461,8 @@ class Analyzer {
     if (r.known && r.lo >= 0 && r.hi < n) return "";
     const std::string outside = "an index not provably inside arg " + std::to_string(in.arg);
     if (in.op != Op::Load || in.mask < 0 || a->vector_terms ||
-        (!L_.uniform[i] && (a->esize != 4 || L_.wide[i] != Wide::None)))
+        (!L_.uniform[i] &&
+         ((a->esize != 4 && !gathers_bytes(k.args[in.arg].dtype)) || L_.wide[i] != Wide::None)))
       return outside;
     // The address is formed at every point the mask holds (with division by positive
     // constants only), and a run-time check compares it with the arg's: it must not wrap.

@@ -134,7 +134,9 @@ class KernelEmitter : public Xbyak::CodeGenerator {
   // mask, in avx2_mask (AVX2).
   void active_lanes(bool tail, const Xmm& avx2_mask);
   // d = the 32-bit elements at rdx + offsets (bytes) in the lanes of k2 / avx2_mask, else 0.
-  void gather32(DType dt, const Xmm& d, const Xmm& offsets, const Xmm& avx2_mask);
+  // A gather of 32-bit elements, or of bytes (uint8, int8: widened to 32 bits, through the
+  // aligned dwords holding them; `spare` is clobbered then).
+  void gather32(DType dt, const Xmm& d, const Xmm& offsets, const Xmm& avx2_mask, const Xmm& spare);
   void narrow_i64_load(int access, const Reg64& base, const Xmm& d, bool tail);
   void copy_i64_store(int id, bool tail);
   void convert_i64_store(const Xbyak::RegExp& at, const Xmm& v, bool tail);

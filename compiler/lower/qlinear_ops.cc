@@ -46,19 +46,14 @@ std::vector<TensorBoxPtr> lower_qlinear_conv(LowerCtx& c) {
   const size_t rank = x->size.size();
   if (rank < 3) c.error("X must be [N, C, D...], got ", shape_text(x->size));
   const int64_t m = w->size.empty() ? 0 : w->size[0];
-  TensorBoxPtr acc =
-      integer_conv(c, {x, scalar_param(c, 2)}, {w, channel_param(c, 5, rank + 1, m)});
+  TensorBoxPtr bias;
   if (c.has(8)) {
-    const TensorBoxPtr& bias = c.input(8);
+    bias = c.input(8);
     if (bias->dtype != DType::I32 || bias->size != std::vector<int64_t>{m})
       c.error("B must be int32 [", m, "], got ", dtype_name(bias->dtype), shape_text(bias->size));
-    std::vector<int64_t> shape(rank - 1, 1);
-    shape[0] = m;
-    acc = make_pointwise(c, {acc, reshape_view(bias, shape)}, DType::I32,
-                         [](KernelBuilder& b, const std::vector<V>& v) {
-                           return b.binary(Op::Add, v[0], b.cast(v[1], ScalarType::I64));
-                         });
   }
+  const TensorBoxPtr acc =
+      integer_conv(c, {x, scalar_param(c, 2)}, {w, channel_param(c, 5, rank + 1, m)}, bias);
   return {requantize(c, acc, scalar_param(c, 1), channel_param(c, 4, rank, m), scalar_param(c, 6),
                      scalar_param(c, 7))};
 }

@@ -3,8 +3,10 @@
 
 #include <string>
 
+#include "compiler/graph/layout_attr.h"
 #include "compiler/loopir/checked_int.h"
 #include "compiler/lower/pool_geometry.h"
+#include "compiler/plan/externs/conv_call.h"
 #include "compiler/plan/externs/matmul_integer_call.h"
 
 namespace ferrite {
@@ -310,93 +312,82 @@ TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOpe
 
 namespace {
 
-// `i` as the row-major coordinates of `dims` (the first one unbounded above).
-std::vector<Index> unravel(const Index& i, const std::vector<int64_t>& dims) {
-  std::vector<Index> out(dims.size());
-  int64_t inner = 1;
-  for (size_t d = dims.size(); d-- > 0;) {
-    const Index q = inner == 1 ? i : ix_floordiv(i, inner);
-    out[d] = d == 0 ? q : ix_mod(q, dims[d]);
-    inner *= dims[d];
+// A zero point for the ConvInteger extern: one value as [1] (null: a 0 of type t), or, when
+// `channels` > 0, one per output channel as [channels] (one value expanded); null when it
+// has another shape or type.
+TensorBoxPtr extern_zero_point(const LowerCtx& c, const TensorBoxPtr& z, DType t,
+                               int64_t channels) {
+  const TensorBoxPtr one = z ? z : zero_of(c, t);
+  if (one->dtype != t) return nullptr;
+  const int64_t n = one->elements();
+  if (n == 1) {
+    const TensorBoxPtr v = reshape_view(one, {1});
+    return channels > 0 ? expand_view(v, {channels}) : v;
   }
-  return out;
+  if (channels > 0 && n == channels && !one->size.empty() && one->size[0] == channels)
+    return reshape_view(one, {channels});
+  return nullptr;
 }
 
-// A convolution of one group of 8-bit operands as an integer product: the input (padded with
-// its zero point where windows leave it, so that a tap there adds 0) gathered as columns
-// [N, K, P] (K = C x taps, P output points, innermost: a kernel writes along the output
-// points), seen as [N, P, K], times W^T [K, M]: the MatMulInteger extern's layout (the
-// input's zero point per tensor, the weights' per column); then [N, M, out...].
-TensorBoxPtr conv_as_matmul(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
-                            const PoolGeometry& g) {
+// The ConvInteger extern (runtime/kernels/reference/conv_integer.h) for 8-bit operands of 1
+// to 3 spatial dims whose zero points are per tensor (X) and per tensor or output channel
+// (W), within the extern's bounds; null for any other (the loop-IR sum takes those).
+TensorBoxPtr conv_integer_extern(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
+                                 const TensorBoxPtr& bias, const PoolGeometry& g, int64_t group) {
+  auto eight_bit = [](DType t) { return t == DType::U8 || t == DType::I8; };
   const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
-  const int64_t n = xs[0], m = ws[0];
-  const size_t r = g.rank();
-  std::vector<int64_t> taps = {ws[1]};  // channel, then the kernel's dims
-  taps.insert(taps.end(), ws.begin() + 2, ws.end());
-  const int64_t k = checked_product(taps, "conv columns"),
-                p = checked_product(g.out, "conv columns");
-  const TensorBoxPtr xz = x.zero_point;
-  // The input padded with its zero point where a window leaves it (one masked pass over the
-  // input), so that the columns are plain loads (a vector backend reads them unmasked).
-  TensorBoxPtr xp = x.x;
-  std::vector<int64_t> lead(r, 0);
-  bool padded = false;
-  for (size_t d = 0; d < r; ++d) padded = padded || g.leaves_input(d);
-  if (padded) {
-    std::vector<int64_t> psize = {xs[0], xs[1]};
-    for (size_t d = 0; d < r; ++d) {
-      lead[d] = g.leaves_input(d) ? g.pad_begin[d] : 0;
-      psize.push_back(checked_add(checked_add(g.spatial[d], lead[d], "a padded input"),
-                                  g.leaves_input(d) ? g.end_padding(d) : 0, "a padded input"));
-    }
-    Loader pad_fn = [x, xz, g, r, lead](KernelBuilder& b, const std::vector<Index>& i) {
-      std::vector<Index> xi = {i[0], i[1]};
-      V inside{};
-      for (size_t d = 0; d < r; ++d) {
-        const Index pos = ix_add(i[2 + d], ix_const(-lead[d]));
-        xi.push_back(pos);
-        if (lead[d] == 0 && !g.leaves_input(d)) continue;
-        const V at = b.index_value(pos);
-        const V in_d = b.binary(Op::And, b.binary(Op::Ge, at, b.constant_i64(0)),
-                                b.binary(Op::Lt, at, b.constant_i64(g.spatial[d])));
-        inside = inside.id < 0 ? in_d : b.binary(Op::And, inside, in_d);
-      }
-      V v;
-      {
-        MaskScope scope(b, inside);
-        v = x.x->load(b, xi);
-      }
-      const V z = xz ? b.cast(xz->load(b, {}), ScalarType::I64) : b.constant_i64(0);
-      return b.where(inside, v, z);
-    };
-    xp = make_pointwise_box(x.x->dtype, psize, pad_fn, c.origin());
-    c.gl.realize(xp);
+  if (!eight_bit(x.x->dtype) || !eight_bit(w.x->dtype) || xs.size() > 5) return nullptr;
+  ConvIntegerCall call{{}, x.x->dtype == DType::I8, w.x->dtype == DType::I8};
+  call.conv.group = group;
+  call.conv.stride = g.strides;
+  call.conv.dilation = g.dilations;
+  call.conv.pad_begin = g.pad_begin;
+  call.conv.pad_end = g.pad_end;
+  std::vector<int64_t> ys = {xs[0], ws[0]};
+  ys.insert(ys.end(), g.out.begin(), g.out.end());
+  const std::vector<int64_t>* bounded[] = {&xs,          &ws,          &ys,        &g.strides,
+                                           &g.dilations, &g.pad_begin, &g.pad_end, &g.kernel};
+  for (const std::vector<int64_t>* v : bounded) {
+    for (int64_t d : *v)
+      if (d >= kMaxConvExtent) return nullptr;
   }
-  // [N, K, P]: each column and output point unravelled in the index alone (no values).
-  Loader cols_fn = [xp, g, r, lead, taps](KernelBuilder& b, const std::vector<Index>& i) {
-    const std::vector<Index> t = unravel(i[1], taps), o = unravel(i[2], g.out);
-    std::vector<Index> xi = {i[0], t[0]};
-    for (size_t d = 0; d < r; ++d)
-      xi.push_back(
-          ix_add(ix_add(g.start(d, o[d]), ix_const(lead[d])), ix_mul(t[1 + d], g.dilations[d])));
-    return xp->load(b, xi);
-  };
-  const TensorBoxPtr cols = make_pointwise_box(x.x->dtype, {n, k, p}, cols_fn, c.origin());
-  c.gl.realize(cols);
-  const TensorBoxPtr a = permute_view(cols, {0, 2, 1});
-  const TensorBoxPtr wt = permute_view(reshape_view(w.x, {m, k}), {1, 0});
-  TensorBoxPtr wz = w.zero_point;
-  if (wz && !wz->size.empty()) wz = reshape_view(wz, {m});
-  const TensorBoxPtr y = integer_matmul(c, {a, xz}, {wt, wz});  // [N, P, M]
-  std::vector<int64_t> shape = {n, m};
-  shape.insert(shape.end(), g.out.begin(), g.out.end());
-  return reshape_view(permute_view(y, {0, 2, 1}), shape);
+  for (size_t d = 0; d < g.rank(); ++d) {  // the extern's output size (pad_end, no ceil_mode)
+    const int64_t room = g.spatial[d] + g.pad_begin[d] + g.pad_end[d] - g.span(d);
+    if ((room >= 0 ? room / g.strides[d] + 1 : 0) != g.out[d]) return nullptr;
+  }
+  const TensorBoxPtr xz = extern_zero_point(c, x.zero_point, x.x->dtype, 0);
+  const TensorBoxPtr wz = extern_zero_point(c, w.zero_point, w.x->dtype, ws[0]);
+  if (!xz || !wz) return nullptr;
+  ExternNode e;
+  encode_extern(call, &e);
+  e.origin = c.origin();
+  for (const TensorBoxPtr& t : {x.x, w.x, xz, wz}) e.inputs.push_back(c.gl.extern_operand(t));
+  if (bias) e.inputs.push_back(c.gl.extern_operand(bias));
+  if (c.node.attr_string(kLayoutAttr, "") != kChannelsLastLayout) {
+    Buffer* out = c.gl.new_buffer("", DType::I32, ys, BufferOrigin::Extern);
+    e.outputs.push_back(out);
+    c.gl.add_extern(std::move(e));
+    return make_buffer_box(out);
+  }
+  // Channels-last storage [N, spatial..., M] (choose_conv_layout); every reader sees
+  // [N, M, spatial...].
+  const int k = static_cast<int>(g.rank());
+  std::vector<int64_t> stored{ys[0]};
+  stored.insert(stored.end(), ys.begin() + 2, ys.end());
+  stored.push_back(ys[1]);
+  std::vector<int> perm{0, k + 1};
+  for (int d = 1; d <= k; ++d) perm.push_back(d);
+  Buffer* out = c.gl.new_buffer("", DType::I32, stored, BufferOrigin::Extern);
+  e.outputs.push_back(out);
+  e.output_perms.push_back(perm);
+  c.gl.add_extern(std::move(e));
+  return permute_view(make_buffer_box(out), perm);
 }
 
 }  // namespace
 
-TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w) {
+TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
+                          const TensorBoxPtr& bias) {
   const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
   if (xs.size() < 3 || ws.size() != xs.size()) {
     c.error("X ", shape_text(xs), " and W ", shape_text(ws),
@@ -409,10 +400,7 @@ TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOpera
   }
   const std::vector<int64_t> spatial(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
   const PoolGeometry g = pool_geometry(c, spatial, &kernel);
-  auto eight_bit = [](DType t) { return t == DType::U8 || t == DType::I8; };
-  if (group == 1 && eight_bit(xs.empty() ? DType::F32 : x.x->dtype) && eight_bit(w.x->dtype) &&
-      (!x.zero_point || x.zero_point->size.empty()) && xs[0] > 0 && oc > 0)
-    return conv_as_matmul(c, x, w, g);
+  if (TensorBoxPtr y = conv_integer_extern(c, x, w, bias, g, group)) return y;
   std::vector<int64_t> ranges = {xs[0], oc};
   ranges.insert(ranges.end(), g.out.begin(), g.out.end());
   std::vector<int64_t> reduce = {ws[1]};
@@ -441,7 +429,14 @@ TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOpera
     xv = b.where(inside, xv, b.constant_i64(0));
     return b.binary(Op::Mul, xv, operand_value(b, w, wi));
   };
-  return int32_reduction(c, ranges, reduce, rfn);
+  const TensorBoxPtr acc = int32_reduction(c, ranges, reduce, rfn);
+  if (!bias) return acc;
+  std::vector<int64_t> shape(xs.size() - 1, 1);
+  shape[0] = oc;
+  return make_pointwise(c, {acc, reshape_view(bias, shape)}, DType::I32,
+                        [](KernelBuilder& b, const std::vector<V>& v) {
+                          return b.binary(Op::Add, v[0], b.cast(v[1], ScalarType::I64));
+                        });
 }
 
 }  // namespace ferrite

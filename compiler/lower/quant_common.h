@@ -78,8 +78,10 @@ TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOpe
 
 // ONNX Conv's sum over (channel of the group, kernel taps) of (x - x_zp) * (w - w_zp)
 // (w_zp scalar or per output channel), with Conv's attributes read from the node (group,
-// kernel_shape, strides, dilations, pads, auto_pad); taps outside the input add 0.
-// int32 [N, M, out...], realized.
-TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w);
+// kernel_shape, strides, dilations, pads, auto_pad); taps outside the input add 0; plus
+// `bias` (int32 [M], QLinearConv's; null: none) in int32, as onnxruntime adds it.
+// int32 [N, M, out...].
+TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
+                          const TensorBoxPtr& bias = nullptr);
 
 }  // namespace ferrite

@@ -9,8 +9,11 @@
 namespace ferrite {
 namespace {
 
+// The convolutions whose lowerings obey the layout: the float ones and the integer ones of
+// quantized models (their int32 sums stored channels-last).
 bool is_conv(const Node& n) {
-  return n.domain.empty() && (n.op_type == "Conv" || n.op_type == "ConvTranspose");
+  static const std::set<std::string> kConvs{"Conv", "ConvTranspose", "QLinearConv", "ConvInteger"};
+  return n.domain.empty() && kConvs.count(n.op_type) != 0;
 }
 
 bool is_pool(const Node& n) {
@@ -23,15 +26,35 @@ bool is_pool(const Node& n) {
 // whatever order that input is stored: a channels-last value flows through them (or, more
 // often, they become the convolution's post-ops).
 bool follows_input_layout(const Node& n) {
-  static const std::set<std::string> kOps{"Relu",     "Clip",        "LeakyRelu",
-                                          "Sigmoid",  "HardSigmoid", "HardSwish",
-                                          "Tanh",     "Elu",         "Selu",
-                                          "Softplus", "Erf",         "Exp",
-                                          "Neg",      "Abs",         "Sqrt",
-                                          "Identity", "Add",         "Sub",
-                                          "Mul",      "Div",         "Max",
-                                          "Min",      "PRelu",       "BatchNormalization",
-                                          "Mish",     "Celu",        "ThresholdedRelu"};
+  static const std::set<std::string> kOps{"Relu",
+                                          "Clip",
+                                          "LeakyRelu",
+                                          "Sigmoid",
+                                          "HardSigmoid",
+                                          "HardSwish",
+                                          "Tanh",
+                                          "Elu",
+                                          "Selu",
+                                          "Softplus",
+                                          "Erf",
+                                          "Exp",
+                                          "Neg",
+                                          "Abs",
+                                          "Sqrt",
+                                          "Identity",
+                                          "Add",
+                                          "Sub",
+                                          "Mul",
+                                          "Div",
+                                          "Max",
+                                          "Min",
+                                          "PRelu",
+                                          "BatchNormalization",
+                                          "Mish",
+                                          "Celu",
+                                          "ThresholdedRelu",
+                                          "QuantizeLinear",
+                                          "DequantizeLinear"};
   return n.domain.empty() && kOps.count(n.op_type) != 0;
 }
 

@@ -3,7 +3,9 @@
 //
 // A layout only pays where it is shared: the convolutions connected through the ops that
 // follow their input's layout (elementwise ops, BatchNormalization, pools) form a region,
-// and a region with two or more convolutions, or with a pool, is marked channels-last. The
+// and a region with two or more convolutions, or with a pool, is marked channels-last.
+// Quantized models take part: QLinearConv and ConvInteger are convolutions, QuantizeLinear
+// and DequantizeLinear follow their input's layout. The
 // reorders then sit only at the region's boundaries, where the lowering reads the
 // channels-last buffer through an NCHW view (a reshape, a matmul, a graph output). A lone
 // convolution keeps NCHW, so that it pays no reorder on either side.

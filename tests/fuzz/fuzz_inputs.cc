@@ -137,8 +137,10 @@ double estimated_work(const Plan& plan) {
       for (const TensorRef& r : x.outputs) out += elements(r.shape);
       for (const TensorRef& r : x.inputs) in += elements(r.shape);
       double inner = 1;
-      const bool conv = x.op == ExternOp::Conv || x.op == ExternOp::ConvTranspose;
-      if (x.op == ExternOp::MatMul && !x.inputs.empty() && !x.inputs[0].shape.empty()) {
+      const bool conv = x.op == ExternOp::Conv || x.op == ExternOp::ConvTranspose ||
+                        x.op == ExternOp::ConvInteger;
+      const bool matmul = x.op == ExternOp::MatMul || x.op == ExternOp::MatMulInteger;
+      if (matmul && !x.inputs.empty() && !x.inputs[0].shape.empty()) {
         inner = static_cast<double>(x.inputs[0].shape.back());
       } else if (conv && x.inputs.size() > 1 && !x.inputs[1].shape.empty()) {
         inner = elements(x.inputs[1].shape) / std::max<double>(1, x.inputs[1].shape[0]);

@@ -385,6 +385,36 @@ def qdq_models():
              helper.make_node("Conv", ["xf", "wf", "bf"], ["yf"], pads=[1, 1, 1, 1]),
              helper.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["y"])]
     models.append(("qdq_conv", nodes, inits, [("x", x)], y))
+    # Two of those around a MaxPool (its QDQ pair requantizes with the same parameters, so
+    # the pool is exact on the integers): a region choose_conv_layout stores channels-last
+    # where the backend's convolutions prefer it, uint8 windows masked at the edges.
+    w2 = rng.integers(-127, 128, size=(6, 5, 3, 3)).astype(np.int8)
+    ws2, ys2, yz2 = scales(6), np.float32(0.5), np.uint8(90)
+    bias2 = rng.integers(-2000, 2000, size=6).astype(np.int32)
+    pooled = np.full((1, 5, 4, 4), 0, np.int64)
+    padded = np.pad(y.astype(np.int64), [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=-1)
+    for i in range(4):
+        for j in range(4):
+            pooled[:, :, i, j] = padded[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max(axis=(2, 3))
+    acc2 = conv_int(pooled - yz, w2.astype(np.int64), [1, 1], [1, 1], [1, 1, 1, 1], 1)
+    acc2 += bias2.reshape(1, 6, 1, 1)
+    y2 = requantize(acc2, (ys * ws2 / ys2).astype(np.float32).reshape(1, 6, 1, 1), yz2, np.uint8)
+    inits2 = inits + [numpy_helper.from_array(a, n) for n, a in [
+        ("w2", w2), ("ws2", ws2), ("wz2", np.zeros(6, np.int8)), ("ys2", np.array(ys2)),
+        ("yz2", np.array(yz2)), ("b2", bias2), ("bs2", (ys * ws2).astype(np.float32)),
+        ("bz2", np.zeros(6, np.int32))]]
+    nodes2 = nodes[:-1] + [
+        helper.make_node("QuantizeLinear", ["yf", "ys", "yz"], ["q1"]),
+        helper.make_node("DequantizeLinear", ["q1", "ys", "yz"], ["d1"]),
+        helper.make_node("MaxPool", ["d1"], ["p1"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["p1", "ys", "yz"], ["q2"]),
+        helper.make_node("DequantizeLinear", ["q2", "ys", "yz"], ["d2"]),
+        helper.make_node("DequantizeLinear", ["w2", "ws2", "wz2"], ["w2f"], axis=0),
+        helper.make_node("DequantizeLinear", ["b2", "bs2", "bz2"], ["b2f"], axis=0),
+        helper.make_node("Conv", ["d2", "w2f", "b2f"], ["y2f"], pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["y2f", "ys2", "yz2"], ["y"])]
+    models.append(("qdq_conv_pool_conv", nodes2, inits2, [("x", x)], y2))
     a = ints(np.uint8, 3, 6)
     b = rng.integers(-127, 128, size=(6, 4)).astype(np.int8)
     bs = scales(4)
@@ -421,9 +451,10 @@ def check_qdq(cli, work, backend):
         fused = subprocess.run(shlex.split(cli) + ["inspect", path], capture_output=True,
                                text=True).stdout
         got = np.load(os.path.join(out, "y.npy")) if r.returncode == 0 else None
-        ok = got is not None and np.array_equal(got, want) and "MatMulInteger" in fused
+        extern = "ConvInteger" if "conv" in name else "MatMulInteger"
+        ok = got is not None and np.array_equal(got, want) and extern in fused
         print(f"{'ok  ' if ok else 'FAIL'} {name} {backend}: "
-              f"{'fused into MatMulInteger' if 'MatMulInteger' in fused else 'not fused'}, "
+              f"{'fused into ' + extern if extern in fused else 'not fused'}, "
               f"{'exit ' + str(r.returncode) + ' ' + r.stderr.strip()[:120] if got is None else str(int((got != want).sum())) + ' differ'}")
         failures += not ok
     return failures

@@ -34,7 +34,7 @@ ExternAttrs encode(const ConvCall& c) {
 
 ConvCall decode_conv_call(const ExternCall& call, size_t spatial) {
   const ExternOp x = call.op;
-  if (x != ExternOp::Conv && x != ExternOp::ConvTranspose)
+  if (x != ExternOp::Conv && x != ExternOp::ConvTranspose && x != ExternOp::ConvInteger)
     fail("extern '", extern_op_name(call.op), "' is not a convolution");
   ConvCall c;
   c.transpose = x == ExternOp::ConvTranspose;
@@ -48,6 +48,23 @@ ConvCall decode_conv_call(const ExternCall& call, size_t spatial) {
     c.pad_begin.push_back(int_attr(call, op, "pad_begin" + s, 0, pad_lo));
     c.pad_end.push_back(int_attr(call, op, "pad_end" + s, 0, pad_lo));
   }
+  return c;
+}
+
+ExternAttrs encode(const ConvIntegerCall& c) {
+  ExternAttrs a = encode(c.conv);
+  a.ints["x_signed"] = c.x_signed ? 1 : 0;
+  a.ints["w_signed"] = c.w_signed ? 1 : 0;
+  return a;
+}
+
+ConvIntegerCall decode_conv_integer_call(const ExternCall& call, size_t spatial) {
+  if (call.op != ExternOp::ConvInteger)
+    fail("extern '", extern_op_name(call.op), "' is not a ConvInteger");
+  ConvIntegerCall c;
+  c.conv = decode_conv_call(call, spatial);
+  c.x_signed = decode_flag(call, "ConvInteger", "x_signed");
+  c.w_signed = decode_flag(call, "ConvInteger", "w_signed");
   return c;
 }
 

@@ -1,6 +1,6 @@
-// The attributes of the Conv and ConvTranspose externs (what they mean:
-// runtime/kernels/reference/conv.h). The compiler resolves every ONNX attribute (auto_pad,
-// output_shape, output_padding, kernel_shape) into these, so no backend does ONNX logic.
+// The attributes of the Conv, ConvTranspose and ConvInteger externs (what they mean:
+// runtime/kernels/reference/conv.h and conv_integer.h). The compiler resolves every ONNX attribute
+// (auto_pad, output_shape, output_padding, kernel_shape) into these, so no backend does ONNX logic.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,23 @@ ExternAttrs encode(const ConvCall& c);
 // The call's attributes for `spatial` spatial dims (absent ones take their defaults).
 // Throws ferrite::Error "<op>: <key> = <v> is out of range [lo, 2^30)" unless group,
 // strides and dilations are in [1, 2^30) and pads in [0, 2^30) (ConvTranspose: (-2^30,
-// 2^30), a negative pad lengthening the output). The op must be Conv or ConvTranspose.
+// 2^30), a negative pad lengthening the output). The op must be Conv, ConvTranspose or
+// ConvInteger (whose geometry is a Conv's).
 ConvCall decode_conv_call(const ExternCall& call, size_t spatial);
+
+// ConvInteger: a Conv's geometry over 8-bit operands, and their types.
+struct ConvIntegerCall {
+  ConvCall conv;          // transpose false
+  bool x_signed = false;  // X (and its zero point) int8, else uint8
+  bool w_signed = false;  // W (and its zero points) int8, else uint8
+
+  ExternOp op() const { return ExternOp::ConvInteger; }
+};
+
+// The Conv's ints plus "x_signed" and "w_signed" (0 or 1).
+ExternAttrs encode(const ConvIntegerCall& c);
+// decode_conv_call's checks, and the flags (default 0; another value than 0 or 1 is an
+// error). The op must be ConvInteger.
+ConvIntegerCall decode_conv_integer_call(const ExternCall& call, size_t spatial);
 
 }  // namespace ferrite

@@ -1,6 +1,7 @@
 #include "compiler/plan/externs/extern_op.h"
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/plan.h"
 
 namespace ferrite {
 
@@ -13,12 +14,20 @@ const ExternOpInfo kExternOps[kExternOpCount] = {
     {ExternOp::SegmentReduce, "SegmentReduce", true},
     {ExternOp::TopK, "TopK", false},
     {ExternOp::MatMulInteger, "MatMulInteger", false},
+    {ExternOp::ConvInteger, "ConvInteger", false},
 };
 
 std::optional<ExternOp> find_extern_op(const std::string& name) {
   for (const ExternOpInfo& info : kExternOps)
     if (name == info.name) return info.op;
   return std::nullopt;
+}
+
+bool decode_flag(const ExternCall& call, const char* op, const char* key) {
+  auto it = call.ints.find(key);
+  if (it == call.ints.end()) return false;
+  if (it->second != 0 && it->second != 1) fail(op, ": ", key, " must be 0 or 1, got ", it->second);
+  return it->second == 1;
 }
 
 std::string dims_text(const std::vector<int64_t>& dims) {

@@ -32,8 +32,9 @@ enum class ExternOp : uint8_t {
   SegmentReduce,    // segment_reduce_call.h
   TopK,             // topk_call.h
   MatMulInteger,    // matmul_integer_call.h
+  ConvInteger,      // conv_call.h
 };
-constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::MatMulInteger) + 1;
+constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::ConvInteger) + 1;
 
 struct ExternOpInfo {
   ExternOp op;
@@ -54,6 +55,10 @@ inline const char* extern_op_name(ExternOp op) {
 }
 // The op a plan file names (nullopt when none is).
 std::optional<ExternOp> find_extern_op(const std::string& name);
+
+// The 0/1 attribute `key` of a call (absent: false); another value is an Error "<op>: <key>
+// must be 0 or 1, got <v>".
+bool decode_flag(const ExternCall& call, const char* op, const char* key);
 
 // "[2,3]": a shape as extern errors print it.
 std::string dims_text(const std::vector<int64_t>& dims);

@@ -29,6 +29,43 @@
 
 namespace ferrite {
 namespace onednn {
+
+// W as oneDNN's weights: [OC, IC, k...], or [G, OC/G, IC/G, k...] with groups. Conv's W is
+// [M, C/G, k...]; ConvTranspose's is [C, M/G, k...], so its first two dims swap places.
+View conv_weights_view(const ConvArgs& a, const TensorRef& w) {
+  const size_t k = w.shape.size() - 2;
+  View v;
+  v.offset = w.offset;
+  const int64_t s_out = a.transpose ? w.strides[1] : w.strides[0];
+  const int64_t s_in = a.transpose ? w.strides[0] : w.strides[1];
+  if (a.group == 1) {
+    v.dims = {a.c_out, a.c_in};
+    v.strides = {s_out, s_in};
+  } else {
+    // Group g starts at row g * (rows per group) of W's first dim.
+    const int64_t s_group = w.strides[0] * (a.transpose ? a.c_in_group() : a.c_out_group());
+    v.dims = {a.group, a.c_out_group(), a.c_in_group()};
+    v.strides = {s_group, s_out, s_in};
+  }
+  for (size_t d = 0; d < k; ++d) {
+    v.dims.push_back(w.shape[2 + d]);
+    v.strides.push_back(w.strides[2 + d]);
+  }
+  return v;
+}
+
+bool conv_spatial(const ConvArgs& a, size_t k, ConvSpatial* s) {
+  for (size_t d = 0; d < k; ++d) {
+    const size_t D = 3 - k + d;  // ConvArgs pads the spatial dims to 3 in front
+    if (a.pad_begin[D] < 0 || a.pad_end[D] < 0) return false;
+    s->strides.push_back(a.stride[D]);
+    s->dilations.push_back(a.dilation[D] - 1);  // oneDNN counts the holes between taps
+    s->pad_l.push_back(a.pad_begin[D]);
+    s->pad_r.push_back(a.pad_end[D]);
+  }
+  return true;
+}
+
 namespace {
 
 // The part of a ConvTranspose output outside its full output (negative pads): per spatial
@@ -116,30 +153,6 @@ View view_of(const TensorRef& r) {
   return View{r.shape, r.strides, r.offset};
 }
 
-// W as oneDNN's weights: [OC, IC, k...], or [G, OC/G, IC/G, k...] with groups. Conv's W is
-// [M, C/G, k...]; ConvTranspose's is [C, M/G, k...], so its first two dims swap places.
-View weights_view(const ConvArgs& a, const TensorRef& w) {
-  const size_t k = w.shape.size() - 2;
-  View v;
-  v.offset = w.offset;
-  const int64_t s_out = a.transpose ? w.strides[1] : w.strides[0];
-  const int64_t s_in = a.transpose ? w.strides[0] : w.strides[1];
-  if (a.group == 1) {
-    v.dims = {a.c_out, a.c_in};
-    v.strides = {s_out, s_in};
-  } else {
-    // Group g starts at row g * (rows per group) of W's first dim.
-    const int64_t s_group = w.strides[0] * (a.transpose ? a.c_in_group() : a.c_out_group());
-    v.dims = {a.group, a.c_out_group(), a.c_in_group()};
-    v.strides = {s_group, s_out, s_in};
-  }
-  for (size_t d = 0; d < k; ++d) {
-    v.dims.push_back(w.shape[2 + d]);
-    v.strides.push_back(w.strides[2 + d]);
-  }
-  return v;
-}
-
 // constants[i] when input i is a plan constant inside its buffer; null otherwise. `*bad`
 // when it is a constant outside its buffer (the fallback reports that when the call runs).
 const ExternBuffer* constant_input(const ExternCall& call,
@@ -157,24 +170,6 @@ const ExternBuffer* constant_input(const ExternCall& call,
 
 dnnl::memory::desc channels_last(const Dims& dims) {
   return f32_desc(dims, dense_strides(dims, channels_last_order(dims.size())));
-}
-
-// The spatial attributes as oneDNN takes them; false for negative pads, which it has no
-// equivalent of (ConvTranspose's are cropped away first: crop_call).
-struct Spatial {
-  Dims strides, dilations, pad_l, pad_r;
-};
-
-bool spatial_of(const ConvArgs& a, size_t k, Spatial* s) {
-  for (size_t d = 0; d < k; ++d) {
-    const size_t D = 3 - k + d;  // ConvArgs pads the spatial dims to 3 in front
-    if (a.pad_begin[D] < 0 || a.pad_end[D] < 0) return false;
-    s->strides.push_back(a.stride[D]);
-    s->dilations.push_back(a.dilation[D] - 1);  // oneDNN counts the holes between taps
-    s->pad_l.push_back(a.pad_begin[D]);
-    s->pad_r.push_back(a.pad_end[D]);
-  }
-  return true;
 }
 
 // A created (de)convolution with what the steps need to know of it.
@@ -224,7 +219,7 @@ std::string preferred_implementation(const ConvArgs& a, dnnl::algorithm algorith
 }
 
 // Throws dnnl::error when oneDNN rejects the call.
-Primitive create_primitive(const ConvArgs& a, dnnl::algorithm algorithm, const Spatial& s,
+Primitive create_primitive(const ConvArgs& a, dnnl::algorithm algorithm, const ConvSpatial& s,
                            const dnnl::memory::desc& x, const dnnl::memory::desc& w,
                            const dnnl::memory::desc& b, const dnnl::memory::desc& y,
                            const dnnl::primitive_attr& attr) {
@@ -316,7 +311,7 @@ std::unique_ptr<DnnlExtern> assemble(const ExternCall& call, const ConvArgs& a, 
 // constant W is not finite (its signs give the outputs next to non-finite inputs:
 // nonfinite_inputs.h), or X is a constant (packed at prepare time, it is not there to read).
 std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArgs& a,
-                                           const Spatial& spatial, const Operands& o,
+                                           const ConvSpatial& spatial, const Operands& o,
                                            const std::vector<ExternBuffer>& constants,
                                            const PackedForms& packed, int threads) {
   dnnl::post_ops ops;
@@ -344,6 +339,15 @@ std::unique_ptr<DnnlExtern> build_winograd(const ExternCall& call, const ConvArg
   }
 }
 
+// Whether some window of a Conv reaches into the padding (a ConvTranspose's pads crop its
+// output instead).
+bool padded(const ConvArgs& a) {
+  if (a.transpose) return false;
+  for (size_t D = 0; D < 3; ++D)
+    if (a.pad_begin[D] > 0 || a.pad_end[D] > 0) return true;
+  return false;
+}
+
 // `call` prepared as `computed` (the same call, or its cropped part: crop_call) with
 // geometry `a`. Throws dnnl::error when oneDNN rejects it.
 std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& computed,
@@ -357,11 +361,11 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   o.x_constant = constant_input(call, constants, 0, &bad);
   o.w_constant = constant_input(call, constants, 1, &bad);
   o.b_constant = a.has_bias ? constant_input(call, constants, 2, &bad) : nullptr;
-  Spatial spatial;
-  if (bad || !spatial_of(a, rank - 2, &spatial)) return nullptr;
+  ConvSpatial spatial;
+  if (bad || !conv_spatial(a, rank - 2, &spatial)) return nullptr;
   o.x = view_of(x);
   o.y = view_of(y);
-  o.w = weights_view(a, w);
+  o.w = conv_weights_view(a, w);
   o.b = View{{a.c_out}, {a.b_stride}, a.b_offset};
 
   if (border.lead.empty() && winograd_candidate(a, rank))
@@ -382,8 +386,19 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   if (!worth_using(p.impl, true, !binaries.empty())) return nullptr;
   BinaryOperand no_sum;
   no_sum.input = SIZE_MAX;
+  std::unique_ptr<NonFiniteInputs> nonfinite;
+  const bool padded_run_time_w = padded(a) && !o.w_constant;  // checked at each run
+  if (flushes_nan(call) || padded_run_time_w) {
+    nonfinite = nonfinite_inputs(call, o);
+    if (!nonfinite && padded_run_time_w) return nullptr;
+  } else if (padded(a) && !finite_weights(call, *o.w_constant)) {
+    // A constant W with an infinity or NaN: oneDNN's AVX2 kernels multiply the padding's
+    // zeros by it (0 * NaN), where the reference adds no term for a padded tap
+    // (diff_conv_padded_nan_957bb6768a, on an AVX2-only CPU): the portable op takes it.
+    return nullptr;
+  }
   return assemble(call, a, std::move(border), p, o, binaries, no_sum, order, constants, packed,
-                  threads, flushes_nan(call) ? nonfinite_inputs(call, o) : nullptr);
+                  threads, std::move(nonfinite));
 }
 
 // The part of a ConvTranspose call with negative pads that its full output covers: pads

@@ -7,6 +7,7 @@
 
 #include "compiler/plan/externs/extern_op.h"
 #include "runtime/kernels/dnnl/dnnl_conv.h"
+#include "runtime/kernels/dnnl/dnnl_conv_integer.h"
 #include "runtime/kernels/dnnl/dnnl_matmul.h"
 #include "runtime/kernels/dnnl/dnnl_matmul_integer.h"
 #include "runtime/kernels/dnnl/dnnl_steps.h"
@@ -31,7 +32,7 @@ double multiply_adds(ExternOp op, const ExternCall& call) {
     return elements_of(y) * static_cast<double>(x.shape.back());
   const double per_channel =
       w.shape[0] > 0 ? elements_of(w) / static_cast<double>(w.shape[0]) : 0.0;
-  return elements_of(op == ExternOp::Conv ? y : x) * per_channel;
+  return elements_of(op == ExternOp::ConvTranspose ? x : y) * per_channel;
 }
 
 // oneDNN opens an OpenMP region for every primitive, whatever its size; below about 1e5
@@ -71,11 +72,13 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
     case ExternOp::Conv:
     case ExternOp::ConvTranspose:
       return onednn::prepare_conv(call, constants, forms, threads);
+    case ExternOp::MatMulInteger:
+      return onednn::prepare_matmul_integer(call, constants, forms, threads);
+    case ExternOp::ConvInteger:
+      return onednn::prepare_conv_integer(call, constants, forms, threads);
     case ExternOp::ScatterElements:
     case ExternOp::ScatterND:
     case ExternOp::SegmentReduce:
-    case ExternOp::MatMulInteger:
-      return onednn::prepare_matmul_integer(call, constants, forms, threads);
     case ExternOp::TopK:
       return nullptr;  // not oneDNN ops
   }

@@ -29,21 +29,24 @@ class DnnlMatMulInteger : public SteppedExtern {
   }
 };
 
-// Whether every one of B's zero points, a plan constant, is 0.
-bool zero_weights_zero_points(const ExternCall& call, const std::vector<ExternBuffer>& constants) {
-  if (!is_constant_input(constants, 3) || !constants[3].data) return false;
-  const TensorRef& r = call.inputs[3];
+}  // namespace
+
+bool constant_zeros(const ExternCall& call, const std::vector<ExternBuffer>& constants, size_t i) {
+  if (!is_constant_input(constants, i) || !constants[i].data) return false;
+  const TensorRef& r = call.inputs[i];
   if (r.shape.size() != 1 || r.strides.size() != 1) return false;
   try {
-    check_view("MatMulInteger", "BZ", r, constants[3]);
+    check_view(extern_op_name(call.op), "zero points", r, constants[i]);
   } catch (const Error&) {
     return false;
   }
-  const auto* bytes = static_cast<const uint8_t*>(constants[3].data);
+  const auto* bytes = static_cast<const uint8_t*>(constants[i].data);
   for (int64_t j = 0; j < r.shape[0]; ++j)
     if (bytes[r.offset + j * r.strides[0]] != 0) return false;
   return true;
 }
+
+namespace {
 
 struct Operands {
   View a, b, c, az;
@@ -130,7 +133,7 @@ std::unique_ptr<DnnlExtern> prepare_matmul_integer(const ExternCall& call,
                                                    const std::vector<ExternBuffer>& constants,
                                                    const PackedForms& packed, int threads) {
   Operands o;
-  if (!operands(call, &o) || !zero_weights_zero_points(call, constants)) return nullptr;
+  if (!operands(call, &o) || !constant_zeros(call, constants, 3)) return nullptr;
   const ExternBuffer* b_constant = nullptr;
   if (is_constant_input(constants, 1)) {
     try {

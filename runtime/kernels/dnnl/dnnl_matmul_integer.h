@@ -11,6 +11,10 @@
 namespace ferrite {
 namespace onednn {
 
+// Whether input i of the call is a plan constant of 8-bit zero points (1-D, inside its
+// buffer), all 0: oneDNN's int8 weights take no zero points.
+bool constant_zeros(const ExternCall& call, const std::vector<ExternBuffer>& constants, size_t i);
+
 // prepare_dnnl_extern for a MatMulInteger call: nullptr when oneDNN does not take it.
 std::unique_ptr<DnnlExtern> prepare_matmul_integer(const ExternCall& call,
                                                    const std::vector<ExternBuffer>& constants,

@@ -69,6 +69,7 @@ bool plain_strides(const dnnl::memory::desc& d, Dims* strides) {
 
 bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops) {
   if (impl.find("ref") != std::string::npos) return false;
+  if (!is_conv && impl.rfind("gemm:jit", 0) == 0) return false;
   return !(is_conv && binary_post_ops && impl.find("gemm") != std::string::npos);
 }
 

@@ -65,7 +65,11 @@ bool plain_strides(const dnnl::memory::desc& d, Dims* strides);
 
 // Whether oneDNN's choice `impl` (impl_info_str) beats the portable externs: never its
 // reference loops ("ref:any"), nor GEMM-based convolution when binary post-ops are fused
-// (it applies them element by element: measured 6x slower than unfused).
+// (it applies them element by element: measured 6x slower than unfused), nor its sgemm for a
+// matmul ("gemm:jit", what it takes without AVX-512's brgemm): it may split the sum over K
+// between threads, so a result would depend on the thread count (gcn's matmuls on an
+// AVX2-only EPYC), and the portable GEMM was faster there (bert2: 67.9 against 75.6 ms on
+// one core).
 bool worth_using(const std::string& impl, bool is_conv, bool binary_post_ops);
 
 // The exact name of a memory layout (oneDNN's version, dims, data type, blocking or

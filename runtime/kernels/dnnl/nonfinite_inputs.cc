@@ -293,6 +293,27 @@ void MatMulNonFinite::exact_outputs(const ExternCall& call, const Signs& signs,
 
 }  // namespace
 
+bool finite_weights(const ExternCall& call, const ExternBuffer& w) {
+  const ConvArgs a = parse_conv_shapes(call);
+  const auto* bits = static_cast<const uint32_t*>(w.data);
+  // An infinity or NaN has every exponent bit set; an integer test, so the loop vectorizes.
+  auto bad = [](uint32_t b) { return static_cast<uint32_t>((b & 0x7F800000u) == 0x7F800000u); };
+  uint32_t any = 0;
+  if (row_major(call.inputs[1])) {
+    const int64_t n = a.c_out * a.c_in_group() * a.kernel_size();
+    for (int64_t i = 0; i < n; ++i) any |= bad(bits[a.w_offset + i]);
+    return any == 0;
+  }
+  for (int64_t m = 0; m < (a.transpose ? a.c_in : a.c_out); ++m)
+    for (int64_t c = 0; c < (a.transpose ? a.c_out_group() : a.c_in_group()); ++c)
+      for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0)
+        for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1)
+          for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2)
+            any |= bad(bits[a.w_offset + m * a.ws[0] + c * a.ws[1] + j0 * a.ws[2] + j1 * a.ws[3] +
+                            j2 * a.ws[4]]);
+  return any == 0;
+}
+
 bool flushes_nan(const ExternCall& call) {
   for (const PostOp& p : call.post_ops) {
     switch (p.kind) {

@@ -28,6 +28,10 @@ namespace onednn {
 
 using RunSteps = std::function<void(const ExternBuffer*, const ExternBuffer*)>;
 
+// Whether every weight of a convolution call (inputs[1] in `w`, checked inside it) is finite:
+// one pass, vectorized when the view is dense.
+bool finite_weights(const ExternCall& call, const ExternBuffer& w);
+
 // Whether oneDNN computes one of the call's post-ops with max or min instructions.
 bool flushes_nan(const ExternCall& call);
 

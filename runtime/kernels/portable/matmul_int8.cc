@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "compiler/plan/aligned_bytes.h"
 #include "compiler/plan/error.h"
 #include "runtime/kernels/portable/parallel.h"
 #include "runtime/kernels/reference/matmul_integer.h"
@@ -13,32 +12,6 @@ namespace {
 // Columns of B per chunk: 128 columns of K = 768 are 192 KiB of int16, an L2's share.
 constexpr int64_t kChunkColumns = 128;
 
-int64_t padded_k(int64_t k) {
-  return (k + kInt16Block - 1) / kInt16Block * kInt16Block;
-}
-
-// Int16 copies of operands minus zero points, one row of `kp` per row (A) or column (B).
-class Int16Panel {
- public:
-  void resize(int64_t lines, int64_t kp) {
-    const auto n = static_cast<size_t>(lines * kp);
-    if (n > size_) {
-      bytes_ = aligned_alloc_bytes(n * sizeof(int16_t));
-      size_ = n;
-    }
-    kp_ = kp;
-  }
-  int16_t* line(int64_t i) { return reinterpret_cast<int16_t*>(bytes_.get()) + i * kp_; }
-  const int16_t* line(int64_t i) const {
-    return reinterpret_cast<const int16_t*>(bytes_.get()) + i * kp_;
-  }
-
- private:
-  AlignedBytes bytes_;
-  size_t size_ = 0;
-  int64_t kp_ = 0;
-};
-
 // A's rows [batch offset oa] minus its zero point.
 void pack_a(const MatMulIntegerArgs& g, int64_t oa, Int16Panel* p) {
   const MatMulArgs& s = g.shape;
@@ -47,7 +20,7 @@ void pack_a(const MatMulIntegerArgs& g, int64_t oa, Int16Panel* p) {
     const int64_t row = oa + i * s.la.row_stride;
     for (int64_t k = 0; k < s.k; ++k)
       dst[k] = static_cast<int16_t>(g.a_at(row + k * s.la.col_stride) - g.a_zero_point);
-    std::fill(dst + s.k, dst + padded_k(s.k), int16_t{0});
+    std::fill(dst + s.k, dst + int16_padded(s.k), int16_t{0});
   }
 }
 
@@ -60,7 +33,7 @@ void pack_b(const MatMulIntegerArgs& g, int64_t ob, Int16Panel* p) {
     const int64_t col = ob + j * s.lb.col_stride;
     for (int64_t k = 0; k < s.k; ++k)
       dst[k] = static_cast<int16_t>(g.b_at(col + k * s.lb.row_stride) - z);
-    std::fill(dst + s.k, dst + padded_k(s.k), int16_t{0});
+    std::fill(dst + s.k, dst + int16_padded(s.k), int16_t{0});
   }
 }
 
@@ -68,7 +41,7 @@ void pack_b(const MatMulIntegerArgs& g, int64_t ob, Int16Panel* p) {
 void multiply_rows(const MatMulIntegerArgs& g, const Int16Panel& a, const Int16Panel& b, int64_t oc,
                    int64_t r0, int64_t r1) {
   const MatMulArgs& s = g.shape;
-  const int64_t kp = padded_k(s.k);
+  const int64_t kp = int16_padded(s.k);
   int32_t block[16];
   for (int64_t j0 = 0; j0 < s.n; j0 += kChunkColumns) {
     const int64_t j1 = std::min(s.n, j0 + kChunkColumns);
@@ -102,7 +75,7 @@ class PortableMatMulInteger : public PreparedExtern {
     const MatMulIntegerArgs g = parse_matmul_integer(call_, inputs, outputs);
     const MatMulArgs& s = g.shape;
     if (s.m == 0 || s.n == 0) return;
-    const int64_t kp = padded_k(s.k);
+    const int64_t kp = int16_padded(s.k);
     const int64_t batches = s.batch_count();
     const int64_t row_blocks = (s.m + 3) / 4;
     // Row blocks per part: at least 4 parts per thread when there are that many.

@@ -13,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "compiler/plan/aligned_bytes.h"
 #include "runtime/backend.h"
 
 namespace ferrite {
@@ -23,6 +24,33 @@ std::unique_ptr<PreparedExtern> prepare_portable_matmul_integer(
 
 // K padded for int16_dot_block: a multiple of kInt16Block (vectors are capped at 32 lanes).
 constexpr int64_t kInt16Block = 32;
+
+inline int64_t int16_padded(int64_t k) {
+  return (k + kInt16Block - 1) / kInt16Block * kInt16Block;
+}
+
+// Int16 copies of operands minus zero points, one line of `kp` (a multiple of kInt16Block)
+// per row (of A, of a convolution's weights) or column (of B, of its input's windows).
+class Int16Panel {
+ public:
+  void resize(int64_t lines, int64_t kp) {
+    const auto n = static_cast<size_t>(lines * kp);
+    if (n > size_) {
+      bytes_ = aligned_alloc_bytes(n * sizeof(int16_t));
+      size_ = n;
+    }
+    kp_ = kp;
+  }
+  int16_t* line(int64_t i) { return reinterpret_cast<int16_t*>(bytes_.get()) + i * kp_; }
+  const int16_t* line(int64_t i) const {
+    return reinterpret_cast<const int16_t*>(bytes_.get()) + i * kp_;
+  }
+
+ private:
+  AlignedBytes bytes_;
+  size_t size_ = 0;
+  int64_t kp_ = 0;
+};
 
 // out[r * 4 + c] = sum_k a[r * stride + k] * b[c * stride + k] for r < rows, c < cols (each
 // 1 to 4), k < kp, wrapping modulo 2^32; kp a multiple of kInt16Block, stride too.

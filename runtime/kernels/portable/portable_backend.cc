@@ -8,6 +8,7 @@
 
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/conv_f32.h"
+#include "runtime/kernels/portable/conv_int8.h"
 #include "runtime/kernels/portable/matmul_f32.h"
 #include "runtime/kernels/portable/matmul_int8.h"
 #include "runtime/kernels/portable/scatter_f32.h"
@@ -53,6 +54,8 @@ class PortableBackend : public KernelBackend {
         return prepare_function_extern(call, reference_extern(op));
       case ExternOp::MatMulInteger:
         return prepare_portable_matmul_integer(call, constants, threads_);
+      case ExternOp::ConvInteger:
+        return prepare_portable_conv_integer(call, constants, threads_);
     }
     fail("extern '", extern_op_name(call.op), "': not an extern op");
   }

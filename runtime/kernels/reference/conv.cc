@@ -89,12 +89,15 @@ void parse_spatial(ConvArgs& a, const ConvCall& c, const TensorRef& x, const Ten
 ConvArgs parse_conv_shapes(const ExternCall& call) {
   ConvArgs a;
   const ExternOp op = call.op;
-  if (op != ExternOp::Conv && op != ExternOp::ConvTranspose)
+  if (op != ExternOp::Conv && op != ExternOp::ConvTranspose && op != ExternOp::ConvInteger)
     fail("extern '", extern_op_name(call.op), "' is not a convolution");
   a.transpose = op == ExternOp::ConvTranspose;
+  a.integer = op == ExternOp::ConvInteger;
   const size_t n_in = op_input_count(call);
-  if ((n_in != 2 && n_in != 3) || call.outputs.size() != 1)
-    fail(a.op(), ": expected 2 or 3 inputs and 1 output, got ", n_in, " and ", call.outputs.size());
+  const size_t least = a.integer ? 4 : 2;  // the optional bias follows
+  if ((n_in != least && n_in != least + 1) || call.outputs.size() != 1)
+    fail(a.op(), ": expected ", least, " or ", least + 1, " inputs and 1 output, got ", n_in,
+         " and ", call.outputs.size());
   const TensorRef &x = call.inputs[0], &w = call.inputs[1], &y = call.outputs[0];
   const size_t rank = x.shape.size();
   if (rank < 3 || rank > 5)
@@ -102,12 +105,12 @@ ConvArgs parse_conv_shapes(const ExternCall& call) {
   check_shape(a, "X", x, rank);
   check_shape(a, "W", w, rank);
   check_shape(a, "Y", y, rank);
-  a.has_bias = n_in == 3;
+  a.has_bias = n_in == least + 1;
   const ConvCall attrs = decode_conv_call(call, rank - 2);
   a.group = attrs.group;
   parse_channels(a, x, w, y);
   if (a.has_bias) {
-    const TensorRef& b = call.inputs[2];
+    const TensorRef& b = call.inputs[least];
     check_shape(a, "B", b, 1);
     if (b.shape[0] != a.c_out)
       fail(a.op(), ": B", dims_text(b.shape), " needs ", a.c_out, " elements");

@@ -36,10 +36,11 @@ namespace ferrite {
 // stride 1, no padding), so 1-D, 2-D and 3-D convolutions share one code path.
 struct ConvArgs {
   bool transpose = false;
+  bool integer = false;  // ConvInteger (conv_integer.h): the pointers below stay null
   int64_t n = 0, c_in = 0, c_out = 0, group = 1;
   std::array<int64_t, 3> in{}, out{}, kernel{}, stride{}, dilation{}, pad_begin{}, pad_end{};
   // Element strides of the 5-D views X [N, C, in], W [M or C, Cg or Mg, kernel] and
-  // Y [N, M, out]; B is (b_offset, b_stride).
+  // Y [N, M, out]; B (input 2, ConvInteger's 4) is (b_offset, b_stride).
   std::array<int64_t, 5> xs{}, ws{}, ys{};
   int64_t x_offset = 0, w_offset = 0, y_offset = 0, b_offset = 0, b_stride = 0;
   const float* x = nullptr;  // buffer bases (null before the buffers are known)
@@ -53,11 +54,12 @@ struct ConvArgs {
   int64_t kernel_size() const { return kernel[0] * kernel[1] * kernel[2]; }
   int64_t in_size() const { return in[0] * in[1] * in[2]; }
   int64_t out_size() const { return out[0] * out[1] * out[2]; }
-  const char* op() const { return transpose ? "ConvTranspose" : "Conv"; }
+  const char* op() const { return integer ? "ConvInteger" : transpose ? "ConvTranspose" : "Conv"; }
 };
 
-// Checks what a call (op Conv or ConvTranspose) fixes by itself: operand counts, ranks, the
-// attributes (decode_conv_call), shapes against them. Throws ferrite::Error "Conv: ..." /
+// Checks what a call (op Conv, ConvTranspose or ConvInteger) fixes by itself: operand
+// counts, ranks, the attributes (decode_conv_call), shapes against them (ConvInteger's zero
+// points: conv_integer.h). Throws ferrite::Error "Conv: ..." /
 // "ConvTranspose: ..." on any problem. Leaves the pointers null; backends size their scratch
 // memory from it at prepare time.
 ConvArgs parse_conv_shapes(const ExternCall& call);

@@ -23,11 +23,6 @@ void check_operand(const char* what, const TensorRef& r, const ExternBuffer& buf
   check_view(kOp, what, r, buf);
 }
 
-int32_t int8_at(const ExternBuffer& buf, int64_t i) {
-  return buf.dtype == DType::I8 ? static_cast<const int8_t*>(buf.data)[i]
-                                : static_cast<const uint8_t*>(buf.data)[i];
-}
-
 }  // namespace
 
 MatMulIntegerArgs parse_matmul_integer(const ExternCall& call, const ExternBuffer* inputs,
@@ -75,10 +70,11 @@ MatMulIntegerArgs parse_matmul_integer(const ExternCall& call, const ExternBuffe
   g.c = static_cast<int32_t*>(outputs[0].data);
   g.a_signed = inputs[0].dtype == DType::I8;
   g.b_signed = inputs[1].dtype == DType::I8;
-  g.a_zero_point = int8_at(inputs[2], raz.offset);
+  g.a_zero_point = int8_element(inputs[2], raz.offset);
   g.b_zero_points.resize(static_cast<size_t>(s.n));
   for (int64_t j = 0; j < s.n; ++j)
-    g.b_zero_points[static_cast<size_t>(j)] = int8_at(inputs[3], rbz.offset + j * rbz.strides[0]);
+    g.b_zero_points[static_cast<size_t>(j)] =
+        int8_element(inputs[3], rbz.offset + j * rbz.strides[0]);
   s.la = matmul_layout(ra);
   s.lb = matmul_layout(rb);
   s.lc = matmul_layout(rc);

@@ -25,4 +25,10 @@ int64_t element_count(const char* op, const std::vector<int64_t>& shape);
 void check_f32_view(const char* op, const char* what, const TensorRef& r, const ExternBuffer& buf,
                     size_t rank);
 
+// Element i of a uint8 or int8 buffer (by its dtype), as an int.
+inline int32_t int8_element(const ExternBuffer& buf, int64_t i) {
+  return buf.dtype == DType::I8 ? static_cast<const int8_t*>(buf.data)[i]
+                                : static_cast<const uint8_t*>(buf.data)[i];
+}
+
 }  // namespace ferrite

@@ -5,6 +5,7 @@
 #include "compiler/plan/interpret.h"
 #include "runtime/function_extern.h"
 #include "runtime/kernels/reference/conv.h"
+#include "runtime/kernels/reference/conv_integer.h"
 #include "runtime/kernels/reference/matmul.h"
 #include "runtime/kernels/reference/matmul_integer.h"
 #include "runtime/kernels/reference/scatter.h"
@@ -63,6 +64,8 @@ ExternFn reference_extern(ExternOp op) {
       return reference_topk;
     case ExternOp::MatMulInteger:
       return reference_matmul_integer;
+    case ExternOp::ConvInteger:
+      return reference_conv_integer;
   }
   return nullptr;  // not an ExternOp
 }

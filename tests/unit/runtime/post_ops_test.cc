@@ -152,8 +152,9 @@ TEST(PostOps, ABodyThatIsNoChainRunsOnEveryBackend) {
     ASSERT_TRUE(t.call.post_ops.empty());
     validate_epilogue(e, t.call.inputs.size(), "test");
     std::unique_ptr<PreparedExtern> p = make_backend(name)->prepare_extern(t.call);
-    // The JIT backend runs the op on oneDNN and the body as a following kernel.
-    if (name == "jit") {
+    // The JIT backend runs the op on oneDNN (where it takes matmuls: with AVX-512; the
+    // portable op names no implementation) and the body as a following kernel.
+    if (name == "jit" && !p->implementation().empty()) {
       EXPECT_NE(p->implementation().find("+ epilogue kernel"), std::string::npos);
     }
     p->run(t.ins.data(), t.outs.data());

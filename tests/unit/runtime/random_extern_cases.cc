@@ -2,6 +2,7 @@
 
 #include <optional>
 
+#include "compiler/plan/externs/conv_call.h"
 #include "compiler/plan/externs/matmul_integer_call.h"
 
 namespace ferrite {
@@ -185,6 +186,16 @@ Case random_topk(Draw& d) {
   return c;
 }
 
+namespace {
+
+// A uint8 or int8 value: any, or (extreme) one end of the range.
+double int8_value(Draw& d, DType t, bool extreme) {
+  const int64_t lo = t == DType::U8 ? 0 : -128, hi = t == DType::U8 ? 255 : 127;
+  return static_cast<double>(extreme ? (d.chance(2) ? lo : hi) : d.pick(lo, hi));
+}
+
+}  // namespace
+
 Case random_matmul_integer(Draw& d) {
   Case c;
   // Past K = 33,000 the int32 sums may wrap (the reference's do too, modulo 2^32).
@@ -200,10 +211,7 @@ Case random_matmul_integer(Draw& d) {
   };
   const DType ta = d.chance(2) ? DType::U8 : DType::I8, tb = d.chance(2) ? DType::U8 : DType::I8;
   const bool extreme = d.chance(4);  // every value at the end of its range
-  auto value = [&](DType t) {
-    const int64_t lo = t == DType::U8 ? 0 : -128, hi = t == DType::U8 ? 255 : 127;
-    return static_cast<double>(extreme ? (d.chance(2) ? lo : hi) : d.pick(lo, hi));
-  };
+  auto value = [&](DType t) { return int8_value(d, t, extreme); };
   auto matrix = [&](DType t, int64_t rows, int64_t cols) {
     const Dims shape = with(rows, cols);
     std::vector<bool> broadcast(shape.size(), false);
@@ -225,6 +233,48 @@ Case random_matmul_integer(Draw& d) {
   c.text = str_cat("MatMulInteger ", dtype_name(ta), dims_of(c.ins[0]), " x ", dtype_name(tb),
                    dims_of(c.ins[1]), shared ? " shared" : " per-column", symmetric ? " zero" : "",
                    " zero points");
+  return c;
+}
+
+Case random_conv_integer(Draw& d) {
+  conv_geometry::Geometry g = conv_geometry::random_geometry(d.rng(), false);
+  if (d.chance(3)) {  // sizes oneDNN's int8 kernels block for (channels of 16, 3x3, pads)
+    const int64_t ch = 16 * d.pick(1, 2);
+    const bool depthwise = d.chance(3);
+    g = conv_geometry::conv2d(d.pick(1, 2), ch, depthwise ? ch : 16 * d.pick(1, 2),
+                              depthwise ? ch : (d.chance(3) ? 2 : 1),
+                              {d.pick(4, 12), d.pick(4, 12)}, 3, d.pick(1, 2), 1, d.pick(0, 1));
+  }
+  g.bias = false;
+  Case c;
+  const DType tx = d.chance(2) ? DType::U8 : DType::I8, tw = d.chance(2) ? DType::U8 : DType::I8;
+  const bool extreme = d.chance(4);  // every value at the end of its range
+  auto value = [&](DType t) { return int8_value(d, t, extreme); };
+  auto operand = [&](DType t, const Dims& shape) {
+    return make_operand(t, shape, d.order(shape.size()), {}, d.pick(0, 3),
+                        [&](int64_t) { return value(t); });
+  };
+  c.ins.push_back(operand(tx, g.x_dims()));
+  c.ins.push_back(operand(tw, g.w_dims()));
+  c.ins.push_back(make_operand(tx, {1}, {0}, {}, d.pick(0, 2), [&](int64_t) { return value(tx); }));
+  const bool shared = d.chance(2);     // one zero point for every channel (stride 0)
+  const bool symmetric = d.chance(2);  // W's zero points 0: what oneDNN takes (as constants)
+  c.ins.push_back(make_operand(tw, {g.m}, {0}, {shared}, d.pick(0, 2),
+                               [&](int64_t) { return symmetric ? 0.0 : value(tw); }));
+  const bool bias = d.chance(2);  // int32, near its ends at times: the sums wrap
+  if (bias) {
+    c.ins.push_back(make_operand(DType::I32, {g.m}, {0}, {}, d.pick(0, 2), [&](int64_t) {
+      const int64_t edge = d.chance(3) ? (int64_t{1} << 31) - 1 - d.pick(0, 1000) : 1000;
+      return static_cast<double>(d.chance(2) ? edge : -edge);
+    }));
+  }
+  c.outs.push_back(output_operand(d, DType::I32, g.y_dims()));
+  encode_extern(ConvIntegerCall{g.attrs(), tx == DType::I8, tw == DType::I8}, &c.call);
+  set_operands(&c);
+  if (d.chance(2)) c.constants = bias ? std::vector<size_t>{1, 3, 4} : std::vector<size_t>{1, 3};
+  c.text = str_cat("ConvInteger ", dtype_name(tx), " x ", dtype_name(tw), " ", g.text(),
+                   shared ? " shared" : " per-channel", symmetric ? " zero" : "", " zero points",
+                   bias ? ", bias" : "");
   return c;
 }
 

@@ -190,6 +190,7 @@ Case random_scatter_nd(Draw& d);
 Case random_segment_reduce(Draw& d);
 Case random_topk(Draw& d);
 Case random_matmul_integer(Draw& d);
+Case random_conv_integer(Draw& d);
 
 // The generator of each op; the switch names every op in the manifest (-Wswitch).
 inline Case random_case(ExternOp op, Draw& d) {
@@ -210,6 +211,8 @@ inline Case random_case(ExternOp op, Draw& d) {
       return random_topk(d);
     case ExternOp::MatMulInteger:
       return random_matmul_integer(d);
+    case ExternOp::ConvInteger:
+      return random_conv_integer(d);
   }
   return Case{};
 }

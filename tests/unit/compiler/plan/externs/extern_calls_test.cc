@@ -8,6 +8,7 @@
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/conv_call.h"
 #include "compiler/plan/externs/matmul_call.h"
+#include "compiler/plan/externs/matmul_integer_call.h"
 #include "compiler/plan/externs/scatter_call.h"
 #include "compiler/plan/externs/segment_reduce_call.h"
 #include "compiler/plan/externs/topk_call.h"
@@ -67,6 +68,37 @@ TEST(ExternCalls, ConvRoundTripsAndChecksRanges) {
             "ConvTranspose: group = 1099511627776 is out of range [1, 1073741824)");
   call.op = ExternOp::MatMul;
   EXPECT_EQ(error_of([&] { decode_conv_call(call, 2); }), "extern 'MatMul' is not a convolution");
+}
+
+TEST(ExternCalls, IntegerCallsRoundTripAndCheckTheirFlags) {
+  ExternCall call;
+  encode_extern(ConvIntegerCall{ConvCall{false, 4, {2}, {1}, {1}, {0}}, false, true}, &call);
+  EXPECT_EQ(call.op, ExternOp::ConvInteger);
+  const ConvIntegerCall back = decode_conv_integer_call(call, 1);
+  EXPECT_EQ(back.conv.group, 4);
+  EXPECT_EQ(back.conv.stride, std::vector<int64_t>{2});
+  EXPECT_EQ(back.conv.pad_begin, std::vector<int64_t>{1});
+  EXPECT_FALSE(back.x_signed);
+  EXPECT_TRUE(back.w_signed);
+  call.ints["pad_begin0"] = -1;  // a Conv's geometry: no negative pads
+  EXPECT_EQ(error_of([&] { decode_conv_integer_call(call, 1); }),
+            "ConvInteger: pad_begin0 = -1 is out of range [0, 1073741824)");
+  call.ints["pad_begin0"] = 0;
+  call.ints["x_signed"] = 2;
+  EXPECT_EQ(error_of([&] { decode_conv_integer_call(call, 1); }),
+            "ConvInteger: x_signed must be 0 or 1, got 2");
+  call.op = ExternOp::Conv;
+  EXPECT_EQ(error_of([&] { decode_conv_integer_call(call, 1); }),
+            "extern 'Conv' is not a ConvInteger");
+
+  ExternCall mm;
+  encode_extern(MatMulIntegerCall{true, false}, &mm);
+  EXPECT_EQ(mm.op, ExternOp::MatMulInteger);
+  EXPECT_TRUE(decode_matmul_integer_call(mm).a_signed);
+  EXPECT_FALSE(decode_matmul_integer_call(mm).b_signed);
+  mm.ints["b_signed"] = -1;
+  EXPECT_EQ(error_of([&] { decode_matmul_integer_call(mm); }),
+            "MatMulInteger: b_signed must be 0 or 1, got -1");
 }
 
 TEST(ExternCalls, MatMulRoundTrips) {

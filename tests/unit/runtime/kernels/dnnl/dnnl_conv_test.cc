@@ -232,8 +232,9 @@ TEST(DnnlConv, NonFiniteInputsGiveTheReferenceValues) {
   // fused relu makes NaN 0; those runs get the reference's values instead, with the
   // residual sum and relu after them (nonfinite_inputs.h). A Winograd convolution and a
   // grouped, strided, dilated direct one; W constant (its signs kept) or given at run time.
-  // A W with an infinity: a constant one is not taken on Winograd and has no such handling
-  // (no relu then), one given at run time makes that run a reference convolution.
+  // A W with an infinity: a constant one is refused (padded windows: oneDNN's AVX2 kernels
+  // multiply the padding's zeros by it, 0 * inf = NaN, where the reference adds no term),
+  // one given at run time makes that run a reference convolution.
   std::mt19937 rng(31);
   Geometry direct = conv_geometry::conv2d(2, 16, 12, 2, {13, 11}, 3, 2, 2, 1);
   const Geometry geometries[] = {conv2d(1, 64, 48, 1, {28, 28}, 3, 1, 1), direct};
@@ -262,6 +263,12 @@ TEST(DnnlConv, NonFiniteInputsGiveTheReferenceValues) {
         x.data[at(x, {0, 9, 12, 9})] = INFINITY;  // windows meeting the NaN's
         if (w_inf) c.ins[1].data[at(c.ins[1], {4, 2, 1, 1})] = -INFINITY;
         const std::vector<size_t> constants = prepacked ? c.constants() : std::vector<size_t>{};
+        if (!handled) {
+          std::vector<ExternBuffer> in = buffers(c.ins), known(c.ins.size());
+          for (size_t i : constants) known[i] = in[i];
+          EXPECT_EQ(prepare_dnnl_extern(c.call, known, 1), nullptr);
+          continue;
+        }
         std::string impl;
         const std::vector<float> got = run_dnnl(c.call, c.ins, c.out, constants, 1, &impl);
         const bool wino = &g == &geometries[0] && dnnl_has_avx512() && handled;

@@ -100,6 +100,7 @@ void check(const MatMulCase& c, bool prepacked, double tol, double* worst = null
 }
 
 TEST(DnnlMatMul, RandomShapesMatchReference) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   std::mt19937 rng(11);
   auto pick = [&](int64_t lo, int64_t hi) {
     return std::uniform_int_distribution<int64_t>(lo, hi)(rng);
@@ -135,6 +136,7 @@ TEST(DnnlMatMul, RandomShapesMatchReference) {
 }
 
 TEST(DnnlMatMul, ExpandedRowsAndColumnsAreCopied) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   // A row of A repeated (stride 0 along M) and a column of B repeated (stride 0 along N):
   // copied into dense scratch around the matmul.
   std::mt19937 rng(15);
@@ -150,6 +152,7 @@ TEST(DnnlMatMul, ExpandedRowsAndColumnsAreCopied) {
 }
 
 TEST(DnnlMatMul, StridedOperandsRunOnTheKernelOfDenseOnes) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   // The layouts models produce — x @ W^T, a weight shared by the batch, attention heads as
   // strided views of [S, H, D] with a leading batch dim of 1 and stride 0, as the compiler
   // emits them for Q @ K^T and P @ V — run on the same oneDNN kernel as dense operands of
@@ -189,6 +192,7 @@ TEST(DnnlMatMul, StridedOperandsRunOnTheKernelOfDenseOnes) {
 constexpr double kApproxTol = 1e-5;
 
 TEST(DnnlMatMul, EveryUnaryPostOp) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   std::mt19937 rng(3);
   double worst = 0;
   for (const PostOp& p : unary_post_ops()) {
@@ -201,6 +205,7 @@ TEST(DnnlMatMul, EveryUnaryPostOp) {
 }
 
 TEST(DnnlMatMul, EveryBinaryPostOpAndOperandPattern) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   std::mt19937 rng(4);
   const Dims shape{2, 13, 37};
   for (PostOpKind kind : {PostOpKind::Add, PostOpKind::Sub, PostOpKind::Mul, PostOpKind::Div,
@@ -228,6 +233,7 @@ TEST(DnnlMatMul, EveryBinaryPostOpAndOperandPattern) {
 // (oneDNN 2.6) crashed with a binary operand broadcast over the batch: such calls take a
 // dense copy of C (found by random_extern_test).
 TEST(DnnlMatMul, BatchInsideTheRowsOfCWithABroadcastOperand) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   std::mt19937 rng(5);
   const Dims shape{2, 4, 17};
   for (bool full : {false, true}) {
@@ -243,6 +249,7 @@ TEST(DnnlMatMul, BatchInsideTheRowsOfCWithABroadcastOperand) {
 }
 
 TEST(DnnlMatMul, ChainsOfThreePostOps) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   std::mt19937 rng(8);
   const Dims shape{3, 16, 40};
   for (bool prepacked : {false, true}) {
@@ -266,6 +273,7 @@ TEST(DnnlMatMul, ChainsOfThreePostOps) {
 }
 
 TEST(DnnlMatMul, ThreadCountsAgreeBitwise) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   // oneDNN splits the output among threads, never a dot product: each element is summed the
   // same way whatever the thread count (measured: bitwise equal).
   std::mt19937 rng(9);
@@ -279,6 +287,7 @@ TEST(DnnlMatMul, ThreadCountsAgreeBitwise) {
 }
 
 TEST(DnnlMatMul, OneThreadCopiesGiveTheSameBits) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   // On a busy machine the primitives run as copies made for one thread (dnnl_one_thread.h),
   // with the same bits: B prepacked or not, and operands copied into dense scratch around
   // the matmul (reorders).
@@ -305,6 +314,7 @@ TEST(DnnlMatMul, OneThreadCopiesGiveTheSameBits) {
 }
 
 TEST(DnnlMatMul, OneEltwiseAlgorithmWithTwoParameterSetsIsRefused) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   // oneDNN 2.6 would evaluate the second with the first one's parameters.
   std::mt19937 rng(12);
   const std::vector<std::vector<PostOp>> refused = {
@@ -355,6 +365,7 @@ TEST(DnnlMatMul, RefusedCallsFallBackToPortableInTheJitBackend) {
 }
 
 TEST(DnnlMatMul, JitBackendTakesTheDnnlPathUnlessDisabled) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   jit::register_jit_backend();
   std::mt19937 rng(1);
   const MatMulCase c = plain_matmul({}, 8, 16, 8, rng);
@@ -370,6 +381,7 @@ TEST(DnnlMatMul, JitBackendTakesTheDnnlPathUnlessDisabled) {
 }
 
 TEST(DnnlMatMul, NonFiniteInputsGiveTheReferenceValues) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   // oneDNN's fused relu makes NaN 0; a run whose A holds an infinity or NaN gets the
   // reference's values instead (nonfinite_inputs.h), through alpha, a residual and relu.
   // B broadcast over the batch, constant (its signs kept) or given at run time; a B with an
@@ -406,6 +418,7 @@ TEST(DnnlMatMul, NonFiniteInputsGiveTheReferenceValues) {
 }
 
 TEST(DnnlMatMul, BadBuffersGiveTheReferenceErrors) {
+  SKIP_WITHOUT_DNNL_MATMUL();
   std::mt19937 rng(6);
   MatMulCase c = plain_matmul({2}, 4, 5, 6, rng);
   c.add_binary(PostOpKind::Add, broadcast_operand({2, 4, 6}, 2, rng));

@@ -20,6 +20,12 @@
 #include "runtime/kernels/reference/reference_backend.h"
 #include "tests/unit/runtime/extern_runs.h"
 
+// oneDNN takes matmuls on its brgemm kernels, which need AVX-512 (worth_using refuses its
+// sgemm, "gemm:jit"): without them a matmul test has nothing of oneDNN's to test.
+#define SKIP_WITHOUT_DNNL_MATMUL()   \
+  if (!::ferrite::dnnl_has_avx512()) \
+  GTEST_SKIP() << "oneDNN matmuls need AVX-512 here (its sgemm is refused)"
+
 namespace ferrite {
 namespace dnnl_test {
 

@@ -1,0 +1,144 @@
+// The ConvInteger extern on oneDNN's int8 convolution: X uint8 or int8, W int8, Y int32, X's
+// zero point a run-time source zero point (its one value reordered into an int32 scratch word
+// at each run; oneDNN treats the padding as that zero point, as ConvInteger does), W's zero
+// points all 0 (a plan constant: symmetric weights, what quantizers write), the bias added
+// after it. Computed
+// channels-last, as the float convolution (dnnl_conv.cc: oneDNN's direct kernels take nhwc),
+// X and Y reordered around the primitive; a constant W is reordered once into the blocked
+// layout the primitive asks for. Only VNNI (or AMX) implementations are taken (without them
+// oneDNN's vpmaddubsw pair sums saturate); other calls run on the portable backend.
+#include "runtime/kernels/dnnl/dnnl_conv_integer.h"
+
+#include <string>
+
+#include "compiler/plan/error.h"
+#include "compiler/plan/externs/conv_call.h"
+#include "runtime/kernels/dnnl/dnnl_conv.h"
+#include "runtime/kernels/dnnl/dnnl_matmul_integer.h"
+#include "runtime/kernels/reference/conv_integer.h"
+#include "runtime/kernels/reference/operand_checks.h"
+
+namespace ferrite {
+namespace onednn {
+namespace {
+
+using dt = dnnl::memory::data_type;
+
+class DnnlConvInteger : public SteppedExtern {
+ public:
+  using SteppedExtern::SteppedExtern;
+
+  // oneDNN would add an int32 bias in float32 (rounding sums past 2^24): it is added here, in
+  // int32, after the primitive.
+  void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
+    SteppedExtern::run(inputs, outputs);
+    if (op_input_count(call_) < 5) return;
+    const ConvIntegerArgs g = parse_conv_integer(call_, inputs, outputs);
+    const ConvArgs& a = g.shape;
+    for (int64_t n = 0; n < a.n; ++n)
+      for (int64_t m = 0; m < a.c_out; ++m)
+        for (int64_t o0 = 0; o0 < a.out[0]; ++o0)
+          for (int64_t o1 = 0; o1 < a.out[1]; ++o1)
+            for (int64_t o2 = 0; o2 < a.out[2]; ++o2) {
+              int32_t& y = g.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] +
+                               o1 * a.ys[3] + o2 * a.ys[4]];
+              y = g.finish(y, m);
+            }
+  }
+
+ protected:
+  void check(const ExternBuffer* inputs, const ExternBuffer* outputs) const override {
+    parse_conv_integer(call_, inputs, outputs);
+  }
+};
+
+dnnl::memory::desc channels_last(const Dims& dims, dt type) {
+  return dnnl::memory::desc(dims, type, dense_strides(dims, channels_last_order(dims.size())));
+}
+
+// Throws dnnl::error when oneDNN has no implementation.
+std::unique_ptr<DnnlExtern> build(const ExternCall& call, const View& x, const View& w,
+                                  const View& y, const ConvSpatial& s, const PackedForms& packed,
+                                  const ExternBuffer* w_constant, int threads) {
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  using P = dnnl::convolution_forward;
+  P::primitive_desc pd(
+      P::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+              channels_last(x.dims, x.type),
+              dnnl::memory::desc(w.dims, dt::s8, dnnl::memory::format_tag::any),
+              channels_last(y.dims, dt::s32), s.strides, s.dilations, s.pad_l, s.pad_r),
+      attr, cpu_engine());
+  auto conv = std::make_unique<DnnlConvInteger>(call, threads);
+  conv->set_implementation(pd.impl_info_str());
+  const std::string impl = conv->implementation();
+  if (!worth_using(impl, true, false) ||
+      (impl.find("vnni") == std::string::npos && impl.find("amx") == std::string::npos))
+    return nullptr;
+  DnnlSteps& steps = conv->steps();
+  steps.use_packed(&packed);
+  Args args;
+  args[DNNL_ARG_SRC] = steps.input(x, pd.src_desc(), 0, nullptr);
+  args[DNNL_ARG_WEIGHTS] = steps.input(w, pd.weights_desc(), 1, w_constant);
+  const dnnl::memory zp = steps.scratch(dnnl::memory::desc({1}, dt::s32, {1}));
+  steps.add_reorder(
+      steps.bind(dnnl::memory::desc({1}, x.type, {1}), false, 2, call.inputs[2].offset), zp);
+  args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = zp;
+  dnnl::memory copy_back;
+  args[DNNL_ARG_DST] = steps.output(y, pd.dst_desc(), 0, &copy_back);
+  const dnnl::memory dst = args[DNNL_ARG_DST];
+  steps.add(P(pd), pd.scratchpad_desc(), std::move(args));
+  if (copy_back) steps.add_reorder(dst, copy_back);
+  steps.finish();
+  return conv;
+}
+
+}  // namespace
+
+std::unique_ptr<DnnlExtern> prepare_conv_integer(const ExternCall& call,
+                                                 const std::vector<ExternBuffer>& constants,
+                                                 const PackedForms& packed, int threads) {
+  ConvArgs a;
+  ConvIntegerCall attrs;
+  try {
+    a = parse_conv_shapes(call);
+    attrs = decode_conv_integer_call(call, call.inputs[0].shape.size() - 2);
+  } catch (const Error&) {
+    return nullptr;  // the fallback reports it
+  }
+  if (a.n == 0 || a.c_in == 0 || a.c_out == 0 || a.in_size() == 0 || a.out_size() == 0)
+    return nullptr;  // empty: nothing to gain
+  if (!attrs.w_signed || !constant_zeros(call, constants, 3)) return nullptr;
+  // oneDNN descriptors take no negative strides, and an output written twice (stride 0) has
+  // no oneDNN meaning.
+  for (size_t i = 0; i < 2; ++i)
+    for (int64_t st : call.inputs[i].strides)
+      if (st < 0) return nullptr;
+  const TensorRef &rx = call.inputs[0], &rw = call.inputs[1], &ry = call.outputs[0];
+  for (size_t d = 0; d < ry.shape.size(); ++d)
+    if (ry.strides[d] < 0 || (ry.strides[d] == 0 && ry.shape[d] > 1)) return nullptr;
+  ConvSpatial s;
+  if (!conv_spatial(a, rx.shape.size() - 2, &s)) return nullptr;
+  const dt tx = attrs.x_signed ? dt::s8 : dt::u8;
+  const View x{rx.shape, rx.strides, rx.offset, tx}, y{ry.shape, ry.strides, ry.offset, dt::s32};
+  View w = conv_weights_view(a, rw);
+  w.type = dt::s8;
+  const ExternBuffer* w_constant = nullptr;
+  if (is_constant_input(constants, 1)) {
+    try {
+      check_view("ConvInteger", "W", rw, constants[1]);
+    } catch (const Error&) {
+      return nullptr;  // the fallback reports it when the call runs
+    }
+    w_constant = &constants[1];
+  }
+  ThreadScope scope(threads);
+  try {
+    return build(call, x, w, y, s, packed, w_constant, threads);
+  } catch (const dnnl::error&) {
+    return nullptr;  // no oneDNN implementation
+  }
+}
+
+}  // namespace onednn
+}  // namespace ferrite
