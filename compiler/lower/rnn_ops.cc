@@ -1,4 +1,5 @@
-// The recurrent ops LSTM, GRU and RNN (float32; every attribute: direction, layout,
+// The recurrent ops LSTM, GRU and RNN, and com.microsoft's DynamicQuantizeLSTM (an LSTM of
+// 8-bit weights: rnn_unroll.h) (float32; every attribute: direction, layout,
 // activations with alpha/beta, clip, input_forget, linear_before_reset; optional B,
 // sequence_lens, initial states and peepholes). Each is its cell — the gate math of one
 // step — over the unrolling of rnn_unroll.h. Gate order in W, R and B is the spec's:
@@ -167,6 +168,7 @@ std::vector<TensorBoxPtr> lower_rnn(LowerCtx& c) {
 
 void register_rnn_ops(LoweringTable& t) {
   t.add("LSTM", lower_lstm);
+  t.add(std::string(kMicrosoftDomain) + ".DynamicQuantizeLSTM", lower_lstm);
   t.add("GRU", lower_gru);
   t.add("RNN", lower_rnn);
 }

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdint>
 
+#include "compiler/lower/quant_common.h"
 #include "compiler/lower/unroll_budget.h"
 
 namespace ferrite {
@@ -105,15 +106,58 @@ TensorBoxPtr read_lens(const LowerCtx& c, const RnnSpec& s) {
   return full ? nullptr : constant_box(c.gl, data, "sequence_lens");
 }
 
+// A DynamicQuantizeLSTM weight's scale (input `si`, float32 [dirs] or [dirs, rows]) and zero
+// point (input `zi`, of the weight's type, the same shapes; its direction's first value is
+// the one used) as [dirs, rows] views.
+void read_scale_and_zero(const LowerCtx& c, const RnnSpec& s, DType type, size_t si, size_t zi,
+                         const char* what, TensorBoxPtr* scale, TensorBoxPtr* zero) {
+  const int64_t rows = s.gates * s.hidden;
+  for (size_t i : {si, zi}) {
+    const bool is_scale = i == si;
+    if (!c.has(i)) c.error(what, is_scale ? " scale" : " zero point", " is required");
+    const TensorBoxPtr& t = c.input(i);
+    if (t->dtype != (is_scale ? DType::F32 : type))
+      c.error(what, is_scale ? " scale must be float32" : " zero point must have its weight's type",
+              ", got ", dtype_name(t->dtype));
+    const bool per_row = t->size == std::vector<int64_t>{s.dirs, rows};
+    if (t->size != std::vector<int64_t>{s.dirs} && !per_row)
+      c.error(what, is_scale ? " scale" : " zero point", " has shape ", shape_of(t), ", expected [",
+              s.dirs, "] or [", s.dirs, ", ", rows, "]");
+    *(is_scale ? scale : zero) =
+        make_view(t, {s.dirs, rows}, [per_row, is_scale](const std::vector<Index>& idx) {
+          if (!per_row) return std::vector<Index>{idx[0]};
+          return std::vector<Index>{idx[0], is_scale ? idx[1] : ix_const(0)};
+        });
+  }
+}
+
+void read_weight_quantization(const LowerCtx& c, RnnSpec* s) {
+  read_scale_and_zero(c, *s, s->w->dtype, 8, 9, "W", &s->w_scale, &s->w_zero);
+  read_scale_and_zero(c, *s, s->r->dtype, 10, 11, "R", &s->r_scale, &s->r_zero);
+}
+
 }  // namespace
 
 RnnSpec read_rnn_spec(const LowerCtx& c, int gates, const std::vector<std::string>& default_acts) {
   RnnSpec s;
   s.gates = gates;
-  const TensorBoxPtr &x = c.input(0), &w = c.input(1), &r = c.input(2);
+  const bool quantized = c.node.op_type == "DynamicQuantizeLSTM";
+  const TensorBoxPtr& x = c.input(0);
+  TensorBoxPtr w = c.input(1), r = c.input(2);
   expect_float(c, x, "X");
-  expect_float(c, w, "W");
-  expect_float(c, r, "R");
+  if (quantized) {
+    // [dirs, input, gates*hidden] and [dirs, hidden, gates*hidden]: the float ops' layout
+    // transposed.
+    for (TensorBoxPtr* t : {&w, &r}) {
+      if ((*t)->dtype != DType::U8 && (*t)->dtype != DType::I8)
+        c.error(t == &w ? "W" : "R", " must be uint8 or int8, got ", dtype_name((*t)->dtype));
+      if ((*t)->size.size() != 3) c.error(t == &w ? "W" : "R", " must be 3-D, got ", shape_of(*t));
+      *t = permute_view(*t, {0, 2, 1});
+    }
+  } else {
+    expect_float(c, w, "W");
+    expect_float(c, r, "R");
+  }
   std::string direction = c.node.attr_string("direction", "forward");
   if (direction == "bidirectional") {
     s.dirs = 2;
@@ -156,6 +200,7 @@ RnnSpec read_rnn_spec(const LowerCtx& c, int gates, const std::vector<std::strin
   }
   s.per_dir = static_cast<int>(default_acts.size());
   s.acts = read_activations(c, s.dirs, default_acts);
+  if (quantized) read_weight_quantization(c, &s);
   return s;
 }
 
@@ -243,10 +288,29 @@ V RnnTerms::load_state(KernelBuilder& b, const TensorBoxPtr& state, const std::v
 
 // RnnUnroll --------------------------------------------------------------------------------
 
+namespace {
+
+// a·b as onnxruntime's DynamicQuantizeLSTM computes it: a (float32 [m, k]) quantized to
+// uint8 over its range (DynamicQuantizeLinear), an exact integer product with the 8-bit b
+// ([k, n], column zero points `zero` [n]), then float(sum) * (a_scale * scale[column]).
+TensorBoxPtr dynamic_product(const LowerCtx& c, const TensorBoxPtr& a, const TensorBoxPtr& b,
+                             const TensorBoxPtr& scale, const TensorBoxPtr& zero) {
+  const DynamicQ q = dynamic_quantize_u8(c, a);
+  const TensorBoxPtr acc = integer_matmul(c, {q.y, q.zero_point}, {b, zero});
+  return make_pointwise(c, {acc, q.scale, scale}, DType::F32,
+                        [](KernelBuilder& kb, const std::vector<V>& v) {
+                          const V multiplier = kb.binary(Op::Mul, v[1], v[2]);
+                          return kb.binary(Op::Mul, kb.cast(v[0], ScalarType::F32), multiplier);
+                        });
+}
+
+}  // namespace
+
 RnnUnroll::RnnUnroll(const LowerCtx& c, RnnSpec s, bool want_y) : c_(c) {
   // A step is a MatMul, up to three gate kernels and a state: kStepNodes against the
   // unrolling budget, charged for the whole sequence before any step is lowered.
-  constexpr int64_t kStepNodes = 4;
+  // (A quantized step also quantizes H: two reductions and a pointwise kernel more.)
+  const int64_t kStepNodes = s.quantized() ? 7 : 4;
   int64_t steps;
   if (__builtin_mul_overflow(s.seq, int64_t{s.dirs} * kStepNodes, &steps)) steps = INT64_MAX;
   charge_unrolled(c, steps, str_cat("a sequence of ", s.seq, " steps"));
@@ -261,8 +325,11 @@ RnnUnroll::RnnUnroll(const LowerCtx& c, RnnSpec s, bool want_y) : c_(c) {
     return std::vector<Index>{ix_floordiv(i[0], d1), ix_mod(i[0], d1), i[1]};
   });
   TensorBoxPtr wt = permute_view(reshape_view(s.w, {s.dirs * rows, s.input}), {1, 0});
-  TensorBoxPtr xw =
-      reshape_view(matmul_extern(c, x2, wt, 1.0), {x->size[0], x->size[1], s.dirs, rows});
+  TensorBoxPtr xw = reshape_view(
+      s.quantized() ? dynamic_product(c, x2, wt, reshape_view(s.w_scale, {s.dirs * rows}),
+                                      reshape_view(s.w_zero, {s.dirs * rows}))
+                    : matmul_extern(c, x2, wt, 1.0),
+      {x->size[0], x->size[1], s.dirs, rows});
   terms->xw = s.batch_first ? permute_view(xw, {1, 0, 2, 3}) : xw;
   if (want_y) {
     y_ = c.gl.new_buffer("", DType::F32, {s.seq, s.dirs, s.batch, s.hidden},
@@ -280,7 +347,14 @@ TensorBoxPtr RnnUnroll::recurrent(int d, const TensorBoxPtr& h, int g0, int n) c
       make_view(s.r, {n * s.hidden, s.hidden}, [d, first](const std::vector<Index>& i) {
         return std::vector<Index>{ix_const(d), ix_add(ix_const(first), i[0]), i[1]};
       });
-  return matmul_extern(c_, h, permute_view(rd, {1, 0}), 1.0);
+  if (!s.quantized()) return matmul_extern(c_, h, permute_view(rd, {1, 0}), 1.0);
+  auto row_of = [d, first](const TensorBoxPtr& t, int64_t n) {
+    return make_view(t, {n}, [d, first](const std::vector<Index>& i) {
+      return std::vector<Index>{ix_const(d), ix_add(ix_const(first), i[0])};
+    });
+  };
+  return dynamic_product(c_, h, permute_view(rd, {1, 0}), row_of(s.r_scale, n * s.hidden),
+                         row_of(s.r_zero, n * s.hidden));
 }
 
 TensorBoxPtr RnnUnroll::step_box(Loader fn) const {

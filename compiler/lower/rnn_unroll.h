@@ -1,7 +1,10 @@
 // The machinery the recurrent ops (LSTM, GRU, RNN; rnn_ops.cc) share. Shapes are concrete
 // at compile time, so a recurrence is unrolled over the sequence: per direction, one MatMul
 // extern projects every timestep's input at once (X·Wᵀ, all directions side by side), then
-// each step is one small MatMul H_{t-1}·Rᵀ and pointwise gate kernels. Each step's hidden
+// each step is one small MatMul H_{t-1}·Rᵀ and pointwise gate kernels. With 8-bit weights
+// (DynamicQuantizeLSTM) each product is onnxruntime's dynamic one: its float operand (all
+// of X at once; each step's H) quantized to uint8 over its range, an exact integer product,
+// then times the operand's scale times the weight row's. Each step's hidden
 // state is realized as its own buffer — when Y is read, as a part of Y's storage (an
 // Assembled buffer), so Y is built without a copy and no expression grows with the
 // sequence. sequence_lens is a run-time mask: at t >= len[b] the state is carried and Y is 0.
@@ -37,13 +40,20 @@ struct RnnSpec {
   TensorBoxPtr b;     // [dirs, 2*gates*hidden] (Wb then Rb), or null: zeros
   TensorBoxPtr lens;  // [batch] integers, or null when every sequence has full length
   TensorBoxPtr h0;    // [dirs, batch, hidden], or null: zeros
+  // com.microsoft.DynamicQuantizeLSTM: w and r are uint8 or int8 (views in the layout above
+  // of its transposed W [dirs, input, gates*hidden] and R), with a scale and a zero point
+  // per row of W/R ([dirs, gates*hidden] views: one scale per direction or per row; the
+  // direction's first zero point, as onnxruntime reads them). Null for the float ops.
+  TensorBoxPtr w_scale, w_zero, r_scale, r_zero;
 
   bool backwards(int d) const { return d == 1 || reverse; }
+  bool quantized() const { return w_scale != nullptr; }
   const RnnActivation& act(int d, int k) const { return acts[d * per_dir + k]; }
 };
 
 // Reads X, W, R, B, sequence_lens, initial_h (inputs 0-5) and the shared attributes; throws
 // naming the node on bad shapes, types or attribute values. `default_acts` per direction.
+// A DynamicQuantizeLSTM's 8-bit W and R, and their scales and zero points (inputs 8-11).
 RnnSpec read_rnn_spec(const LowerCtx& c, int gates, const std::vector<std::string>& default_acts);
 // A [dirs, batch, hidden] state input (initial_h, initial_c) in either layout, checked.
 TensorBoxPtr read_rnn_state(const LowerCtx& c, const RnnSpec& s, size_t index, const char* what);

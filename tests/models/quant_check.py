@@ -361,6 +361,71 @@ def matmul_nbits_case(name, bits, k, n, block, zp_kind, with_bias):
                 bits=bits, block_size=block)
 
 
+def dq_lstm(x, w, r, b, h0, c0, ws, wz, rs, rz, direction):
+    """com.microsoft.DynamicQuantizeLSTM as onnxruntime computes it on one thread: X quantized
+    to uint8 once over all of it, each step's H over all of the batch (DynamicQuantizeLinear's
+    formulas), exact integer products with the 8-bit weights minus their direction's first
+    zero point, times (operand scale * weight scale) in float32; then the LSTM gates (i o f c)
+    in float64. W: [dirs, input, 4h], R: [dirs, h, 4h]."""
+    seq, batch, _ = x.shape
+    dirs, hidden = w.shape[0], r.shape[1]
+    sig = lambda v: 1 / (1 + np.exp(-v))
+
+    def product(a, q8, scale, zero, d):
+        qa, sa, za = dynamic_quantize(a.astype(np.float32))
+        acc = (qa.astype(np.int64) - np.int64(za)) @ (q8[d].astype(np.int64) -
+                                                       np.int64(zero[d].flat[0]))
+        return acc.astype(np.float32) * (sa * np.broadcast_to(scale[d], (4 * hidden,)))
+
+    y = np.zeros((seq, dirs, batch, hidden))
+    yh, yc = np.zeros((dirs, batch, hidden)), np.zeros((dirs, batch, hidden))
+    for d in range(dirs):
+        xw = product(x.reshape(-1, x.shape[2]), w, ws, wz, d).reshape(seq, batch, 4 * hidden)
+        h = np.zeros((batch, hidden)) if h0 is None else h0[d].astype(np.float64)
+        cell = np.zeros((batch, hidden)) if c0 is None else c0[d].astype(np.float64)
+        back = direction == "reverse" or d == 1
+        for t in (reversed(range(seq)) if back else range(seq)):
+            g = xw[t] + product(h, r, rs, rz, d)
+            if b is not None:
+                g = g + b[d, :4 * hidden] + b[d, 4 * hidden:]
+            i, o, f, cc = np.split(g.astype(np.float64), 4, axis=1)
+            cell = sig(f) * cell + sig(i) * np.tanh(cc)
+            h = sig(o) * np.tanh(cell)
+            y[t, d] = h
+        yh[d], yc[d] = h, cell
+    return y, yh, yc
+
+
+def dynamic_lstm_cases():
+    cs = []
+    seq, batch, inp, hidden = 5, 3, 6, 4
+    x = f32(seq, batch, inp)
+    for name, dirs, t, per_row, extras in [("dq_lstm_int8", 1, np.int8, False, True),
+                                           ("dq_lstm_uint8_bidirectional", 2, np.uint8, True,
+                                            False),
+                                           ("dq_lstm_int8_reverse", 1, np.int8, True, False)]:
+        w, r = ints(t, dirs, inp, 4 * hidden), ints(t, dirs, hidden, 4 * hidden)
+        shape = (dirs, 4 * hidden) if per_row else (dirs,)
+        ws, rs = (scales(*shape) * 0.1).astype(np.float32), (scales(*shape) * 0.1).astype(np.float32)
+        # onnxruntime takes int8 weights' zero points 0, uint8 ones all one value (checked
+        # against it: equal to 2e-7 where its AVX2 uint8 x int8 sums do not saturate).
+        zero = (lambda: np.zeros(shape, t)) if t == np.int8 else \
+            (lambda: np.full(shape, ints(t, 1)[0], t))
+        wz, rz = zero(), zero()
+        b = f32(dirs, 8 * hidden) if extras else None
+        h0 = f32(dirs, batch, hidden) if extras else None
+        c0 = f32(dirs, batch, hidden) if extras else None
+        direction = "bidirectional" if dirs == 2 else ("reverse" if "reverse" in name else
+                                                        "forward")
+        y, yh, yc = dq_lstm(x, w, r, b, h0, c0, ws, wz, rs, rz, direction)
+        cs.append(case(name, "DynamicQuantizeLSTM",
+                       [("x", x), ("w", w), ("r", r), ("b", b), ("lens", None), ("h0", h0),
+                        ("c0", c0), ("p", None), ("ws", ws), ("wz", wz), ("rs", rs), ("rz", rz)],
+                       ["y", "yh", "yc"], [y, yh, yc], consts=["w", "r", "ws", "wz", "rs", "rz"],
+                       hidden_size=hidden, direction=direction))
+    return cs
+
+
 def qdq_models():
     """QDQ graphs as onnxruntime's static quantizer writes them (DequantizeLinear of uint8
     activations and of int8 weights per output channel, an int32 bias, the float op, then
@@ -460,6 +525,61 @@ def check_qdq(cli, work, backend):
     return failures
 
 
+def dynamic_mlp():
+    """Two layers as quantize_dynamic.py (onnxruntime's dynamic quantizer) writes them:
+    DynamicQuantizeLinear of the float input, MatMulInteger by int8 weights (per tensor, or
+    per column), Cast, times the product of the scales, plus the bias; a Relu between.
+    Expected: the same arithmetic in numpy (exact integer sums, float32 elsewhere)."""
+    from onnx import numpy_helper
+    x = (f32(5, 24) * 3).astype(np.float32)
+    layers, nodes, inits, h, want = [(24, 16), (16, 7)], [], [], "x", x
+    for i, (k, n) in enumerate(layers):
+        w = rng.integers(-127, 128, size=(k, n)).astype(np.int8)
+        ws = scales(n) if i == 0 else np.array(np.float32(0.02))
+        bias = f32(n)
+        p = f"l{i}_"
+        inits += [numpy_helper.from_array(a, p + nm) for nm, a in [
+            ("w", w), ("wz", np.zeros(n if ws.ndim else 1, np.int8).reshape(ws.shape)),
+            ("ws", ws), ("b", bias)]]
+        nodes += [helper.make_node("DynamicQuantizeLinear", [h], [p + "q", p + "s", p + "z"]),
+                  helper.make_node("MatMulInteger", [p + "q", p + "w", p + "z", p + "wz"],
+                                   [p + "acc"]),
+                  helper.make_node("Cast", [p + "acc"], [p + "accf"], to=TensorProto.FLOAT),
+                  helper.make_node("Mul", [p + "s", p + "ws"], [p + "scale"]),
+                  helper.make_node("Mul", [p + "accf", p + "scale"], [p + "m"]),
+                  helper.make_node("Add", [p + "m", p + "b"], [p + "y"])]
+        q, qs, qz = dynamic_quantize(want)
+        acc = np.matmul(q.astype(np.int64) - np.int64(qz), w.astype(np.int64))
+        want = acc.astype(np.float32) * (np.float32(qs) * ws) + bias
+        h = p + "y"
+        if i + 1 < len(layers):
+            nodes.append(helper.make_node("Relu", [h], [p + "r"]))
+            h, want = p + "r", np.maximum(want, np.float32(0))
+    nodes.append(helper.make_node("Identity", [h], ["y"]))
+    return nodes, inits, x, want.astype(np.float32)
+
+
+def check_dynamic_mlp(cli, work, backend):
+    nodes, inits, x, want = dynamic_mlp()
+    graph = helper.make_graph(
+        nodes, "dynamic_mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(x.shape))],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = 8
+    path = os.path.join(work, "dynamic_mlp.onnx")
+    onnx.save(model, path)
+    feed = os.path.join(work, "dynamic_mlp_x.npy")
+    np.save(feed, x)
+    out = os.path.join(work, f"dynamic_mlp_{backend}")
+    r = run(cli, path, {"x": feed}, out, backend)
+    got = np.load(os.path.join(out, "y.npy")) if r.returncode == 0 else None
+    err = float(np.abs(got - want).max() / np.abs(want).max()) if got is not None else None
+    ok = got is not None and got.shape == want.shape and err <= 1e-6
+    print(f"{'ok  ' if ok else 'FAIL'} dynamic_mlp {backend}: "
+          f"{'exit ' + str(r.returncode) + ' ' + r.stderr.strip()[:120] if got is None else f'max rel err {err:.2e}'}")
+    return not ok
+
+
 def bad_scale_model():
     node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1)
     ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
@@ -481,7 +601,7 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     cases = (quantize_cases() + dequantize_cases() + dynamic_cases() + matmul_cases() +
              conv_cases() + contrib_matmul_cases() + contrib_pointwise_cases() +
-             contrib_pool_cases() + [
+             contrib_pool_cases() + dynamic_lstm_cases() + [
                  matmul_nbits_case("matmul_4bits", 4, 40, 5, 16, "packed", True),
                  matmul_nbits_case("matmul_8bits", 8, 32, 3, 32, None, False),
                  matmul_nbits_case("matmul_2bits_float_zp", 2, 64, 4, 16, "float", True)])
@@ -490,6 +610,7 @@ def main():
         for c in cases:
             failures += not check_case(a.cli, a.work, c, backend, TOLERANCE)
         failures += check_qdq(a.cli, a.work, backend)
+        failures += check_dynamic_mlp(a.cli, a.work, backend)
         model, inputs = bad_scale_model()
         failures += not check_error(a.cli, a.work, "quantize_bad_scale", model, inputs, backend,
                                     ["QuantizeLinear", "'s'", "[2]"])
