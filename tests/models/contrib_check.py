@@ -92,7 +92,11 @@ def mha(q, k, v, heads, bias=None, kpm=None, ab=None, pk=None, pv=None, causal=F
     scores = (q4.astype(np.float64) @ k4.transpose(0, 1, 3, 2)) / math.sqrt(q4.shape[3])
     hidden = np.zeros((q.shape[0], 1, s_len, t_len), dtype=bool)
     j = np.arange(t_len)
-    if kpm is not None and kpm.ndim == 1:
+    if kpm is not None and kpm.ndim == 1 and kpm.shape[0] == 2 * q.shape[0]:  # ends, starts
+        b = q.shape[0]
+        out = (j[None, :] >= kpm[:b, None]) | (j[None, :] < kpm[b:, None])
+        hidden |= out[:, None, None, :]
+    elif kpm is not None and kpm.ndim == 1:
         hidden |= (j[None, :] >= kpm[:, None])[:, None, None, :]
     elif kpm is not None and kpm.ndim == 2:
         hidden |= (kpm == 0)[:, None, None, :]
@@ -106,6 +110,19 @@ def mha(q, k, v, heads, bias=None, kpm=None, ab=None, pk=None, pv=None, causal=F
     y = softmax(scores) @ v4
     b, h, s, dv = y.shape
     return y.transpose(0, 2, 1, 3).reshape(b, s, h * dv).astype(np.float32), k4, v4
+
+
+def attention(x, w, bias, heads, parts=None, mask=None, past=None, ab=None, causal=False):
+    """com.microsoft Attention: x w + bias split into query, key and value (qkv_hidden_sizes
+    `parts`, else thirds), then MultiHeadAttention's formula with mask_index `mask` and past
+    [2, B, H, P, D]; returns output and present [2, B, H, T, D]."""
+    qkv = x.astype(np.float64) @ w + (0 if bias is None else bias)
+    p0, p1 = parts[:2] if parts else (w.shape[1] // 3,) * 2
+    q, k, v = qkv[..., :p0], qkv[..., p0:p0 + p1], qkv[..., p0 + p1:]
+    pk, pv = (None, None) if past is None else (past[0], past[1])
+    y, k4, v4 = mha(q, k, v, heads, kpm=mask, ab=ab, pk=pk, pv=pv, causal=causal)
+    present = np.stack([k4, v4]).astype(np.float32) if k4.shape == v4.shape else None
+    return y, present
 
 
 def f32(*shape):
@@ -197,6 +214,29 @@ def make_cases():
                       [("q", q), ("k", k), ("v", v), ("", None), ("kpm", mask3)], outs,
                       list(mha(q, k, v, 2, kpm=mask3, filt=-30.0)), num_heads=2,
                       mask_filter_value=-30.0))
+    # Attention: input 7 wide, 2 heads of 4 (values 3 with qkv_hidden_sizes), 3 tokens.
+    x, w, bw = f32(2, 3, 7), f32(7, 24), f32(24)
+    ins = lambda *rest: [("x", x), ("w", w)] + list(rest)
+    cases.append(case("attention", "Attention", ins(), ["y"], [attention(x, w, None, 2)[0]],
+                      consts=["w"], num_heads=2))
+    ends = np.array([3, 2], dtype=np.int32)
+    cases.append(case("attention_bias_end_positions", "Attention",
+                      ins(("b", bw), ("mask", ends)), ["y", "present"],
+                      list(attention(x, w, bw, 2, mask=ends)), consts=["w", "b"], num_heads=2))
+    ends_starts = np.array([5, 4, 1, 2], dtype=np.int32)
+    past = f32(2, 2, 2, 2, 4)
+    cases.append(case("attention_past_causal_ends_starts", "Attention",
+                      ins(("b", bw), ("mask", ends_starts), ("past", past)), ["y", "present"],
+                      list(attention(x, w, bw, 2, mask=ends_starts, past=past, causal=True)),
+                      consts=["w", "b"], num_heads=2, unidirectional=1))
+    w22, b22 = f32(7, 22), f32(22)
+    raw = rng.integers(0, 2, (2, 3)).astype(np.int32)
+    raw[:, 0] = 1
+    ab = f32(2, 1, 3, 3)
+    cases.append(case("attention_qkv_sizes_raw_mask_bias", "Attention",
+                      [("x", x), ("w", w22), ("b", b22), ("mask", raw), ("", None), ("ab", ab)],
+                      ["y"], [attention(x, w22, b22, 2, parts=[8, 8, 6], mask=raw, ab=ab)[0]],
+                      consts=["w", "b"], num_heads=2, qkv_hidden_sizes=[8, 8, 6]))
     # Det (ONNX; the node suites have only 2 x 2 cases): larger, batched, needing row swaps,
     # singular, and a zero leading entry.
     m = f32(3, 6, 6)
