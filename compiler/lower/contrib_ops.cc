@@ -263,11 +263,14 @@ void add_contrib(LoweringTable& t, const char* op, LowerFn fn) {
 
 }  // namespace
 
-// The attention contrib ops (lower/contrib_attention_ops.cc), registered with this family.
+// The attention contrib ops (lower/contrib_attention_ops.cc, contrib_gqa_ops.cc), registered
+// with this family.
 void register_contrib_attention_ops(LoweringTable& t);
+void register_contrib_gqa_ops(LoweringTable& t);
 
 void register_contrib_ops(LoweringTable& t) {
   register_contrib_attention_ops(t);
+  register_contrib_gqa_ops(t);
   add_contrib(t, "Gelu", gelu_of_sum(1, false));
   add_contrib(t, "BiasGelu", gelu_of_sum(2, false));
   add_contrib(t, "FastGelu", gelu_of_sum(1, true));

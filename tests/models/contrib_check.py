@@ -125,6 +125,104 @@ def attention(x, w, bias, heads, parts=None, mask=None, past=None, ab=None, caus
     return y, present
 
 
+def gqa(q, k, v, pk, pv, seqlens, total, heads, kv_heads, cos=None, sin=None, pos=None,
+        interleaved=False, softcap=0.0, window=-1, sink=None, smooth=False, ab=None):
+    """GroupQueryAttention as onnxruntime's CPU kernel computes it (contrib_gqa_ops.cc's
+    comment): returns output, present_key, present_value."""
+    b_n, s_n = q.shape[:2]
+    head = q.shape[2] // heads
+    lens = seqlens.astype(np.int64) + 1
+    start = np.zeros(b_n, np.int64) if s_n == total else lens - s_n
+    past = 0 if pk is None else pk.shape[2]
+    t_n = max(total, past)
+    split = lambda t, n: t.reshape(b_n, s_n, n, head).astype(np.float64)
+    qh, kh, vh = split(q, heads), split(k, kv_heads), split(v, kv_heads)
+    if cos is not None:
+        at = pos[:, :s_n] if pos is not None else start[:, None] + np.arange(s_n)[None, :]
+        rot = 2 * cos.shape[1]  # the first rot dims of a head rotate, the rest stay
+        turn = lambda t: np.concatenate(
+            [rotary(t[..., :rot], at, cos, sin, interleaved), t[..., rot:]], axis=-1)
+        qh, kh = turn(qh), turn(kh)
+    qh, kh, vh = (t.transpose(0, 2, 1, 3) for t in (qh, kh, vh))
+    pres = [np.zeros((b_n, kv_heads, t_n, head)) for _ in range(2)]
+    for b in range(b_n):
+        for p, old, new in ((pres[0], pk, kh), (pres[1], pv, vh)):
+            if old is not None:
+                p[b, :, :start[b]] = old[b, :, :start[b]]
+            p[b, :, start[b]:start[b] + s_n] = new[b]
+    out = np.zeros((b_n, heads, s_n, head))
+    group = heads // kv_heads
+    scale = 1 / math.sqrt(head)
+    for b in range(b_n):
+        for h in range(heads):
+            for i in range(s_n):
+                c = start[b] + i + 1
+                j = np.arange(t_n)
+                keep = (j < c) & (j < lens[b]) & ((j >= c - window) if window >= 0 else True)
+                x = scale * (pres[0][b, h // group] @ qh[b, h, i])
+                if softcap > 0:
+                    x = softcap * np.tanh(x / softcap)
+                if ab is not None:
+                    x[:total] += ab[b % ab.shape[0], h % ab.shape[1], i]
+                x = x[keep]
+                m = x.max()
+                e = np.exp(x - m)
+                if sink is not None or smooth:
+                    z = 0.0 if sink is None else float(sink[h])
+                    m2 = max(m, z)
+                    e = np.exp(x - m2)
+                    p = e / (np.exp(z - m2) + e.sum())
+                else:
+                    p = e / e.sum()
+                out[b, h, i] = p @ pres[1][b, h // group][keep]
+    y = out.transpose(0, 2, 1, 3).reshape(b_n, s_n, heads * head).astype(np.float32)
+    return y, pres[0].astype(np.float32), pres[1].astype(np.float32)
+
+
+def gqa_cases():
+    cases = []
+    outs = ["y", "present_key", "present_value"]
+    i32 = lambda *v: np.array(v, dtype=np.int32)
+
+    def add(name, q, k, v, pk, pv, seqlens, total, heads, kv, extra=(), **attrs):
+        want = gqa(q, k, v, pk, pv, seqlens, total, heads, kv,
+                   **{key: val for key, val in attrs.items() if key in GQA_ORACLE_ARGS})
+        node_attrs = {key: val for key, val in attrs.items()
+                      if key not in GQA_ORACLE_ARGS or key == "softcap"}
+        inputs = [("q", q), ("k", k), ("v", v), ("pk", pk), ("pv", pv),
+                  ("seqlens", seqlens), ("total", i32(total))] + list(extra)
+        cases.append(case(name, "GroupQueryAttention", inputs, outs, list(want), num_heads=heads,
+                          kv_num_heads=kv, **node_attrs))
+
+    # A first prompt (no past), 4 query heads on 2 kv heads of 16.
+    add("gqa_prompt", f32(2, 4, 64), f32(2, 4, 32), f32(2, 4, 32), None, None, i32(3, 3), 4, 4, 2)
+    # Decoding one token after a past of 5, batch 1 shorter (its token lands at row 3; rows
+    # after it zeros); softcap and an attention bias.
+    ab = f32(2, 1, 1, 6)
+    add("gqa_decode_softcap_bias", f32(2, 1, 64), f32(2, 1, 16), f32(2, 1, 16), f32(2, 1, 5, 16),
+        f32(2, 1, 5, 16), i32(5, 3), 6, 4, 1,
+        extra=[("cos", None), ("sin", None), ("pos", None), ("ab", ab)], softcap=2.0, ab=ab)
+    # Rotary from caches at the tokens' positions, a local window of 2, sinks per head.
+    cos, sin = f32(8, 8), f32(8, 8)
+    sink = f32(4)
+    add("gqa_rotary_window_sink", f32(1, 5, 64), f32(1, 5, 32), f32(1, 5, 32), None, None,
+        i32(4), 5, 4, 2,
+        extra=[("cos", cos), ("sin", sin), ("pos", None), ("ab", None), ("sink", sink)],
+        cos=cos, sin=sin, window=2, sink=sink, do_rotary=1, local_window_size=2)
+    # A second prompt of 3 after 4 tokens, interleaved rotary of half of each head (32) at
+    # given positions.
+    pos = np.array([[4, 5, 6]], dtype=np.int64)
+    cos8, sin8 = f32(8, 8), f32(8, 8)
+    add("gqa_second_prompt_positions", f32(1, 3, 64), f32(1, 3, 32), f32(1, 3, 32),
+        f32(1, 1, 4, 32), f32(1, 1, 4, 32), i32(6), 7, 2, 1,
+        extra=[("cos", cos8), ("sin", sin8), ("pos", pos)], cos=cos8, sin=sin8, pos=pos,
+        interleaved=True, do_rotary=1, rotary_interleaved=1)
+    return cases
+
+
+GQA_ORACLE_ARGS = {"cos", "sin", "pos", "interleaved", "softcap", "window", "sink", "smooth", "ab"}
+
+
 def f32(*shape):
     return rng.standard_normal(shape).astype(np.float32)
 
@@ -237,6 +335,7 @@ def make_cases():
                       [("x", x), ("w", w22), ("b", b22), ("mask", raw), ("", None), ("ab", ab)],
                       ["y"], [attention(x, w22, b22, 2, parts=[8, 8, 6], mask=raw, ab=ab)[0]],
                       consts=["w", "b"], num_heads=2, qkv_hidden_sizes=[8, 8, 6]))
+    cases += gqa_cases()
     # Det (ONNX; the node suites have only 2 x 2 cases): larger, batched, needing row swaps,
     # singular, and a zero leading entry.
     m = f32(3, 6, 6)
