@@ -73,6 +73,8 @@ void compute_halves_in_float32(LoweringTable& t) {
                                 std::string("RNN"),
                                 std::string("Einsum"),
                                 ms + "MultiHeadAttention",
+                                ms + "Attention",
+                                ms + "GroupQueryAttention",
                                 ms + "Gelu",
                                 ms + "FastGelu",
                                 ms + "BiasGelu",
