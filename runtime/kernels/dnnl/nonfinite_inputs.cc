@@ -335,13 +335,21 @@ bool flushes_nan(const ExternCall& call) {
 bool NonFiniteInputs::linear_signs(const float* w, int64_t n, Signs* out) {
   if (simd::any_nonfinite_f32(w, static_cast<size_t>(n))) return false;
   out->assign(static_cast<size_t>((n + 3) / 4), 0);
-  auto code = [](float v) { return static_cast<uint8_t>((v > 0) | ((v < 0) << 1)); };
+  // From the bits (the weights are finite here): 0 for ±0, else 1 shifted by the sign bit
+  // (1: > 0, 2: < 0). Branch-free over 16 weights at a time, which the compiler vectorizes.
+  auto code = [w](int64_t i) {
+    uint32_t b;
+    std::memcpy(&b, w + i, sizeof(b));
+    return static_cast<uint32_t>((b & 0x7FFFFFFFu) != 0) << (b >> 31);
+  };
   uint8_t* o = out->data();
   int64_t i = 0;
-  for (; i + 4 <= n; i += 4)
-    o[i / 4] = static_cast<uint8_t>(code(w[i]) | code(w[i + 1]) << 2 | code(w[i + 2]) << 4 |
-                                    code(w[i + 3]) << 6);
-  for (; i < n; ++i) o[i / 4] |= static_cast<uint8_t>(code(w[i]) << (2 * (i % 4)));
+  for (; i + 16 <= n; i += 16) {
+    uint32_t packed = 0;
+    for (int k = 0; k < 16; ++k) packed |= code(i + k) << (2 * k);
+    std::memcpy(o + i / 4, &packed, sizeof(packed));  // little-endian: weight i in bits 0-1
+  }
+  for (; i < n; ++i) o[i / 4] |= static_cast<uint8_t>(code(i) << (2 * (i % 4)));
   return true;
 }
 
