@@ -3,6 +3,9 @@
 
 namespace ferrite {
 
+// The ai.onnx.ml family (lower/ml_ops.cc).
+void register_ml_ops(LoweringTable& t);
+
 const LoweringTable& lowering_table() {
   static const LoweringTable table = [] {
     LoweringTable t;
@@ -37,6 +40,7 @@ const LoweringTable& lowering_table() {
     register_qlinear_ops(t);
     register_contrib_quant_ops(t);
     register_matmul_nbits_ops(t);
+    register_ml_ops(t);
     compute_halves_in_float32(t);  // last: it wraps lowerings registered above
     return t;
   }();

@@ -18,9 +18,9 @@ import os
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
-from op_check import MS, ONNX_TYPE, case, check_case, check_error
+from op_check import ML, MS, ONNX_TYPE, case, check_case, check_error
 
 TOLERANCE = 1e-5
 rng = np.random.default_rng(7)
@@ -220,6 +220,94 @@ def gqa_cases():
     return cases
 
 
+def tree_ensemble(x, roots, feature, split, mode, true_id, true_leaf, false_id, false_leaf,
+                  missing, members, leaf_target, leaf_weight, targets, aggregate):
+    """ai.onnx.ml TreeEnsemble by walking each tree per sample (modes LEQ LT GTE GT EQ NEQ
+    MEMBER; a NaN x goes where `missing` says), aggregated as ONNX's reference does (a root
+    whose branches are one leaf is the leaf at the root's index) but for the targets no tree
+    reaches: 0, as onnxruntime gives them."""
+    combine = [lambda a, w: a + w, lambda a, w: a + w, min, max][aggregate]
+    tests = [lambda v, s: v <= s, lambda v, s: v < s, lambda v, s: v >= s,
+             lambda v, s: v > s, lambda v, s: v == s, lambda v, s: v != s]
+    y = np.full((x.shape[0], targets), [0.0, 0.0, np.inf, -np.inf][aggregate])
+    for n in range(x.shape[0]):
+        for root in roots:
+            node = root
+            if true_leaf[root] and false_leaf[root] and true_id[root] == false_id[root]:
+                y[n, leaf_target[root]] = combine(y[n, leaf_target[root]], leaf_weight[root])
+                continue
+            while True:
+                v = float(x[n, feature[node]])
+                if math.isnan(v):
+                    cond = bool(missing[node])
+                elif mode[node] == 6:
+                    cond = v in members[node]
+                else:
+                    cond = bool(tests[mode[node]](v, split[node]))
+                nxt, leaf = (true_id[node], true_leaf[node]) if cond else \
+                    (false_id[node], false_leaf[node])
+                if leaf:
+                    y[n, leaf_target[nxt]] = combine(y[n, leaf_target[nxt]], leaf_weight[nxt])
+                    break
+                node = nxt
+    if aggregate == 0:
+        y /= len(roots)
+    y[np.isinf(y)] = 0  # a target no tree reaches (onnxruntime's 0; the reference's extremes)
+    return y.astype(x.dtype)
+
+
+def ml_cases():
+    cases = []
+    x = f32(4, 5)
+    cases.append(case("binarizer_threshold", "Binarizer", [("x", x)], ["y"],
+                      [(x > 0.25).astype(np.float32)], domain=ML, threshold=0.25))
+    idx = np.array([[4, 0], [2, 2]], dtype=np.int64)
+    x3 = f32(2, 3, 5)
+    cases.append(case("array_feature_extractor_2d_indices", "ArrayFeatureExtractor",
+                      [("x", x3), ("i", idx)], ["y"], [x3[..., idx.ravel()]], domain=ML))
+    x1 = f32(5)
+    cases.append(case("array_feature_extractor_1d", "ArrayFeatureExtractor",
+                      [("x", x1), ("i", np.array([3, 1], dtype=np.int64))], ["y"],
+                      [x1[[3, 1]].reshape(1, 2)], domain=ML))
+    # Three trees over 3 features, every comparison mode, a member node, NaN inputs tracked
+    # to the true side at node 1, 3 targets; the third tree is one leaf (its root's two
+    # branches are leaf 6, so it is leaf 6... at its root's index, as ONNX's reference reads
+    # it); every aggregation.
+    xt = f32(7, 3)
+    xt[1, 0] = np.nan
+    xt[2, 2] = np.nan
+    xt[3, 1] = 1.5
+    xt[4, 1] = 2.0
+    feature = [0, 1, 2, 1, 2, 0, 0]
+    split = [0.1, -0.2, 0.3, 0.0, 0.5, -0.4, 0.0]
+    mode = [0, 1, 2, 6, 3, 4, 0]
+    true_id, true_leaf = [1, 2, 0, 1, 2, 3, 6], [0, 0, 1, 1, 1, 1, 1]
+    false_id, false_leaf = [3, 4, 1, 4, 5, 0, 6], [0, 1, 1, 0, 1, 1, 1]
+    missing = [0, 1, 0, 0, 1, 0, 0]
+    members = {3: [1.5, 2.0]}
+    leaf_target = [0, 1, 2, 0, 1, 2, 1]
+    leaf_weight = [0.5, -1.0, 2.0, 1.5, 0.25, -0.75, 3.0]
+    roots = [0, 5, 6]
+    attrs = dict(tree_roots=roots, nodes_featureids=feature,
+                 nodes_splits=numpy_helper.from_array(np.array(split, np.float32), "s"),
+                 nodes_modes=numpy_helper.from_array(np.array(mode, np.uint8), "m"),
+                 nodes_truenodeids=true_id, nodes_trueleafs=true_leaf,
+                 nodes_falsenodeids=false_id, nodes_falseleafs=false_leaf,
+                 nodes_missing_value_tracks_true=missing,
+                 membership_values=numpy_helper.from_array(
+                     np.array([1.5, 2.0, np.nan], np.float32), "v"),
+                 leaf_targetids=leaf_target,
+                 leaf_weights=numpy_helper.from_array(np.array(leaf_weight, np.float32), "w"),
+                 n_targets=3)
+    for name, aggregate in [("tree_ensemble_average", 0), ("tree_ensemble_sum", 1),
+                            ("tree_ensemble_min", 2), ("tree_ensemble_max", 3)]:
+        want = tree_ensemble(xt, roots, feature, split, mode, true_id, true_leaf, false_id,
+                             false_leaf, missing, members, leaf_target, leaf_weight, 3, aggregate)
+        cases.append(case(name, "TreeEnsemble", [("x", xt)], ["y"], [want], domain=ML,
+                          aggregate_function=aggregate, **attrs))
+    return cases
+
+
 GQA_ORACLE_ARGS = {"cos", "sin", "pos", "interleaved", "softcap", "window", "sink", "smooth", "ab"}
 
 
@@ -335,7 +423,7 @@ def make_cases():
                       [("x", x), ("w", w22), ("b", b22), ("mask", raw), ("", None), ("ab", ab)],
                       ["y"], [attention(x, w22, b22, 2, parts=[8, 8, 6], mask=raw, ab=ab)[0]],
                       consts=["w", "b"], num_heads=2, qkv_hidden_sizes=[8, 8, 6]))
-    cases += gqa_cases()
+    cases += gqa_cases() + ml_cases()
     # Det (ONNX; the node suites have only 2 x 2 cases): larger, batched, needing row swaps,
     # singular, and a zero leading entry.
     m = f32(3, 6, 6)

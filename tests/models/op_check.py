@@ -11,6 +11,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 MS = "com.microsoft"
+ML = "ai.onnx.ml"
 
 ONNX_TYPE = {np.dtype("float32"): TensorProto.FLOAT, np.dtype("int32"): TensorProto.INT32,
              np.dtype("int64"): TensorProto.INT64, np.dtype("int8"): TensorProto.INT8,
@@ -40,7 +41,8 @@ def write_model(c, path):
             for n, want in zip(c["outputs"], c["expected"]) if n]
     graph = helper.make_graph([node], c["name"], ins, outs, initializer=inits)
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", c["opset"]),
-                                                    helper.make_opsetid(MS, 1)])
+                                                    helper.make_opsetid(MS, 1),
+                                                    helper.make_opsetid(ML, 5)])
     model.ir_version = 8
     onnx.save(model, path)
 

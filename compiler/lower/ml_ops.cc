@@ -1,0 +1,330 @@
+// The ai.onnx.ml ops that scikit-learn exports write, on numeric tensors: Binarizer,
+// ArrayFeatureExtractor and TreeEnsemble (opset 5).
+//
+// TreeEnsemble: every tree (its root in tree_roots) is walked per sample, one step per level
+// up to the deepest leaf, in one kernel over [samples, trees]: at each step the node's
+// feature, split, mode and branches are gathered from constant tables, x[sample, feature]
+// is compared (x <= split, <, >=, >, ==, != or, for BRANCH_MEMBER, membership in the node's
+// set: membership_values cut at its NaNs, one set per member node in node order), and the
+// walk moves to the chosen node or stops at the chosen leaf; a NaN x goes the way
+// nodes_missing_value_tracks_true says (false by default).
+// Then per target, the leaves' weights of every tree aggregated (aggregate_function SUM,
+// AVERAGE, MIN or MAX; a target no tree reaches is 0, as onnxruntime gives it);
+// post_transform NONE only (onnxruntime and the spec number the others differently).
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "compiler/lower/lowering.h"
+
+namespace ferrite {
+namespace {
+
+constexpr const char* kMl = "ai.onnx.ml.";
+
+// A constant 1-D table of int64 (or, `f64`, float64) values.
+TensorBoxPtr table(GraphLowering& gl, const std::vector<double>& v, bool f64,
+                   const std::string& n) {
+  auto d = std::make_shared<TensorData>();
+  d->dtype = f64 ? DType::F64 : DType::I64;
+  d->shape = {static_cast<int64_t>(v.size())};
+  d->bytes.assign(v.size() * 8, 0);
+  uint8_t* out = d->bytes.mutable_data();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (f64) {
+      std::memcpy(out + 8 * i, &v[i], 8);
+    } else {
+      const int64_t x = static_cast<int64_t>(v[i]);
+      std::memcpy(out + 8 * i, &x, 8);
+    }
+  }
+  return constant_box(gl, d, n);
+}
+
+std::vector<double> doubles(const std::vector<int64_t>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+// A float attribute given as floats or as a tensor (TreeEnsemble's are tensors).
+std::vector<double> float_values(const LowerCtx& c, const std::string& key) {
+  if (!c.node.has_attr(key)) return {};
+  const Attribute& a = c.node.attrs.at(key);
+  if (a.kind == AttrKind::Floats) return a.floats;
+  const auto t = c.node.attr_tensor(key);
+  std::vector<double> v(static_cast<size_t>(t->elements()));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = t->float_at(static_cast<int64_t>(i));
+  return v;
+}
+
+std::vector<TensorBoxPtr> lower_binarizer(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  const double threshold = c.node.attr_float("threshold", 0.0);
+  return {make_pointwise(c, {x}, x->dtype, [threshold](KernelBuilder& b, const std::vector<V>& v) {
+    return b.where(b.binary(Op::Gt, v[0], b.constant(v[0].type, threshold)),
+                   b.constant(v[0].type, 1), b.constant(v[0].type, 0));
+  })};
+}
+
+// Z[..., k] = X[..., Y[k]] over Y's elements in order; a 1-D X gives [1, K].
+std::vector<TensorBoxPtr> lower_array_feature_extractor(LowerCtx& c) {
+  const TensorBoxPtr &x = c.input(0), &y = c.input(1);
+  if (x->size.empty()) c.error("X must have rank >= 1");
+  if (y->dtype != DType::I64) c.error("Y must be int64, got ", dtype_name(y->dtype));
+  const int64_t k = y->elements(), columns = x->size.back();
+  const TensorBoxPtr flat = reshape_view(y, {k});
+  std::vector<int64_t> out = x->size;
+  out.back() = k;
+  Loader fn = [x, flat, columns](KernelBuilder& b, const std::vector<Index>& i) {
+    const V at = b.check_index(flat->load(b, {i.back()}), columns,
+                               "ArrayFeatureExtractor: an index of Y outside X's last dim");
+    std::vector<Index> xi(i.begin(), i.end() - 1);
+    xi.push_back(ix_value(at.id));
+    return x->load(b, xi);
+  };
+  TensorBoxPtr z = make_pointwise_box(x->dtype, out, fn, c.origin());
+  if (x->size.size() == 1) z = reshape_view(z, {1, k});
+  return {z};
+}
+
+// The trees as tables, checked: every branch inside the node or leaf arrays, no cycle.
+struct Forest {
+  std::vector<int64_t> feature, mode, true_id, true_leaf, false_id, false_leaf, member_row, missing;
+  std::vector<double> split;
+  std::vector<std::vector<double>> members;  // one set per BRANCH_MEMBER node
+  std::vector<int64_t> roots, leaf_target;
+  std::vector<double> leaf_weight;
+  int64_t depth = 0;  // steps to the deepest leaf
+};
+
+Forest read_forest(const LowerCtx& c) {
+  Forest f;
+  f.feature = c.node.attr_ints("nodes_featureids");
+  f.true_id = c.node.attr_ints("nodes_truenodeids");
+  f.true_leaf = c.node.attr_ints("nodes_trueleafs");
+  f.false_id = c.node.attr_ints("nodes_falsenodeids");
+  f.false_leaf = c.node.attr_ints("nodes_falseleafs");
+  f.roots = c.node.attr_ints("tree_roots");
+  f.missing = c.node.attr_ints("nodes_missing_value_tracks_true",
+                               std::vector<int64_t>(f.feature.size(), 0));
+  f.leaf_target = c.node.attr_ints("leaf_targetids");
+  f.split = float_values(c, "nodes_splits");
+  f.leaf_weight = float_values(c, "leaf_weights");
+  const size_t n = f.feature.size();
+  if (c.node.has_attr("nodes_modes")) {
+    const auto m = c.node.attr_tensor("nodes_modes");
+    for (int64_t i = 0; i < m->elements(); ++i) f.mode.push_back(m->int_at(i));
+  }
+  for (const auto* v :
+       {&f.true_id, &f.true_leaf, &f.false_id, &f.false_leaf, &f.mode, &f.missing}) {
+    if (v->size() != n) c.error("the nodes_* attributes must all have ", n, " entries");
+  }
+  if (f.split.size() != n) c.error("nodes_splits must have ", n, " entries");
+  if (f.leaf_weight.size() != f.leaf_target.size())
+    c.error("leaf_weights and leaf_targetids differ in length");
+  if (f.roots.empty()) c.error("tree_roots is empty");
+  const std::vector<double> all_members = float_values(c, "membership_values");
+  size_t next = 0;
+  f.member_row.assign(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    if (f.mode[i] < 0 || f.mode[i] > 6) c.error("nodes_modes[", i, "] = ", f.mode[i], " (0 to 6)");
+    if (f.true_leaf[i] < 0 || f.true_leaf[i] > 1 || f.false_leaf[i] < 0 || f.false_leaf[i] > 1)
+      c.error("nodes_trueleafs and nodes_falseleafs must be 0 or 1");
+    for (const auto& [id, leaf] :
+         {std::pair{f.true_id[i], f.true_leaf[i]}, std::pair{f.false_id[i], f.false_leaf[i]}}) {
+      const size_t limit = leaf ? f.leaf_target.size() : n;
+      if (id < 0 || static_cast<size_t>(id) >= limit)
+        c.error("node ", i, " branches to ", leaf ? "leaf " : "node ", id, " of ", limit);
+    }
+    if (f.mode[i] != 6) continue;
+    std::vector<double> set;
+    while (next < all_members.size() && !std::isnan(all_members[next]))
+      set.push_back(all_members[next++]);
+    ++next;  // the NaN that ends the set
+    f.member_row[i] = static_cast<int64_t>(f.members.size());
+    f.members.push_back(std::move(set));
+  }
+  // Depth by walking down from each root; a walk longer than the node count is a cycle.
+  for (int64_t root : f.roots) {
+    if (root < 0 || static_cast<size_t>(root) >= n) c.error("tree root ", root, " of ", n);
+    std::vector<std::pair<int64_t, int64_t>> stack{{root, 1}};
+    while (!stack.empty()) {
+      const auto [node, d] = stack.back();
+      stack.pop_back();
+      if (d > static_cast<int64_t>(n)) c.error("the trees have a cycle through node ", node);
+      f.depth = std::max(f.depth, d);
+      const size_t i = static_cast<size_t>(node);
+      if (!f.true_leaf[i]) stack.push_back({f.true_id[i], d + 1});
+      if (!f.false_leaf[i]) stack.push_back({f.false_id[i], d + 1});
+    }
+  }
+  return f;
+}
+
+// Per (sample, tree): the leaf the tree's walk ends at.
+TensorBoxPtr leaves(LowerCtx& c, const Forest& f, const TensorBoxPtr& x) {
+  const int64_t nodes = static_cast<int64_t>(f.feature.size());
+  const int64_t features = x->size[1], width = [&] {
+    size_t w = 1;
+    for (const auto& s : f.members) w = std::max(w, s.size());
+    return static_cast<int64_t>(w);
+  }();
+  std::vector<double> member_table(std::max<size_t>(f.members.size(), 1) * width, NAN);
+  for (size_t r = 0; r < f.members.size(); ++r)
+    std::copy(f.members[r].begin(), f.members[r].end(), member_table.begin() + r * width);
+  GraphLowering& gl = c.gl;
+  const std::string o = c.origin();
+  const TensorBoxPtr feature = table(gl, doubles(f.feature), false, o + " features"),
+                     mode = table(gl, doubles(f.mode), false, o + " modes"),
+                     split = table(gl, f.split, true, o + " splits"),
+                     tid = table(gl, doubles(f.true_id), false, o + " true ids"),
+                     tleaf = table(gl, doubles(f.true_leaf), false, o + " true leaves"),
+                     fid = table(gl, doubles(f.false_id), false, o + " false ids"),
+                     fleaf = table(gl, doubles(f.false_leaf), false, o + " false leaves"),
+                     row = table(gl, doubles(f.member_row), false, o + " member rows"),
+                     members = table(gl, member_table, true, o + " members"),
+                     roots = table(gl, doubles(f.roots), false, o + " roots"),
+                     missing = table(gl, doubles(f.missing), false, o + " missing");
+  std::vector<double> is_root_leaf(f.feature.size(), 0);
+  for (int64_t r : f.roots) {
+    const size_t i = static_cast<size_t>(r);
+    if (f.true_leaf[i] && f.false_leaf[i] && f.true_id[i] == f.false_id[i]) {
+      if (i >= f.leaf_target.size())
+        c.error("tree root ", r, " is a leaf but there are ", f.leaf_target.size(), " leaves");
+      is_root_leaf[i] = 1;
+    }
+  }
+  const TensorBoxPtr root_leaf = table(gl, is_root_leaf, false, o + " root leaves");
+  const int64_t depth = f.depth,
+                sets = std::max<int64_t>(static_cast<int64_t>(f.members.size()), 1);
+  Loader fn = [=](KernelBuilder& b, const std::vector<Index>& i) {
+    auto at = [&b](const TensorBoxPtr& t, V index) { return t->load(b, {ix_value(index.id)}); };
+    V node = b.check_index(roots->load(b, {i[1]}), nodes,
+                           "TreeEnsemble: a root");  // A root whose two branches are one leaf is
+                                                     // that tree's leaf itself, at the root's index
+    // (as ONNX's reference reads it).
+    V done = b.unary(Op::Not, b.binary(Op::Eq, at(root_leaf, node), b.constant_i64(0)));
+    V leaf = node;
+    for (int64_t step = 0; step < depth; ++step) {
+      const V fi = b.check_index(at(feature, node), features, "TreeEnsemble: a feature id");
+      const V xv = b.cast(x->load(b, {i[0], ix_value(fi.id)}), ScalarType::F64);
+      const V s = at(split, node), m = at(mode, node);
+      auto is = [&](int64_t k) { return b.binary(Op::Eq, m, b.constant_i64(k)); };
+      V cond = b.where(is(0), b.binary(Op::Le, xv, s), b.binary(Op::Lt, xv, s));
+      cond = b.where(is(2), b.binary(Op::Ge, xv, s), cond);
+      cond = b.where(is(3), b.binary(Op::Gt, xv, s), cond);
+      cond = b.where(is(4), b.binary(Op::Eq, xv, s), cond);
+      cond = b.where(is(5), b.unary(Op::Not, b.binary(Op::Eq, xv, s)), cond);
+      // Membership: x equal to one entry of the node's row (NaN pads never equal).
+      const V r = b.check_index(b.binary(Op::Max, at(row, node), b.constant_i64(0)), sets,
+                                "TreeEnsemble: a membership row");
+      V member = b.constant(ScalarType::Bool, 0);
+      for (int64_t k = 0; k < width; ++k) {
+        const V e =
+            b.binary(Op::Add, b.binary(Op::Mul, r, b.constant_i64(width)), b.constant_i64(k));
+        member = b.binary(Op::Or, member, b.binary(Op::Eq, xv, members->load(b, {ix_value(e.id)})));
+      }
+      cond = b.where(is(6), member, cond);
+      // A missing (NaN) x goes where nodes_missing_value_tracks_true says.
+      cond =
+          b.where(b.unary(Op::IsNaN, xv),
+                  b.unary(Op::Not, b.binary(Op::Eq, at(missing, node), b.constant_i64(0))), cond);
+      const V next = b.where(cond, at(tid, node), at(fid, node));
+      const V to_leaf = b.unary(
+          Op::Not,
+          b.binary(Op::Eq, b.where(cond, at(tleaf, node), at(fleaf, node)), b.constant_i64(0)));
+      const V now = b.binary(Op::And, b.unary(Op::Not, done), to_leaf);
+      leaf = b.where(now, next, leaf);
+      done = b.binary(Op::Or, done, to_leaf);
+      if (step + 1 < depth)
+        node = b.check_index(b.where(done, node, next), nodes, "TreeEnsemble: a node id");
+    }
+    return leaf;
+  };
+  TensorBoxPtr t = make_pointwise_box(
+      DType::I64, {x->size[0], static_cast<int64_t>(f.roots.size())}, fn, c.origin());
+  c.gl.realize(t);
+  return t;
+}
+
+std::vector<TensorBoxPtr> lower_tree_ensemble(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (!dtype_is_float(x->dtype) || x->size.size() != 2)
+    c.unsupported("X of ", TensorType{x->dtype, x->size, {}, true}.to_string(),
+                  " (float [samples, features] only)");
+  const int64_t aggregate = c.node.attr_int("aggregate_function", 1);
+  const int64_t post = c.node.attr_int("post_transform", 0);
+  if (aggregate < 0 || aggregate > 3) c.error("aggregate_function ", aggregate, " (0 to 3)");
+  // The spec numbers SOFTMAX 1 and LOGISTIC 2; onnxruntime 1.30 applies LOGISTIC for 1 and
+  // SOFTMAX for 2, and ONNX's reference applies none: a model's intent is unknowable.
+  if (post != 0)
+    c.unsupported("post_transform ", post,
+                  " (only NONE: onnxruntime and the ONNX spec number the others differently)");
+  const int64_t targets = c.node.attr_int("n_targets", 0);
+  if (targets <= 0) c.error("n_targets must be positive");
+  const Forest f = read_forest(c);
+  for (int64_t t : f.leaf_target) {
+    if (t < 0 || t >= targets) c.error("a leaf's target ", t, " is outside n_targets ", targets);
+  }
+  const TensorBoxPtr leaf = leaves(c, f, x);
+  const TensorBoxPtr target = table(c.gl, doubles(f.leaf_target), false, c.origin() + " targets");
+  const TensorBoxPtr weight = table(c.gl, f.leaf_weight, true, c.origin() + " weights");
+  const int64_t n_leaves = static_cast<int64_t>(f.leaf_target.size());
+  const double trees = static_cast<double>(f.roots.size());
+  // MIN and MAX start from +-inf; a target no tree reaches is 0 in every aggregation, as
+  // onnxruntime gives it (ONNX's reference starts MIN and MAX at the type's extremes instead).
+  const double none = aggregate == 2 ? INFINITY : aggregate == 3 ? -INFINITY : 0.0;
+  ReduceLoader rfn = [=](KernelBuilder& b, const std::vector<Index>& o,
+                         const std::vector<Index>& r) {
+    const V l = b.check_index(leaf->load(b, {o[0], r[0]}), n_leaves, "TreeEnsemble: a leaf id");
+    const V hit = b.binary(Op::Eq, target->load(b, {ix_value(l.id)}), b.index_value(o[1]));
+    return b.where(hit, weight->load(b, {ix_value(l.id)}), b.constant(ScalarType::F64, none));
+  };
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->ranges = {x->size[0], targets};
+  def->reduction_ranges = {static_cast<int64_t>(f.roots.size())};
+  def->reduce = aggregate == 2   ? ReduceKind::Min
+                : aggregate == 3 ? ReduceKind::Max
+                                 : ReduceKind::Sum;
+  def->rfn = rfn;
+  def->origin = c.origin();
+  if (aggregate == 0)
+    def->post = [trees](KernelBuilder& b, V v) {
+      return b.binary(Op::Div, v, b.constant(v.type, trees));
+    };
+  TensorBoxPtr y = make_reduction_box(DType::F64, def);
+  c.gl.realize(y);
+  TensorBoxPtr reached;
+  if (aggregate >= 2) {  // how many trees reach each target
+    auto count = std::make_shared<ComputedDef>(*def);
+    count->reduce = ReduceKind::Sum;
+    count->post = nullptr;
+    count->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
+      const V l = b.check_index(leaf->load(b, {o[0], r[0]}), n_leaves, "TreeEnsemble: a leaf id");
+      const V hit = b.binary(Op::Eq, target->load(b, {ix_value(l.id)}), b.index_value(o[1]));
+      return b.where(hit, b.constant(ScalarType::F64, 1), b.constant(ScalarType::F64, 0));
+    };
+    reached = make_reduction_box(DType::F64, count);
+    c.gl.realize(reached);
+  }
+  const ScalarType out = compute_type(x->dtype);
+  std::vector<TensorBoxPtr> ins{y};
+  if (reached) ins.push_back(reached);
+  return {make_pointwise(c, ins, x->dtype, [out](KernelBuilder& b, const std::vector<V>& v) {
+    V r = v[0];
+    if (v.size() > 1)
+      r = b.where(b.binary(Op::Gt, v[1], b.constant(ScalarType::F64, 0)), r,
+                  b.constant(ScalarType::F64, 0));
+    return b.cast(r, out);
+  })};
+}
+
+}  // namespace
+
+void register_ml_ops(LoweringTable& t) {
+  t.add(str_cat(kMl, "Binarizer"), lower_binarizer);
+  t.add(str_cat(kMl, "ArrayFeatureExtractor"), lower_array_feature_extractor);
+  t.add(str_cat(kMl, "TreeEnsemble"), lower_tree_ensemble);
+}
+
+}  // namespace ferrite
