@@ -14,6 +14,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
 
 #include "compiler/lower/lowering.h"
 
@@ -91,11 +94,61 @@ struct Forest {
   std::vector<int64_t> feature, mode, true_id, true_leaf, false_id, false_leaf, member_row, missing;
   std::vector<double> split;
   std::vector<std::vector<double>> members;  // one set per BRANCH_MEMBER node
-  std::vector<int64_t> roots, leaf_target;
-  std::vector<double> leaf_weight;
+  std::vector<int64_t> roots;
+  std::vector<double> leaf_root;  // per node: 1 for a root that is itself the leaf at its index
+  // The leaves' weights per target, dense: weight[leaf * targets + t], and whether the leaf
+  // holds target t at all.
+  int64_t leaves = 0, targets = 0;
+  std::vector<double> weight, holds;
   int64_t depth = 0;  // steps to the deepest leaf
+
+  void size_leaves(int64_t n, int64_t t) {
+    leaves = n;
+    targets = t;
+    weight.assign(static_cast<size_t>(n * t), 0.0);
+    holds = weight;
+  }
 };
 
+// Adds weight w for target t to leaf l.
+void add_leaf_weight(const LowerCtx& c, Forest* f, int64_t l, int64_t t, double w) {
+  if (l < 0 || l >= f->leaves) c.error("a weight for leaf ", l, " of ", f->leaves);
+  if (t < 0 || t >= f->targets) c.error("a leaf's target ", t, " is outside ", f->targets);
+  const size_t at = static_cast<size_t>(l * f->targets + t);
+  f->weight[at] += w;
+  f->holds[at] = 1;
+}
+
+// Checks every branch and fills f's depth by walking down from each root (a walk longer
+// than the node count is a cycle).
+void walk_depths(const LowerCtx& c, Forest* f) {
+  const size_t n = f->feature.size();
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto& [id, leaf] :
+         {std::pair{f->true_id[i], f->true_leaf[i]}, std::pair{f->false_id[i], f->false_leaf[i]}}) {
+      const size_t limit = leaf ? static_cast<size_t>(f->leaves) : n;
+      if (id < 0 || static_cast<size_t>(id) >= limit)
+        c.error("node ", i, " branches to ", leaf ? "leaf " : "node ", id, " of ", limit);
+    }
+  }
+  if (f->roots.empty()) c.error("there are no trees");
+  for (int64_t root : f->roots) {
+    if (root < 0 || static_cast<size_t>(root) >= n) c.error("tree root ", root, " of ", n);
+    if (f->leaf_root[static_cast<size_t>(root)] != 0) continue;
+    std::vector<std::pair<int64_t, int64_t>> stack{{root, 1}};
+    while (!stack.empty()) {
+      const auto [node, d] = stack.back();
+      stack.pop_back();
+      if (d > static_cast<int64_t>(n)) c.error("the trees have a cycle through node ", node);
+      f->depth = std::max(f->depth, d);
+      const size_t i = static_cast<size_t>(node);
+      if (!f->true_leaf[i]) stack.push_back({f->true_id[i], d + 1});
+      if (!f->false_leaf[i]) stack.push_back({f->false_id[i], d + 1});
+    }
+  }
+}
+
+// TreeEnsemble (ai.onnx.ml 5): interior nodes in nodes_*, leaves in leaf_*.
 Forest read_forest(const LowerCtx& c) {
   Forest f;
   f.feature = c.node.attr_ints("nodes_featureids");
@@ -106,9 +159,9 @@ Forest read_forest(const LowerCtx& c) {
   f.roots = c.node.attr_ints("tree_roots");
   f.missing = c.node.attr_ints("nodes_missing_value_tracks_true",
                                std::vector<int64_t>(f.feature.size(), 0));
-  f.leaf_target = c.node.attr_ints("leaf_targetids");
   f.split = float_values(c, "nodes_splits");
-  f.leaf_weight = float_values(c, "leaf_weights");
+  const std::vector<int64_t> leaf_target = c.node.attr_ints("leaf_targetids");
+  const std::vector<double> leaf_weight = float_values(c, "leaf_weights");
   const size_t n = f.feature.size();
   if (c.node.has_attr("nodes_modes")) {
     const auto m = c.node.attr_tensor("nodes_modes");
@@ -119,9 +172,13 @@ Forest read_forest(const LowerCtx& c) {
     if (v->size() != n) c.error("the nodes_* attributes must all have ", n, " entries");
   }
   if (f.split.size() != n) c.error("nodes_splits must have ", n, " entries");
-  if (f.leaf_weight.size() != f.leaf_target.size())
+  if (leaf_weight.size() != leaf_target.size())
     c.error("leaf_weights and leaf_targetids differ in length");
-  if (f.roots.empty()) c.error("tree_roots is empty");
+  const int64_t targets = c.node.attr_int("n_targets", 0);
+  if (targets <= 0) c.error("n_targets must be positive");
+  f.size_leaves(static_cast<int64_t>(leaf_target.size()), targets);
+  for (size_t l = 0; l < leaf_target.size(); ++l)
+    add_leaf_weight(c, &f, static_cast<int64_t>(l), leaf_target[l], leaf_weight[l]);
   const std::vector<double> all_members = float_values(c, "membership_values");
   size_t next = 0;
   f.member_row.assign(n, -1);
@@ -129,12 +186,6 @@ Forest read_forest(const LowerCtx& c) {
     if (f.mode[i] < 0 || f.mode[i] > 6) c.error("nodes_modes[", i, "] = ", f.mode[i], " (0 to 6)");
     if (f.true_leaf[i] < 0 || f.true_leaf[i] > 1 || f.false_leaf[i] < 0 || f.false_leaf[i] > 1)
       c.error("nodes_trueleafs and nodes_falseleafs must be 0 or 1");
-    for (const auto& [id, leaf] :
-         {std::pair{f.true_id[i], f.true_leaf[i]}, std::pair{f.false_id[i], f.false_leaf[i]}}) {
-      const size_t limit = leaf ? f.leaf_target.size() : n;
-      if (id < 0 || static_cast<size_t>(id) >= limit)
-        c.error("node ", i, " branches to ", leaf ? "leaf " : "node ", id, " of ", limit);
-    }
     if (f.mode[i] != 6) continue;
     std::vector<double> set;
     while (next < all_members.size() && !std::isnan(all_members[next]))
@@ -143,20 +194,100 @@ Forest read_forest(const LowerCtx& c) {
     f.member_row[i] = static_cast<int64_t>(f.members.size());
     f.members.push_back(std::move(set));
   }
-  // Depth by walking down from each root; a walk longer than the node count is a cycle.
-  for (int64_t root : f.roots) {
-    if (root < 0 || static_cast<size_t>(root) >= n) c.error("tree root ", root, " of ", n);
-    std::vector<std::pair<int64_t, int64_t>> stack{{root, 1}};
-    while (!stack.empty()) {
-      const auto [node, d] = stack.back();
-      stack.pop_back();
-      if (d > static_cast<int64_t>(n)) c.error("the trees have a cycle through node ", node);
-      f.depth = std::max(f.depth, d);
-      const size_t i = static_cast<size_t>(node);
-      if (!f.true_leaf[i]) stack.push_back({f.true_id[i], d + 1});
-      if (!f.false_leaf[i]) stack.push_back({f.false_id[i], d + 1});
+  // A root whose two branches are one leaf is that tree's leaf itself, at the root's index
+  // (as ONNX's reference reads it).
+  f.leaf_root.assign(n, 0);
+  for (int64_t r : f.roots) {
+    if (r < 0 || static_cast<size_t>(r) >= n) c.error("tree root ", r, " of ", n);
+    const size_t i = static_cast<size_t>(r);
+    if (f.true_leaf[i] && f.false_leaf[i] && f.true_id[i] == f.false_id[i]) {
+      if (r >= f.leaves) c.error("tree root ", r, " is a leaf but there are ", f.leaves, " leaves");
+      f.leaf_root[i] = 1;
     }
   }
+  walk_depths(c, &f);
+  return f;
+}
+
+// TreeEnsembleRegressor (ai.onnx.ml 1 and 3, what scikit-learn exporters write): every node,
+// leaves included (mode "LEAF"), named by (tree id, node id); a tree's root is its node no
+// other node branches to; the leaves' weights come as (tree, node, target, weight) entries,
+// several per leaf for several targets.
+Forest read_regressor_forest(const LowerCtx& c) {
+  Forest f;
+  const std::vector<int64_t> trees = c.node.attr_ints("nodes_treeids"),
+                             ids = c.node.attr_ints("nodes_nodeids"),
+                             true_ids = c.node.attr_ints("nodes_truenodeids"),
+                             false_ids = c.node.attr_ints("nodes_falsenodeids");
+  f.feature = c.node.attr_ints("nodes_featureids");
+  const size_t n = trees.size();
+  std::vector<std::string> modes;
+  if (c.node.has_attr("nodes_modes")) modes = c.node.attrs.at("nodes_modes").strings;
+  f.split = float_values(
+      c, c.node.has_attr("nodes_values_as_tensor") ? "nodes_values_as_tensor" : "nodes_values");
+  f.missing = c.node.attr_ints("nodes_missing_value_tracks_true", std::vector<int64_t>(n, 0));
+  if (ids.size() != n || true_ids.size() != n || false_ids.size() != n || f.feature.size() != n ||
+      modes.size() != n || f.split.size() != n || f.missing.size() != n)
+    c.error("the nodes_* attributes must all have ", n, " entries");
+  std::map<std::pair<int64_t, int64_t>, int64_t> index;  // (tree, node) -> position
+  for (size_t i = 0; i < n; ++i) {
+    if (!index.emplace(std::pair{trees[i], ids[i]}, static_cast<int64_t>(i)).second)
+      c.error("tree ", trees[i], " has two nodes ", ids[i]);
+  }
+  static const std::map<std::string, int64_t> kModes{
+      {"BRANCH_LEQ", 0}, {"BRANCH_LT", 1},  {"BRANCH_GTE", 2}, {"BRANCH_GT", 3},
+      {"BRANCH_EQ", 4},  {"BRANCH_NEQ", 5}, {"LEAF", -1}};
+  std::vector<bool> leaf(n), child(n);
+  for (size_t i = 0; i < n; ++i) {
+    auto m = kModes.find(modes[i]);
+    if (m == kModes.end()) c.unsupported("node mode '", modes[i], "'");
+    leaf[i] = m->second < 0;
+    f.mode.push_back(std::max<int64_t>(m->second, 0));
+  }
+  const int64_t targets = c.node.attr_int("n_targets", 0);
+  if (targets <= 0) c.error("n_targets must be positive");
+  f.size_leaves(static_cast<int64_t>(n), targets);  // a leaf's id: its position
+  for (size_t i = 0; i < n; ++i) {
+    for (const auto& [branch, id, is_leaf] :
+         {std::tuple{&f.true_id, true_ids[i], &f.true_leaf},
+          std::tuple{&f.false_id, false_ids[i], &f.false_leaf}}) {
+      int64_t at = 0;
+      if (!leaf[i]) {
+        auto it = index.find({trees[i], id});
+        if (it == index.end()) c.error("tree ", trees[i], " has no node ", id);
+        at = it->second;
+        child[static_cast<size_t>(at)] = true;
+      }
+      branch->push_back(at);
+      is_leaf->push_back(leaf[static_cast<size_t>(at)] ? 1 : 0);
+    }
+  }
+  f.leaf_root.assign(n, 0);
+  std::map<int64_t, int64_t> root_of;  // tree -> its root
+  for (size_t i = 0; i < n; ++i) {
+    if (child[i]) continue;
+    if (!root_of.emplace(trees[i], static_cast<int64_t>(i)).second)
+      c.error("tree ", trees[i], " has more than one root");
+    f.roots.push_back(static_cast<int64_t>(i));
+    f.leaf_root[i] = leaf[i] ? 1 : 0;
+  }
+  const std::vector<int64_t> t_trees = c.node.attr_ints("target_treeids"),
+                             t_nodes = c.node.attr_ints("target_nodeids"),
+                             t_ids = c.node.attr_ints("target_ids");
+  const std::vector<double> t_weights =
+      float_values(c, c.node.has_attr("target_weights_as_tensor") ? "target_weights_as_tensor"
+                                                                  : "target_weights");
+  if (t_nodes.size() != t_trees.size() || t_ids.size() != t_trees.size() ||
+      t_weights.size() != t_trees.size())
+    c.error("the target_* attributes must all have ", t_trees.size(), " entries");
+  for (size_t k = 0; k < t_trees.size(); ++k) {
+    auto it = index.find({t_trees[k], t_nodes[k]});
+    if (it == index.end() || !leaf[static_cast<size_t>(it->second)])
+      c.error("a target weight for tree ", t_trees[k], " node ", t_nodes[k], ", not a leaf");
+    add_leaf_weight(c, &f, it->second, t_ids[k], t_weights[k]);
+  }
+  f.member_row.assign(n, -1);
+  walk_depths(c, &f);
   return f;
 }
 
@@ -184,24 +315,13 @@ TensorBoxPtr leaves(LowerCtx& c, const Forest& f, const TensorBoxPtr& x) {
                      members = table(gl, member_table, true, o + " members"),
                      roots = table(gl, doubles(f.roots), false, o + " roots"),
                      missing = table(gl, doubles(f.missing), false, o + " missing");
-  std::vector<double> is_root_leaf(f.feature.size(), 0);
-  for (int64_t r : f.roots) {
-    const size_t i = static_cast<size_t>(r);
-    if (f.true_leaf[i] && f.false_leaf[i] && f.true_id[i] == f.false_id[i]) {
-      if (i >= f.leaf_target.size())
-        c.error("tree root ", r, " is a leaf but there are ", f.leaf_target.size(), " leaves");
-      is_root_leaf[i] = 1;
-    }
-  }
-  const TensorBoxPtr root_leaf = table(gl, is_root_leaf, false, o + " root leaves");
+  const TensorBoxPtr root_leaf = table(gl, f.leaf_root, false, o + " root leaves");
   const int64_t depth = f.depth,
                 sets = std::max<int64_t>(static_cast<int64_t>(f.members.size()), 1);
   Loader fn = [=](KernelBuilder& b, const std::vector<Index>& i) {
     auto at = [&b](const TensorBoxPtr& t, V index) { return t->load(b, {ix_value(index.id)}); };
-    V node = b.check_index(roots->load(b, {i[1]}), nodes,
-                           "TreeEnsemble: a root");  // A root whose two branches are one leaf is
-                                                     // that tree's leaf itself, at the root's index
-    // (as ONNX's reference reads it).
+    V node = b.check_index(roots->load(b, {i[1]}), nodes, "TreeEnsemble: a root");
+    // A root that is itself a leaf (Forest::leaf_root) ends the walk at once.
     V done = b.unary(Op::Not, b.binary(Op::Eq, at(root_leaf, node), b.constant_i64(0)));
     V leaf = node;
     for (int64_t step = 0; step < depth; ++step) {
@@ -246,38 +366,22 @@ TensorBoxPtr leaves(LowerCtx& c, const Forest& f, const TensorBoxPtr& x) {
   return t;
 }
 
-std::vector<TensorBoxPtr> lower_tree_ensemble(LowerCtx& c) {
-  const TensorBoxPtr& x = c.input(0);
-  if (!dtype_is_float(x->dtype) || x->size.size() != 2)
-    c.unsupported("X of ", TensorType{x->dtype, x->size, {}, true}.to_string(),
-                  " (float [samples, features] only)");
-  const int64_t aggregate = c.node.attr_int("aggregate_function", 1);
-  const int64_t post = c.node.attr_int("post_transform", 0);
-  if (aggregate < 0 || aggregate > 3) c.error("aggregate_function ", aggregate, " (0 to 3)");
-  // The spec numbers SOFTMAX 1 and LOGISTIC 2; onnxruntime 1.30 applies LOGISTIC for 1 and
-  // SOFTMAX for 2, and ONNX's reference applies none: a model's intent is unknowable.
-  if (post != 0)
-    c.unsupported("post_transform ", post,
-                  " (only NONE: onnxruntime and the ONNX spec number the others differently)");
-  const int64_t targets = c.node.attr_int("n_targets", 0);
-  if (targets <= 0) c.error("n_targets must be positive");
-  const Forest f = read_forest(c);
-  for (int64_t t : f.leaf_target) {
-    if (t < 0 || t >= targets) c.error("a leaf's target ", t, " is outside n_targets ", targets);
-  }
+// The trees' leaves aggregated per target (aggregate: 0 AVERAGE, 1 SUM, 2 MIN, 3 MAX; a
+// target no tree reaches is 0, as onnxruntime gives it), plus `base` per target (empty:
+// none), then `post` ("NONE", "LOGISTIC", "SOFTMAX"), as `out`.
+TensorBoxPtr aggregated(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int64_t aggregate,
+                        const std::vector<double>& base, const std::string& post, DType out) {
   const TensorBoxPtr leaf = leaves(c, f, x);
-  const TensorBoxPtr target = table(c.gl, doubles(f.leaf_target), false, c.origin() + " targets");
-  const TensorBoxPtr weight = table(c.gl, f.leaf_weight, true, c.origin() + " weights");
-  const int64_t n_leaves = static_cast<int64_t>(f.leaf_target.size());
+  const TensorBoxPtr weight = table(c.gl, f.weight, true, c.origin() + " weights");
+  const TensorBoxPtr holds = table(c.gl, f.holds, true, c.origin() + " weight holders");
+  const int64_t n_leaves = f.leaves, targets = f.targets;
   const double trees = static_cast<double>(f.roots.size());
-  // MIN and MAX start from +-inf; a target no tree reaches is 0 in every aggregation, as
-  // onnxruntime gives it (ONNX's reference starts MIN and MAX at the type's extremes instead).
+  // MIN and MAX start from +-inf; ONNX's reference starts them at the type's extremes.
   const double none = aggregate == 2 ? INFINITY : aggregate == 3 ? -INFINITY : 0.0;
-  ReduceLoader rfn = [=](KernelBuilder& b, const std::vector<Index>& o,
-                         const std::vector<Index>& r) {
+  auto leaf_entry = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r,
+                        const TensorBoxPtr& t) {
     const V l = b.check_index(leaf->load(b, {o[0], r[0]}), n_leaves, "TreeEnsemble: a leaf id");
-    const V hit = b.binary(Op::Eq, target->load(b, {ix_value(l.id)}), b.index_value(o[1]));
-    return b.where(hit, weight->load(b, {ix_value(l.id)}), b.constant(ScalarType::F64, none));
+    return t->load(b, {ix_add(ix_mul(ix_value(l.id), targets), o[1])});
   };
   auto def = std::make_shared<ComputedDef>();
   def->is_reduction = true;
@@ -286,7 +390,11 @@ std::vector<TensorBoxPtr> lower_tree_ensemble(LowerCtx& c) {
   def->reduce = aggregate == 2   ? ReduceKind::Min
                 : aggregate == 3 ? ReduceKind::Max
                                  : ReduceKind::Sum;
-  def->rfn = rfn;
+  def->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
+    const V held = b.unary(
+        Op::Not, b.binary(Op::Eq, leaf_entry(b, o, r, holds), b.constant(ScalarType::F64, 0)));
+    return b.where(held, leaf_entry(b, o, r, weight), b.constant(ScalarType::F64, none));
+  };
   def->origin = c.origin();
   if (aggregate == 0)
     def->post = [trees](KernelBuilder& b, V v) {
@@ -294,29 +402,82 @@ std::vector<TensorBoxPtr> lower_tree_ensemble(LowerCtx& c) {
     };
   TensorBoxPtr y = make_reduction_box(DType::F64, def);
   c.gl.realize(y);
-  TensorBoxPtr reached;
+  std::vector<TensorBoxPtr> ins{y};
   if (aggregate >= 2) {  // how many trees reach each target
     auto count = std::make_shared<ComputedDef>(*def);
     count->reduce = ReduceKind::Sum;
     count->post = nullptr;
     count->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
-      const V l = b.check_index(leaf->load(b, {o[0], r[0]}), n_leaves, "TreeEnsemble: a leaf id");
-      const V hit = b.binary(Op::Eq, target->load(b, {ix_value(l.id)}), b.index_value(o[1]));
-      return b.where(hit, b.constant(ScalarType::F64, 1), b.constant(ScalarType::F64, 0));
+      return leaf_entry(b, o, r, holds);
     };
-    reached = make_reduction_box(DType::F64, count);
+    TensorBoxPtr reached = make_reduction_box(DType::F64, count);
     c.gl.realize(reached);
+    ins.push_back(reached);
   }
-  const ScalarType out = compute_type(x->dtype);
-  std::vector<TensorBoxPtr> ins{y};
-  if (reached) ins.push_back(reached);
-  return {make_pointwise(c, ins, x->dtype, [out](KernelBuilder& b, const std::vector<V>& v) {
-    V r = v[0];
-    if (v.size() > 1)
-      r = b.where(b.binary(Op::Gt, v[1], b.constant(ScalarType::F64, 0)), r,
-                  b.constant(ScalarType::F64, 0));
-    return b.cast(r, out);
-  })};
+  std::vector<double> base_full(static_cast<size_t>(targets), 0.0);
+  if (!base.empty()) {
+    if (base.size() != base_full.size()) c.error("base_values must have ", targets, " entries");
+    base_full = base;
+  }
+  const TensorBoxPtr base_t = table(c.gl, base_full, true, c.origin() + " base values");
+  TensorBoxPtr z = make_pointwise_box(
+      DType::F64, {x->size[0], targets},
+      [ins, base_t](KernelBuilder& b, const std::vector<Index>& i) {
+        V r = ins[0]->load(b, i);
+        if (ins.size() > 1)
+          r = b.where(b.binary(Op::Gt, ins[1]->load(b, i), b.constant(ScalarType::F64, 0)), r,
+                      b.constant(ScalarType::F64, 0));
+        return b.binary(Op::Add, r, base_t->load(b, {i[1]}));
+      },
+      c.origin());
+  if (post == "SOFTMAX") {
+    z = softmax_over(c, z, 1, false);
+  } else if (post == "LOGISTIC") {
+    z = make_pointwise(c, {z}, DType::F64, [](KernelBuilder& b, const std::vector<V>& v) {
+      return b.unary(Op::Sigmoid, v[0]);
+    });
+  } else if (post != "NONE") {
+    c.unsupported("post_transform ", post, " (NONE, LOGISTIC or SOFTMAX)");
+  }
+  const ScalarType st = compute_type(out);
+  return make_pointwise(
+      c, {z}, out, [st](KernelBuilder& b, const std::vector<V>& v) { return b.cast(v[0], st); });
+}
+
+const TensorBoxPtr& samples(const LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (x->size.size() != 2 ||
+      (!dtype_is_float(x->dtype) && x->dtype != DType::I64 && x->dtype != DType::I32))
+    c.unsupported("X of ", TensorType{x->dtype, x->size, {}, true}.to_string(),
+                  " (numbers [samples, features] only)");
+  return x;
+}
+
+std::vector<TensorBoxPtr> lower_tree_ensemble(LowerCtx& c) {
+  const TensorBoxPtr& x = samples(c);
+  const int64_t aggregate = c.node.attr_int("aggregate_function", 1);
+  const int64_t post = c.node.attr_int("post_transform", 0);
+  if (aggregate < 0 || aggregate > 3) c.error("aggregate_function ", aggregate, " (0 to 3)");
+  // The spec numbers SOFTMAX 1 and LOGISTIC 2; onnxruntime 1.30 applies LOGISTIC for 1 and
+  // SOFTMAX for 2, and ONNX's reference applies none: a model's intent is unknowable.
+  if (post != 0)
+    c.unsupported("post_transform ", post,
+                  " (only NONE: onnxruntime and the ONNX spec number the others differently)");
+  if (!dtype_is_float(x->dtype)) c.unsupported("TreeEnsemble on ", dtype_name(x->dtype));
+  return {aggregated(c, read_forest(c), x, aggregate, {}, "NONE", x->dtype)};
+}
+
+std::vector<TensorBoxPtr> lower_tree_ensemble_regressor(LowerCtx& c) {
+  const TensorBoxPtr& x = samples(c);
+  static const std::map<std::string, int64_t> kAggregates{
+      {"AVERAGE", 0}, {"SUM", 1}, {"MIN", 2}, {"MAX", 3}};
+  const std::string agg = c.node.attr_string("aggregate_function", "SUM");
+  auto a = kAggregates.find(agg);
+  if (a == kAggregates.end()) c.error("aggregate_function '", agg, "'");
+  const std::vector<double> base = float_values(
+      c, c.node.has_attr("base_values_as_tensor") ? "base_values_as_tensor" : "base_values");
+  return {aggregated(c, read_regressor_forest(c), x, a->second, base,
+                     c.node.attr_string("post_transform", "NONE"), DType::F32)};
 }
 
 }  // namespace
@@ -325,6 +486,7 @@ void register_ml_ops(LoweringTable& t) {
   t.add(str_cat(kMl, "Binarizer"), lower_binarizer);
   t.add(str_cat(kMl, "ArrayFeatureExtractor"), lower_array_feature_extractor);
   t.add(str_cat(kMl, "TreeEnsemble"), lower_tree_ensemble);
+  t.add(str_cat(kMl, "TreeEnsembleRegressor"), lower_tree_ensemble_regressor);
 }
 
 }  // namespace ferrite

@@ -305,6 +305,75 @@ def ml_cases():
                              false_leaf, missing, members, leaf_target, leaf_weight, 3, aggregate)
         cases.append(case(name, "TreeEnsemble", [("x", xt)], ["y"], [want], domain=ML,
                           aggregate_function=aggregate, **attrs))
+    cases += regressor_cases()
+    return cases
+
+
+def tree_regressor(x, nodes, targets, n_targets, aggregate, base, post):
+    """ai.onnx.ml TreeEnsembleRegressor: nodes {(tree, id): (mode, feature, value, true id,
+    false id, missing tracks true)}, targets [(tree, id, target, weight)]; a tree's root is
+    its node no other node branches to; unreached targets 0 (onnxruntime's), then base and
+    post_transform."""
+    tests = {"BRANCH_LEQ": lambda v, s: v <= s, "BRANCH_LT": lambda v, s: v < s,
+             "BRANCH_GTE": lambda v, s: v >= s, "BRANCH_GT": lambda v, s: v > s,
+             "BRANCH_EQ": lambda v, s: v == s, "BRANCH_NEQ": lambda v, s: v != s}
+    children = {(t, c) for (t, _), n in nodes.items() if n[0] != "LEAF" for c in n[3:5]}
+    roots = [k for k in nodes if k not in children]
+    combine = {"SUM": lambda a, w: a + w, "AVERAGE": lambda a, w: a + w, "MIN": min,
+               "MAX": max}[aggregate]
+    start = {"SUM": 0.0, "AVERAGE": 0.0, "MIN": np.inf, "MAX": -np.inf}[aggregate]
+    y = np.full((x.shape[0], n_targets), start)
+    for n in range(x.shape[0]):
+        for tree, node in roots:
+            while nodes[(tree, node)][0] != "LEAF":
+                mode, feature, value, t_id, f_id, missing = nodes[(tree, node)]
+                v = float(x[n, feature])
+                cond = bool(missing) if math.isnan(v) else tests[mode](v, value)
+                node = t_id if cond else f_id
+            for t, i, target, w in targets:
+                if (t, i) == (tree, node):
+                    y[n, target] = combine(y[n, target], w)
+    if aggregate == "AVERAGE":
+        y /= len(roots)
+    y[np.isinf(y)] = 0
+    y += base
+    if post == "LOGISTIC":
+        y = 1 / (1 + np.exp(-y))
+    elif post == "SOFTMAX":
+        y = softmax(y)
+    return y.astype(np.float32)
+
+
+def regressor_cases():
+    cases = []
+    x = f32(7, 3)
+    x[1, 0] = np.nan
+    x[2, 2] = np.nan
+    x[3, 2] = 0.0
+    nodes = {(0, 0): ("BRANCH_LEQ", 0, 0.1, 1, 2, 0), (0, 1): ("BRANCH_GT", 1, -0.2, 3, 4, 0),
+             (0, 2): ("LEAF", 0, 0.0, 0, 0, 0), (0, 3): ("LEAF", 0, 0.0, 0, 0, 0),
+             (0, 4): ("LEAF", 0, 0.0, 0, 0, 0), (1, 0): ("LEAF", 0, 0.0, 0, 0, 0),
+             (7, 5): ("BRANCH_EQ", 2, 0.0, 6, 8, 1), (7, 6): ("LEAF", 0, 0.0, 0, 0, 0),
+             (7, 8): ("LEAF", 0, 0.0, 0, 0, 0)}
+    targets = [(0, 2, 0, 1.0), (0, 2, 1, -2.0), (0, 3, 0, 0.5), (0, 4, 1, 0.25),
+               (1, 0, 0, 0.1), (1, 0, 1, 0.2), (7, 6, 1, 3.0), (7, 8, 0, -1.5)]
+    base = [0.3, -0.1]
+    keys = list(nodes)
+    attrs = dict(
+        nodes_treeids=[k[0] for k in keys], nodes_nodeids=[k[1] for k in keys],
+        nodes_modes=[nodes[k][0] for k in keys], nodes_featureids=[nodes[k][1] for k in keys],
+        nodes_values=[nodes[k][2] for k in keys], nodes_truenodeids=[nodes[k][3] for k in keys],
+        nodes_falsenodeids=[nodes[k][4] for k in keys],
+        nodes_missing_value_tracks_true=[nodes[k][5] for k in keys],
+        target_treeids=[t[0] for t in targets], target_nodeids=[t[1] for t in targets],
+        target_ids=[t[2] for t in targets], target_weights=[t[3] for t in targets],
+        n_targets=2, base_values=base)
+    for aggregate, post in [("SUM", "NONE"), ("AVERAGE", "LOGISTIC"), ("MIN", "NONE"),
+                            ("MAX", "SOFTMAX")]:
+        want = tree_regressor(x, nodes, targets, 2, aggregate, np.array(base), post)
+        cases.append(case(f"tree_regressor_{aggregate.lower()}_{post.lower()}",
+                          "TreeEnsembleRegressor", [("x", x)], ["y"], [want], domain=ML,
+                          opset=3, aggregate_function=aggregate, post_transform=post, **attrs))
     return cases
 
 

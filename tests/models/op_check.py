@@ -40,9 +40,11 @@ def write_model(c, path):
                 n, ONNX_TYPE[want.dtype] if want is not None else TensorProto.FLOAT, None)
             for n, want in zip(c["outputs"], c["expected"]) if n]
     graph = helper.make_graph([node], c["name"], ins, outs, initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", c["opset"]),
-                                                    helper.make_opsetid(MS, 1),
-                                                    helper.make_opsetid(ML, 5)])
+    # An ai.onnx.ml case's `opset` (at most 5) is its domain's; the default domain's is 17.
+    ml_case = c["domain"] == ML and c["opset"] <= 5
+    model = helper.make_model(graph, opset_imports=[
+        helper.make_opsetid("", 17 if ml_case else c["opset"]), helper.make_opsetid(MS, 1),
+        helper.make_opsetid(ML, c["opset"] if ml_case else 5)])
     model.ir_version = 8
     onnx.save(model, path)
 
