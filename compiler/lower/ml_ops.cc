@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 
@@ -209,11 +210,12 @@ Forest read_forest(const LowerCtx& c) {
   return f;
 }
 
-// TreeEnsembleRegressor (ai.onnx.ml 1 and 3, what scikit-learn exporters write): every node,
-// leaves included (mode "LEAF"), named by (tree id, node id); a tree's root is its node no
+// TreeEnsembleRegressor and TreeEnsembleClassifier (ai.onnx.ml 1 and 3, what scikit-learn
+// exporters write; their leaves' weights in `prefix`_* attributes, "target" or "class"): every
+// node, leaves included (mode "LEAF"), named by (tree id, node id); a tree's root is its node no
 // other node branches to; the leaves' weights come as (tree, node, target, weight) entries,
 // several per leaf for several targets.
-Forest read_regressor_forest(const LowerCtx& c) {
+Forest read_legacy_forest(const LowerCtx& c, const std::string& prefix, int64_t targets) {
   Forest f;
   const std::vector<int64_t> trees = c.node.attr_ints("nodes_treeids"),
                              ids = c.node.attr_ints("nodes_nodeids"),
@@ -244,8 +246,6 @@ Forest read_regressor_forest(const LowerCtx& c) {
     leaf[i] = m->second < 0;
     f.mode.push_back(std::max<int64_t>(m->second, 0));
   }
-  const int64_t targets = c.node.attr_int("n_targets", 0);
-  if (targets <= 0) c.error("n_targets must be positive");
   f.size_leaves(static_cast<int64_t>(n), targets);  // a leaf's id: its position
   for (size_t i = 0; i < n; ++i) {
     for (const auto& [branch, id, is_leaf] :
@@ -271,19 +271,19 @@ Forest read_regressor_forest(const LowerCtx& c) {
     f.roots.push_back(static_cast<int64_t>(i));
     f.leaf_root[i] = leaf[i] ? 1 : 0;
   }
-  const std::vector<int64_t> t_trees = c.node.attr_ints("target_treeids"),
-                             t_nodes = c.node.attr_ints("target_nodeids"),
-                             t_ids = c.node.attr_ints("target_ids");
+  const std::vector<int64_t> t_trees = c.node.attr_ints(prefix + "_treeids"),
+                             t_nodes = c.node.attr_ints(prefix + "_nodeids"),
+                             t_ids = c.node.attr_ints(prefix + "_ids");
   const std::vector<double> t_weights =
-      float_values(c, c.node.has_attr("target_weights_as_tensor") ? "target_weights_as_tensor"
-                                                                  : "target_weights");
+      float_values(c, c.node.has_attr(prefix + "_weights_as_tensor") ? prefix + "_weights_as_tensor"
+                                                                     : prefix + "_weights");
   if (t_nodes.size() != t_trees.size() || t_ids.size() != t_trees.size() ||
       t_weights.size() != t_trees.size())
-    c.error("the target_* attributes must all have ", t_trees.size(), " entries");
+    c.error("the ", prefix, "_* attributes must all have ", t_trees.size(), " entries");
   for (size_t k = 0; k < t_trees.size(); ++k) {
     auto it = index.find({t_trees[k], t_nodes[k]});
     if (it == index.end() || !leaf[static_cast<size_t>(it->second)])
-      c.error("a target weight for tree ", t_trees[k], " node ", t_nodes[k], ", not a leaf");
+      c.error("a ", prefix, " weight for tree ", t_trees[k], " node ", t_nodes[k], ", not a leaf");
     add_leaf_weight(c, &f, it->second, t_ids[k], t_weights[k]);
   }
   f.member_row.assign(n, -1);
@@ -366,17 +366,19 @@ TensorBoxPtr leaves(LowerCtx& c, const Forest& f, const TensorBoxPtr& x) {
   return t;
 }
 
-// The trees' leaves aggregated per target (aggregate: 0 AVERAGE, 1 SUM, 2 MIN, 3 MAX; a
-// target no tree reaches is 0, as onnxruntime gives it), plus `base` per target (empty:
-// none), then `post` ("NONE", "LOGISTIC", "SOFTMAX"), as `out`.
-TensorBoxPtr aggregated(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int64_t aggregate,
-                        const std::vector<double>& base, const std::string& post, DType out) {
+// Per (sample, target): the trees' leaf weights aggregated (aggregate: 0 AVERAGE, 1 SUM,
+// 2 MIN, 3 MAX, from +-inf) and, with `count`, how many trees reach a leaf holding the
+// target; both float64, realized.
+struct TreeScores {
+  TensorBoxPtr value, reached;
+};
+TreeScores tree_scores(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int64_t aggregate,
+                       bool count) {
   const TensorBoxPtr leaf = leaves(c, f, x);
   const TensorBoxPtr weight = table(c.gl, f.weight, true, c.origin() + " weights");
   const TensorBoxPtr holds = table(c.gl, f.holds, true, c.origin() + " weight holders");
   const int64_t n_leaves = f.leaves, targets = f.targets;
   const double trees = static_cast<double>(f.roots.size());
-  // MIN and MAX start from +-inf; ONNX's reference starts them at the type's extremes.
   const double none = aggregate == 2 ? INFINITY : aggregate == 3 ? -INFINITY : 0.0;
   auto leaf_entry = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r,
                         const TensorBoxPtr& t) {
@@ -400,20 +402,46 @@ TensorBoxPtr aggregated(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int
     def->post = [trees](KernelBuilder& b, V v) {
       return b.binary(Op::Div, v, b.constant(v.type, trees));
     };
-  TensorBoxPtr y = make_reduction_box(DType::F64, def);
-  c.gl.realize(y);
-  std::vector<TensorBoxPtr> ins{y};
-  if (aggregate >= 2) {  // how many trees reach each target
-    auto count = std::make_shared<ComputedDef>(*def);
-    count->reduce = ReduceKind::Sum;
-    count->post = nullptr;
-    count->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
+  TreeScores out;
+  out.value = make_reduction_box(DType::F64, def);
+  c.gl.realize(out.value);
+  if (count) {
+    auto n = std::make_shared<ComputedDef>(*def);
+    n->reduce = ReduceKind::Sum;
+    n->post = nullptr;
+    n->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
       return leaf_entry(b, o, r, holds);
     };
-    TensorBoxPtr reached = make_reduction_box(DType::F64, count);
-    c.gl.realize(reached);
-    ins.push_back(reached);
+    out.reached = make_reduction_box(DType::F64, n);
+    c.gl.realize(out.reached);
   }
+  return out;
+}
+
+// post_transform ("NONE", "LOGISTIC", "SOFTMAX") over the last axis of z (float64).
+TensorBoxPtr post_transformed(const LowerCtx& c, TensorBoxPtr z, const std::string& post) {
+  if (post == "SOFTMAX") return softmax_over(c, z, 1, false);
+  if (post == "LOGISTIC") {
+    return make_pointwise(c, {z}, DType::F64, [](KernelBuilder& b, const std::vector<V>& v) {
+      return b.unary(Op::Sigmoid, v[0]);
+    });
+  }
+  if (post != "NONE") c.unsupported("post_transform ", post, " (NONE, LOGISTIC or SOFTMAX)");
+  return z;
+}
+
+TensorBoxPtr cast_to(const LowerCtx& c, const TensorBoxPtr& z, DType out) {
+  const ScalarType st = compute_type(out);
+  return make_pointwise(
+      c, {z}, out, [st](KernelBuilder& b, const std::vector<V>& v) { return b.cast(v[0], st); });
+}
+
+// The trees' leaves aggregated per target (a target no tree reaches is 0, as onnxruntime
+// gives it), plus `base` per target (empty: none), then `post`, as `out`.
+TensorBoxPtr aggregated(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int64_t aggregate,
+                        const std::vector<double>& base, const std::string& post, DType out) {
+  const TreeScores s = tree_scores(c, f, x, aggregate, aggregate >= 2);
+  const int64_t targets = f.targets;
   std::vector<double> base_full(static_cast<size_t>(targets), 0.0);
   if (!base.empty()) {
     if (base.size() != base_full.size()) c.error("base_values must have ", targets, " entries");
@@ -422,26 +450,15 @@ TensorBoxPtr aggregated(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int
   const TensorBoxPtr base_t = table(c.gl, base_full, true, c.origin() + " base values");
   TensorBoxPtr z = make_pointwise_box(
       DType::F64, {x->size[0], targets},
-      [ins, base_t](KernelBuilder& b, const std::vector<Index>& i) {
-        V r = ins[0]->load(b, i);
-        if (ins.size() > 1)
-          r = b.where(b.binary(Op::Gt, ins[1]->load(b, i), b.constant(ScalarType::F64, 0)), r,
+      [s, base_t](KernelBuilder& b, const std::vector<Index>& i) {
+        V r = s.value->load(b, i);
+        if (s.reached)
+          r = b.where(b.binary(Op::Gt, s.reached->load(b, i), b.constant(ScalarType::F64, 0)), r,
                       b.constant(ScalarType::F64, 0));
         return b.binary(Op::Add, r, base_t->load(b, {i[1]}));
       },
       c.origin());
-  if (post == "SOFTMAX") {
-    z = softmax_over(c, z, 1, false);
-  } else if (post == "LOGISTIC") {
-    z = make_pointwise(c, {z}, DType::F64, [](KernelBuilder& b, const std::vector<V>& v) {
-      return b.unary(Op::Sigmoid, v[0]);
-    });
-  } else if (post != "NONE") {
-    c.unsupported("post_transform ", post, " (NONE, LOGISTIC or SOFTMAX)");
-  }
-  const ScalarType st = compute_type(out);
-  return make_pointwise(
-      c, {z}, out, [st](KernelBuilder& b, const std::vector<V>& v) { return b.cast(v[0], st); });
+  return cast_to(c, post_transformed(c, z, post), out);
 }
 
 const TensorBoxPtr& samples(const LowerCtx& c) {
@@ -476,8 +493,139 @@ std::vector<TensorBoxPtr> lower_tree_ensemble_regressor(LowerCtx& c) {
   if (a == kAggregates.end()) c.error("aggregate_function '", agg, "'");
   const std::vector<double> base = float_values(
       c, c.node.has_attr("base_values_as_tensor") ? "base_values_as_tensor" : "base_values");
-  return {aggregated(c, read_regressor_forest(c), x, a->second, base,
+  const int64_t targets = c.node.attr_int("n_targets", 0);
+  if (targets <= 0) c.error("n_targets must be positive");
+  return {aggregated(c, read_legacy_forest(c, "target", targets), x, a->second, base,
                      c.node.attr_string("post_transform", "NONE"), DType::F32)};
+}
+
+// TreeEnsembleClassifier with int64 labels: per class the trees' leaf weights summed (plus
+// base_values; a class neither reached nor given a base value scores 0 and is never the
+// label). More than two classes: the label is the first best-scoring class, the scores go
+// through post_transform. Two classes whose weights all name one class (scikit-learn's
+// binary form), as onnxruntime reads them: the positive score s (class 1's, else class 0's
+// plus one base value) gives label 1 when s > 0.5 (every weight >= 0) or s > 0 (some
+// weight < 0); the scores are post_transform of [0, s] when class 1 holds the weights, else
+// [logistic(-s), logistic(s)] (LOGISTIC), [1 - s, s] (weights >= 0) or [-s, s].
+std::vector<TensorBoxPtr> lower_tree_ensemble_classifier(LowerCtx& c) {
+  const TensorBoxPtr& x = samples(c);
+  if (c.node.has_attr("classlabels_strings")) c.unsupported("string class labels");
+  const std::vector<int64_t> labels = c.node.attr_ints("classlabels_int64s");
+  const int64_t classes = static_cast<int64_t>(labels.size());
+  if (classes < 2) c.unsupported(classes, " class labels (at least two)");
+  const Forest f = read_legacy_forest(c, "class", classes);
+  const std::vector<int64_t> ids = c.node.attr_ints("class_ids");
+  const std::vector<double> weights = float_values(
+      c, c.node.has_attr("class_weights_as_tensor") ? "class_weights_as_tensor" : "class_weights");
+  const std::set<int64_t> used(ids.begin(), ids.end());
+  const bool positive =
+      std::all_of(weights.begin(), weights.end(), [](double w) { return w >= 0; });
+  const std::vector<double> base = float_values(
+      c, c.node.has_attr("base_values_as_tensor") ? "base_values_as_tensor" : "base_values");
+  const std::string post = c.node.attr_string("post_transform", "NONE");
+  const TreeScores s = tree_scores(c, f, x, 1, true);
+  const TensorBoxPtr label_t = table(c.gl, doubles(labels), false, c.origin() + " labels");
+  const int64_t n = x->size[0];
+  auto reached = [s](KernelBuilder& b, const std::vector<Index>& i) {
+    return b.binary(Op::Gt, s.reached->load(b, i), b.constant(ScalarType::F64, 0));
+  };
+  auto zero = [](KernelBuilder& b) { return b.constant(ScalarType::F64, 0); };
+  TensorBoxPtr label, scores;
+  if (classes > 2) {
+    if (!base.empty() && base.size() != static_cast<size_t>(classes))
+      c.error("base_values has ", base.size(), " entries for ", classes, " classes");
+    std::vector<double> base_full(static_cast<size_t>(classes), 0.0), has_base = base_full;
+    std::copy(base.begin(), base.end(), base_full.begin());
+    std::fill(has_base.begin(), has_base.begin() + static_cast<int64_t>(base.size()), 1.0);
+    const TensorBoxPtr bt = table(c.gl, base_full, true, c.origin() + " base values"),
+                       hb = table(c.gl, has_base, true, c.origin() + " base flags");
+    auto scored = [=](KernelBuilder& b, const std::vector<Index>& i) {
+      return b.binary(Op::Or, reached(b, i),
+                      b.binary(Op::Gt, hb->load(b, {i[1]}), b.constant(ScalarType::F64, 0)));
+    };
+    auto value = [=](KernelBuilder& b, const std::vector<Index>& i) {
+      return b.binary(Op::Add, b.where(reached(b, i), s.value->load(b, i), zero(b)),
+                      bt->load(b, {i[1]}));
+    };
+    scores = make_pointwise_box(
+        DType::F64, {n, classes},
+        [=](KernelBuilder& b, const std::vector<Index>& i) {
+          return b.where(scored(b, i), value(b, i), zero(b));
+        },
+        c.origin());
+    auto best = std::make_shared<ComputedDef>();  // the first best-scoring class
+    best->is_reduction = true;
+    best->ranges = {n};
+    best->reduction_ranges = {classes};
+    best->reduce = ReduceKind::ArgMax;
+    best->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
+      const std::vector<Index> i{o[0], r[0]};
+      return b.where(scored(b, i), value(b, i), b.constant(ScalarType::F64, -INFINITY));
+    };
+    best->origin = c.origin();
+    const TensorBoxPtr k = make_reduction_box(DType::I64, best);
+    c.gl.realize(k);
+    label = make_pointwise_box(
+        DType::I64, {n},
+        [=](KernelBuilder& b, const std::vector<Index>& i) {
+          const V at = b.check_index(k->load(b, i), classes, "TreeEnsembleClassifier: a class");
+          return label_t->load(b, {ix_value(at.id)});
+        },
+        c.origin());
+    scores = post_transformed(c, scores, post);
+  } else {
+    if (used.size() != 1)
+      c.unsupported(
+          "two classes with weights for both (onnxruntime labels them by a rule of "
+          "its own)");
+    if (base.size() > 1)
+      c.unsupported("two base values for two classes (onnxruntime then drops the trees' sum)");
+    const int64_t k = *used.begin();
+    const double bv = base.empty() ? 0.0 : base[0];
+    // The positive score, and whether two scores are written (class 1 holds the weights).
+    auto pos = [=](KernelBuilder& b, const Index& row) {
+      const std::vector<Index> i{row, ix_const(k)};
+      V v = s.value->load(b, i);
+      if (k == 0) v = b.binary(Op::Add, v, b.constant(ScalarType::F64, bv));
+      return b.where(reached(b, i), v, zero(b));
+    };
+    label = make_pointwise_box(
+        DType::I64, {n},
+        [=](KernelBuilder& b, const std::vector<Index>& i) {
+          const V over =
+              b.binary(Op::Gt, pos(b, i[0]), b.constant(ScalarType::F64, positive ? 0.5 : 0));
+          return b.where(over, label_t->load(b, {ix_const(1)}), label_t->load(b, {ix_const(0)}));
+        },
+        c.origin());
+    const TensorBoxPtr pair = make_pointwise_box(
+        DType::F64, {n, 2},
+        [=](KernelBuilder& b, const std::vector<Index>& i) {
+          return b.where(b.binary(Op::Eq, b.index_value(i[1]), b.constant_i64(1)), pos(b, i[0]),
+                         zero(b));
+        },
+        c.origin());
+    const TensorBoxPtr two = post_transformed(c, pair, post);  // [0, s] transformed
+    scores = make_pointwise_box(
+        DType::F64, {n, 2},
+        [=](KernelBuilder& b, const std::vector<Index>& i) {
+          const V sv = pos(b, i[0]);
+          const V second = b.binary(Op::Eq, b.index_value(i[1]), b.constant_i64(1));
+          // One score written as two: [sigmoid(-s), sigmoid(s)] with LOGISTIC, else [1 - s, s]
+          // (weights >= 0) or [-s, s].
+          V one;
+          if (post == "LOGISTIC") {
+            one = b.unary(Op::Sigmoid, b.where(second, sv, b.unary(Op::Neg, sv)));
+          } else if (positive) {
+            one = b.where(second, sv, b.binary(Op::Sub, b.constant(ScalarType::F64, 1), sv));
+          } else {
+            one = b.where(second, sv, b.unary(Op::Neg, sv));
+          }
+          if (k != 1) return one;
+          return b.where(reached(b, {i[0], ix_const(1)}), two->load(b, i), one);
+        },
+        c.origin());
+  }
+  return {label, cast_to(c, scores, DType::F32)};
 }
 
 }  // namespace
@@ -487,6 +635,7 @@ void register_ml_ops(LoweringTable& t) {
   t.add(str_cat(kMl, "ArrayFeatureExtractor"), lower_array_feature_extractor);
   t.add(str_cat(kMl, "TreeEnsemble"), lower_tree_ensemble);
   t.add(str_cat(kMl, "TreeEnsembleRegressor"), lower_tree_ensemble_regressor);
+  t.add(str_cat(kMl, "TreeEnsembleClassifier"), lower_tree_ensemble_classifier);
 }
 
 }  // namespace ferrite

@@ -305,7 +305,7 @@ def ml_cases():
                              false_leaf, missing, members, leaf_target, leaf_weight, 3, aggregate)
         cases.append(case(name, "TreeEnsemble", [("x", xt)], ["y"], [want], domain=ML,
                           aggregate_function=aggregate, **attrs))
-    cases += regressor_cases()
+    cases += regressor_cases() + classifier_cases()
     return cases
 
 
@@ -374,6 +374,111 @@ def regressor_cases():
         cases.append(case(f"tree_regressor_{aggregate.lower()}_{post.lower()}",
                           "TreeEnsembleRegressor", [("x", x)], ["y"], [want], domain=ML,
                           opset=3, aggregate_function=aggregate, post_transform=post, **attrs))
+    return cases
+
+
+def legacy_sums(x, nodes, entries, n_targets):
+    """Per sample and target: the sum of the reached leaves' entries, and whether any tree
+    reached a leaf holding the target (nodes and entries as tree_regressor's)."""
+    tests = {"BRANCH_LEQ": lambda v, s: v <= s, "BRANCH_LT": lambda v, s: v < s,
+             "BRANCH_GTE": lambda v, s: v >= s, "BRANCH_GT": lambda v, s: v > s,
+             "BRANCH_EQ": lambda v, s: v == s, "BRANCH_NEQ": lambda v, s: v != s}
+    children = {(t, c) for (t, _), n in nodes.items() if n[0] != "LEAF" for c in n[3:5]}
+    roots = [k for k in nodes if k not in children]
+    sums = np.zeros((x.shape[0], n_targets))
+    held = np.zeros((x.shape[0], n_targets), bool)
+    for n in range(x.shape[0]):
+        for tree, node in roots:
+            while nodes[(tree, node)][0] != "LEAF":
+                mode, feature, value, t_id, f_id, missing = nodes[(tree, node)]
+                v = float(x[n, feature])
+                cond = bool(missing) if math.isnan(v) else tests[mode](v, value)
+                node = t_id if cond else f_id
+            for t, i, target, w in entries:
+                if (t, i) == (tree, node):
+                    sums[n, target] += w
+                    held[n, target] = True
+    return sums, held
+
+
+def tree_classifier(x, nodes, entries, labels, base, post):
+    """TreeEnsembleClassifier as onnxruntime writes labels and scores (contrib op's comment
+    in ml_ops.cc): returns labels, scores."""
+    c = len(labels)
+    sums, held = legacy_sums(x, nodes, entries, c)
+    logistic = lambda v: 1 / (1 + np.exp(-v))
+    if c > 2:
+        has_base = np.arange(c) < len(base)
+        bv = np.zeros(c)
+        bv[:len(base)] = base
+        scored = held | has_base
+        value = np.where(held, sums, 0) + bv
+        scores = np.where(scored, value, 0)
+        label = np.array(labels)[np.argmax(np.where(scored, value, -np.inf), axis=1)]
+        if post == "SOFTMAX":
+            scores = softmax(scores)
+        elif post == "LOGISTIC":
+            scores = logistic(scores)
+        return label.astype(np.int64), scores.astype(np.float32)
+    k = entries[0][2]
+    positive = all(e[3] >= 0 for e in entries)
+    pos = np.where(held[:, k], sums[:, k] + (base[0] if k == 0 and base else 0), 0)
+    label = np.where(pos > (0.5 if positive else 0), labels[1], labels[0]).astype(np.int64)
+    if post == "LOGISTIC":
+        one = logistic(np.stack([-pos, pos], 1))
+    elif positive:
+        one = np.stack([1 - pos, pos], 1)
+    else:
+        one = np.stack([-pos, pos], 1)
+    if k == 1:
+        two = np.stack([np.zeros_like(pos), pos], 1)
+        two = softmax(two) if post == "SOFTMAX" else logistic(two) if post == "LOGISTIC" else two
+        one = np.where(held[:, 1:2], two, one)
+    return label, one.astype(np.float32)
+
+
+def classifier_cases():
+    cases = []
+    x = f32(9, 3)
+    x[1, 0] = np.nan
+    nodes = {(0, 0): ("BRANCH_LEQ", 0, 0.1, 1, 2, 0), (0, 1): ("BRANCH_GT", 1, -0.2, 3, 4, 0),
+             (0, 2): ("LEAF", 0, 0.0, 0, 0, 0), (0, 3): ("LEAF", 0, 0.0, 0, 0, 0),
+             (0, 4): ("LEAF", 0, 0.0, 0, 0, 0), (3, 0): ("BRANCH_LT", 2, 0.2, 1, 2, 1),
+             (3, 1): ("LEAF", 0, 0.0, 0, 0, 0), (3, 2): ("LEAF", 0, 0.0, 0, 0, 0)}
+    keys = list(nodes)
+    tree_attrs = dict(
+        nodes_treeids=[k[0] for k in keys], nodes_nodeids=[k[1] for k in keys],
+        nodes_modes=[nodes[k][0] for k in keys], nodes_featureids=[nodes[k][1] for k in keys],
+        nodes_values=[nodes[k][2] for k in keys], nodes_truenodeids=[nodes[k][3] for k in keys],
+        nodes_falsenodeids=[nodes[k][4] for k in keys],
+        nodes_missing_value_tracks_true=[nodes[k][5] for k in keys])
+    three = [(0, 2, 0, 0.6), (0, 2, 1, 0.4), (0, 3, 1, 0.9), (0, 4, 0, 0.2),
+             (3, 1, 0, 0.3), (3, 1, 1, 0.3), (3, 2, 1, 0.5)]  # class 2 never reached
+    binary_pos = [(0, 2, 1, 0.7), (0, 3, 1, 0.2), (0, 4, 1, 0.4), (3, 1, 1, 0.1), (3, 2, 1, 0.6)]
+    binary_neg = [(t, i, 1, w - 0.45) for t, i, _, w in binary_pos]
+    variants = [
+        ("multiclass_none_base", three, [5, 7, 9], [0.1, -0.2, 0.0], "NONE"),
+        ("multiclass_softmax", three, [5, 7, 9], [], "SOFTMAX"),
+        ("multiclass_logistic", three, [5, 7, 9], [0.0, 0.0, 0.3], "LOGISTIC"),
+        ("binary_class1_positive", binary_pos, [0, 1], [], "NONE"),
+        ("binary_class0_positive", [(t, i, 0, w) for t, i, _, w in binary_pos], [3, 4], [],
+         "NONE"),
+        ("binary_class0_positive_logistic", [(t, i, 0, w) for t, i, _, w in binary_pos], [3, 4],
+         [], "LOGISTIC"),
+        ("binary_class1_negative_logistic", binary_neg, [0, 1], [], "LOGISTIC"),
+        ("binary_class0_negative_base", [(t, i, 0, w) for t, i, _, w in binary_neg], [0, 1],
+         [0.25], "LOGISTIC"),
+    ]
+    for name, entries, labels, base, post in variants:
+        label, scores = tree_classifier(x, nodes, entries, labels, base, post)
+        attrs = dict(tree_attrs, class_treeids=[e[0] for e in entries],
+                     class_nodeids=[e[1] for e in entries], class_ids=[e[2] for e in entries],
+                     class_weights=[e[3] for e in entries], classlabels_int64s=labels,
+                     post_transform=post)
+        if base:
+            attrs["base_values"] = base
+        cases.append(case(f"tree_classifier_{name}", "TreeEnsembleClassifier", [("x", x)],
+                          ["label", "scores"], [label, scores], domain=ML, opset=3, **attrs))
     return cases
 
 
