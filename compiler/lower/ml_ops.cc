@@ -507,6 +507,141 @@ std::vector<TensorBoxPtr> lower_tree_ensemble_regressor(LowerCtx& c) {
 // plus one base value) gives label 1 when s > 0.5 (every weight >= 0) or s > 0 (some
 // weight < 0); the scores are post_transform of [0, s] when class 1 holds the weights, else
 // [logistic(-s), logistic(s)] (LOGISTIC), [1 - s, s] (weights >= 0) or [-s, s].
+// What the classifier's two forms share.
+struct Classifier {
+  TreeScores s;
+  TensorBoxPtr labels;  // int64 [classes]
+  int64_t n = 0, classes = 0;
+  std::string post;
+  std::vector<double> base;
+  bool positive = false;   // every class weight >= 0
+  std::set<int64_t> used;  // the class ids the weights name
+
+  V reached(KernelBuilder& b, const std::vector<Index>& i) const {
+    return b.binary(Op::Gt, s.reached->load(b, i), b.constant(ScalarType::F64, 0));
+  }
+};
+
+V zero(KernelBuilder& b) {
+  return b.constant(ScalarType::F64, 0);
+}
+
+// More than two classes: labels [N] and scores [N, classes] (float64).
+std::pair<TensorBoxPtr, TensorBoxPtr> multiclass_outputs(LowerCtx& c, const Classifier& cls) {
+  const TreeScores& s = cls.s;
+  const int64_t n = cls.n, classes = cls.classes;
+  const std::vector<double>& base = cls.base;
+  const TensorBoxPtr& label_t = cls.labels;
+  auto reached = [cls](KernelBuilder& b, const std::vector<Index>& i) { return cls.reached(b, i); };
+  TensorBoxPtr label, scores;
+  if (!base.empty() && base.size() != static_cast<size_t>(classes))
+    c.error("base_values has ", base.size(), " entries for ", classes, " classes");
+  std::vector<double> base_full(static_cast<size_t>(classes), 0.0), has_base = base_full;
+  std::copy(base.begin(), base.end(), base_full.begin());
+  std::fill(has_base.begin(), has_base.begin() + static_cast<int64_t>(base.size()), 1.0);
+  const TensorBoxPtr bt = table(c.gl, base_full, true, c.origin() + " base values"),
+                     hb = table(c.gl, has_base, true, c.origin() + " base flags");
+  auto scored = [=](KernelBuilder& b, const std::vector<Index>& i) {
+    return b.binary(Op::Or, reached(b, i),
+                    b.binary(Op::Gt, hb->load(b, {i[1]}), b.constant(ScalarType::F64, 0)));
+  };
+  auto value = [=](KernelBuilder& b, const std::vector<Index>& i) {
+    return b.binary(Op::Add, b.where(reached(b, i), s.value->load(b, i), zero(b)),
+                    bt->load(b, {i[1]}));
+  };
+  scores = make_pointwise_box(
+      DType::F64, {n, classes},
+      [=](KernelBuilder& b, const std::vector<Index>& i) {
+        return b.where(scored(b, i), value(b, i), zero(b));
+      },
+      c.origin());
+  auto best = std::make_shared<ComputedDef>();  // the first best-scoring class
+  best->is_reduction = true;
+  best->ranges = {n};
+  best->reduction_ranges = {classes};
+  best->reduce = ReduceKind::ArgMax;
+  best->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
+    const std::vector<Index> i{o[0], r[0]};
+    return b.where(scored(b, i), value(b, i), b.constant(ScalarType::F64, -INFINITY));
+  };
+  best->origin = c.origin();
+  const TensorBoxPtr k = make_reduction_box(DType::I64, best);
+  c.gl.realize(k);
+  label = make_pointwise_box(
+      DType::I64, {n},
+      [=](KernelBuilder& b, const std::vector<Index>& i) {
+        const V at = b.check_index(k->load(b, i), classes, "TreeEnsembleClassifier: a class");
+        return label_t->load(b, {ix_value(at.id)});
+      },
+      c.origin());
+  scores = post_transformed(c, scores, cls.post);
+  return {label, scores};
+}
+
+// Two classes whose weights all name one class (scikit-learn's binary form).
+std::pair<TensorBoxPtr, TensorBoxPtr> binary_outputs(LowerCtx& c, const Classifier& k_) {
+  const TreeScores& s = k_.s;
+  const int64_t n = k_.n;
+  const std::vector<double>& base = k_.base;
+  const std::string& post = k_.post;
+  const bool positive = k_.positive;
+  const std::set<int64_t>& used = k_.used;
+  const TensorBoxPtr& label_t = k_.labels;
+  auto reached = [k_](KernelBuilder& b, const std::vector<Index>& i) { return k_.reached(b, i); };
+  TensorBoxPtr label, scores;
+  if (used.size() != 1)
+    c.unsupported(
+        "two classes with weights for both (onnxruntime labels them by a rule of "
+        "its own)");
+  if (base.size() > 1)
+    c.unsupported("two base values for two classes (onnxruntime then drops the trees' sum)");
+  const int64_t k = *used.begin();
+  const double bv = base.empty() ? 0.0 : base[0];
+  // The positive score, and whether two scores are written (class 1 holds the weights).
+  auto pos = [=](KernelBuilder& b, const Index& row) {
+    const std::vector<Index> i{row, ix_const(k)};
+    V v = s.value->load(b, i);
+    if (k == 0) v = b.binary(Op::Add, v, b.constant(ScalarType::F64, bv));
+    return b.where(reached(b, i), v, zero(b));
+  };
+  label = make_pointwise_box(
+      DType::I64, {n},
+      [=](KernelBuilder& b, const std::vector<Index>& i) {
+        const V over =
+            b.binary(Op::Gt, pos(b, i[0]), b.constant(ScalarType::F64, positive ? 0.5 : 0));
+        return b.where(over, label_t->load(b, {ix_const(1)}), label_t->load(b, {ix_const(0)}));
+      },
+      c.origin());
+  const TensorBoxPtr pair = make_pointwise_box(
+      DType::F64, {n, 2},
+      [=](KernelBuilder& b, const std::vector<Index>& i) {
+        return b.where(b.binary(Op::Eq, b.index_value(i[1]), b.constant_i64(1)), pos(b, i[0]),
+                       zero(b));
+      },
+      c.origin());
+  const TensorBoxPtr two = post_transformed(c, pair, post);  // [0, s] transformed
+  scores = make_pointwise_box(
+      DType::F64, {n, 2},
+      [=](KernelBuilder& b, const std::vector<Index>& i) {
+        const V sv = pos(b, i[0]);
+        const V second = b.binary(Op::Eq, b.index_value(i[1]), b.constant_i64(1));
+        // One score written as two: [sigmoid(-s), sigmoid(s)] with LOGISTIC, else [1 - s, s]
+        // (weights >= 0) or [-s, s].
+        V one;
+        if (post == "LOGISTIC") {
+          one = b.unary(Op::Sigmoid, b.where(second, sv, b.unary(Op::Neg, sv)));
+        } else if (positive) {
+          one = b.where(second, sv, b.binary(Op::Sub, b.constant(ScalarType::F64, 1), sv));
+        } else {
+          one = b.where(second, sv, b.unary(Op::Neg, sv));
+        }
+        if (k != 1) return one;
+        return b.where(reached(b, {i[0], ix_const(1)}), two->load(b, i), one);
+      },
+      c.origin());
+  return {label, scores};
+}
+
 std::vector<TensorBoxPtr> lower_tree_ensemble_classifier(LowerCtx& c) {
   const TensorBoxPtr& x = samples(c);
   if (c.node.has_attr("classlabels_strings")) c.unsupported("string class labels");
@@ -525,106 +660,8 @@ std::vector<TensorBoxPtr> lower_tree_ensemble_classifier(LowerCtx& c) {
   const std::string post = c.node.attr_string("post_transform", "NONE");
   const TreeScores s = tree_scores(c, f, x, 1, true);
   const TensorBoxPtr label_t = table(c.gl, doubles(labels), false, c.origin() + " labels");
-  const int64_t n = x->size[0];
-  auto reached = [s](KernelBuilder& b, const std::vector<Index>& i) {
-    return b.binary(Op::Gt, s.reached->load(b, i), b.constant(ScalarType::F64, 0));
-  };
-  auto zero = [](KernelBuilder& b) { return b.constant(ScalarType::F64, 0); };
-  TensorBoxPtr label, scores;
-  if (classes > 2) {
-    if (!base.empty() && base.size() != static_cast<size_t>(classes))
-      c.error("base_values has ", base.size(), " entries for ", classes, " classes");
-    std::vector<double> base_full(static_cast<size_t>(classes), 0.0), has_base = base_full;
-    std::copy(base.begin(), base.end(), base_full.begin());
-    std::fill(has_base.begin(), has_base.begin() + static_cast<int64_t>(base.size()), 1.0);
-    const TensorBoxPtr bt = table(c.gl, base_full, true, c.origin() + " base values"),
-                       hb = table(c.gl, has_base, true, c.origin() + " base flags");
-    auto scored = [=](KernelBuilder& b, const std::vector<Index>& i) {
-      return b.binary(Op::Or, reached(b, i),
-                      b.binary(Op::Gt, hb->load(b, {i[1]}), b.constant(ScalarType::F64, 0)));
-    };
-    auto value = [=](KernelBuilder& b, const std::vector<Index>& i) {
-      return b.binary(Op::Add, b.where(reached(b, i), s.value->load(b, i), zero(b)),
-                      bt->load(b, {i[1]}));
-    };
-    scores = make_pointwise_box(
-        DType::F64, {n, classes},
-        [=](KernelBuilder& b, const std::vector<Index>& i) {
-          return b.where(scored(b, i), value(b, i), zero(b));
-        },
-        c.origin());
-    auto best = std::make_shared<ComputedDef>();  // the first best-scoring class
-    best->is_reduction = true;
-    best->ranges = {n};
-    best->reduction_ranges = {classes};
-    best->reduce = ReduceKind::ArgMax;
-    best->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
-      const std::vector<Index> i{o[0], r[0]};
-      return b.where(scored(b, i), value(b, i), b.constant(ScalarType::F64, -INFINITY));
-    };
-    best->origin = c.origin();
-    const TensorBoxPtr k = make_reduction_box(DType::I64, best);
-    c.gl.realize(k);
-    label = make_pointwise_box(
-        DType::I64, {n},
-        [=](KernelBuilder& b, const std::vector<Index>& i) {
-          const V at = b.check_index(k->load(b, i), classes, "TreeEnsembleClassifier: a class");
-          return label_t->load(b, {ix_value(at.id)});
-        },
-        c.origin());
-    scores = post_transformed(c, scores, post);
-  } else {
-    if (used.size() != 1)
-      c.unsupported(
-          "two classes with weights for both (onnxruntime labels them by a rule of "
-          "its own)");
-    if (base.size() > 1)
-      c.unsupported("two base values for two classes (onnxruntime then drops the trees' sum)");
-    const int64_t k = *used.begin();
-    const double bv = base.empty() ? 0.0 : base[0];
-    // The positive score, and whether two scores are written (class 1 holds the weights).
-    auto pos = [=](KernelBuilder& b, const Index& row) {
-      const std::vector<Index> i{row, ix_const(k)};
-      V v = s.value->load(b, i);
-      if (k == 0) v = b.binary(Op::Add, v, b.constant(ScalarType::F64, bv));
-      return b.where(reached(b, i), v, zero(b));
-    };
-    label = make_pointwise_box(
-        DType::I64, {n},
-        [=](KernelBuilder& b, const std::vector<Index>& i) {
-          const V over =
-              b.binary(Op::Gt, pos(b, i[0]), b.constant(ScalarType::F64, positive ? 0.5 : 0));
-          return b.where(over, label_t->load(b, {ix_const(1)}), label_t->load(b, {ix_const(0)}));
-        },
-        c.origin());
-    const TensorBoxPtr pair = make_pointwise_box(
-        DType::F64, {n, 2},
-        [=](KernelBuilder& b, const std::vector<Index>& i) {
-          return b.where(b.binary(Op::Eq, b.index_value(i[1]), b.constant_i64(1)), pos(b, i[0]),
-                         zero(b));
-        },
-        c.origin());
-    const TensorBoxPtr two = post_transformed(c, pair, post);  // [0, s] transformed
-    scores = make_pointwise_box(
-        DType::F64, {n, 2},
-        [=](KernelBuilder& b, const std::vector<Index>& i) {
-          const V sv = pos(b, i[0]);
-          const V second = b.binary(Op::Eq, b.index_value(i[1]), b.constant_i64(1));
-          // One score written as two: [sigmoid(-s), sigmoid(s)] with LOGISTIC, else [1 - s, s]
-          // (weights >= 0) or [-s, s].
-          V one;
-          if (post == "LOGISTIC") {
-            one = b.unary(Op::Sigmoid, b.where(second, sv, b.unary(Op::Neg, sv)));
-          } else if (positive) {
-            one = b.where(second, sv, b.binary(Op::Sub, b.constant(ScalarType::F64, 1), sv));
-          } else {
-            one = b.where(second, sv, b.unary(Op::Neg, sv));
-          }
-          if (k != 1) return one;
-          return b.where(reached(b, {i[0], ix_const(1)}), two->load(b, i), one);
-        },
-        c.origin());
-  }
+  Classifier k{s, label_t, x->size[0], classes, post, base, positive, used};
+  const auto [label, scores] = classes > 2 ? multiclass_outputs(c, k) : binary_outputs(c, k);
   return {label, cast_to(c, scores, DType::F32)};
 }
 

@@ -309,32 +309,44 @@ def ml_cases():
     return cases
 
 
-def tree_regressor(x, nodes, targets, n_targets, aggregate, base, post):
-    """ai.onnx.ml TreeEnsembleRegressor: nodes {(tree, id): (mode, feature, value, true id,
-    false id, missing tracks true)}, targets [(tree, id, target, weight)]; a tree's root is
-    its node no other node branches to; unreached targets 0 (onnxruntime's), then base and
-    post_transform."""
+def legacy_leaves(x, nodes):
+    """Per sample, the (tree, node) of the leaf each tree reaches: nodes {(tree, id): (mode,
+    feature, value, true id, false id, missing tracks true)}; a tree's root is its node no
+    other node branches to; a NaN x goes where `missing tracks true` says."""
     tests = {"BRANCH_LEQ": lambda v, s: v <= s, "BRANCH_LT": lambda v, s: v < s,
              "BRANCH_GTE": lambda v, s: v >= s, "BRANCH_GT": lambda v, s: v > s,
              "BRANCH_EQ": lambda v, s: v == s, "BRANCH_NEQ": lambda v, s: v != s}
     children = {(t, c) for (t, _), n in nodes.items() if n[0] != "LEAF" for c in n[3:5]}
     roots = [k for k in nodes if k not in children]
-    combine = {"SUM": lambda a, w: a + w, "AVERAGE": lambda a, w: a + w, "MIN": min,
-               "MAX": max}[aggregate]
-    start = {"SUM": 0.0, "AVERAGE": 0.0, "MIN": np.inf, "MAX": -np.inf}[aggregate]
-    y = np.full((x.shape[0], n_targets), start)
+    out = []
     for n in range(x.shape[0]):
+        reached = []
         for tree, node in roots:
             while nodes[(tree, node)][0] != "LEAF":
                 mode, feature, value, t_id, f_id, missing = nodes[(tree, node)]
                 v = float(x[n, feature])
                 cond = bool(missing) if math.isnan(v) else tests[mode](v, value)
                 node = t_id if cond else f_id
+            reached.append((tree, node))
+        out.append(reached)
+    return out
+
+
+def tree_regressor(x, nodes, targets, n_targets, aggregate, base, post):
+    """ai.onnx.ml TreeEnsembleRegressor: targets [(tree, id, target, weight)] over the leaves
+    legacy_leaves finds; unreached targets 0 (onnxruntime's), then base and post_transform."""
+    combine = {"SUM": lambda a, w: a + w, "AVERAGE": lambda a, w: a + w, "MIN": min,
+               "MAX": max}[aggregate]
+    start = {"SUM": 0.0, "AVERAGE": 0.0, "MIN": np.inf, "MAX": -np.inf}[aggregate]
+    y = np.full((x.shape[0], n_targets), start)
+    walks = legacy_leaves(x, nodes)
+    for n, reached in enumerate(walks):
+        for leaf in reached:
             for t, i, target, w in targets:
-                if (t, i) == (tree, node):
+                if (t, i) == leaf:
                     y[n, target] = combine(y[n, target], w)
     if aggregate == "AVERAGE":
-        y /= len(roots)
+        y /= len(walks[0])
     y[np.isinf(y)] = 0
     y += base
     if post == "LOGISTIC":
@@ -378,26 +390,15 @@ def regressor_cases():
 
 
 def legacy_sums(x, nodes, entries, n_targets):
-    """Per sample and target: the sum of the reached leaves' entries, and whether any tree
-    reached a leaf holding the target (nodes and entries as tree_regressor's)."""
-    tests = {"BRANCH_LEQ": lambda v, s: v <= s, "BRANCH_LT": lambda v, s: v < s,
-             "BRANCH_GTE": lambda v, s: v >= s, "BRANCH_GT": lambda v, s: v > s,
-             "BRANCH_EQ": lambda v, s: v == s, "BRANCH_NEQ": lambda v, s: v != s}
-    children = {(t, c) for (t, _), n in nodes.items() if n[0] != "LEAF" for c in n[3:5]}
-    roots = [k for k in nodes if k not in children]
+    """Per sample and class: the sum of the reached leaves' entries, and whether any tree
+    reached a leaf holding the class."""
     sums = np.zeros((x.shape[0], n_targets))
     held = np.zeros((x.shape[0], n_targets), bool)
-    for n in range(x.shape[0]):
-        for tree, node in roots:
-            while nodes[(tree, node)][0] != "LEAF":
-                mode, feature, value, t_id, f_id, missing = nodes[(tree, node)]
-                v = float(x[n, feature])
-                cond = bool(missing) if math.isnan(v) else tests[mode](v, value)
-                node = t_id if cond else f_id
-            for t, i, target, w in entries:
-                if (t, i) == (tree, node):
-                    sums[n, target] += w
-                    held[n, target] = True
+    for n, reached in enumerate(legacy_leaves(x, nodes)):
+        for t, i, target, w in entries:
+            if (t, i) in reached:
+                sums[n, target] += w * reached.count((t, i))
+                held[n, target] = True
     return sums, held
 
 
