@@ -20,45 +20,19 @@
 #include <tuple>
 
 #include "compiler/lower/lowering.h"
+#include "compiler/lower/ml_common.h"
 
 namespace ferrite {
 namespace {
 
+using ml::cast_to;
+using ml::doubles;
+using ml::float_values;
+using ml::post_transformed;
+using ml::samples;
+using ml::table;
+
 constexpr const char* kMl = "ai.onnx.ml.";
-
-// A constant 1-D table of int64 (or, `f64`, float64) values.
-TensorBoxPtr table(GraphLowering& gl, const std::vector<double>& v, bool f64,
-                   const std::string& n) {
-  auto d = std::make_shared<TensorData>();
-  d->dtype = f64 ? DType::F64 : DType::I64;
-  d->shape = {static_cast<int64_t>(v.size())};
-  d->bytes.assign(v.size() * 8, 0);
-  uint8_t* out = d->bytes.mutable_data();
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (f64) {
-      std::memcpy(out + 8 * i, &v[i], 8);
-    } else {
-      const int64_t x = static_cast<int64_t>(v[i]);
-      std::memcpy(out + 8 * i, &x, 8);
-    }
-  }
-  return constant_box(gl, d, n);
-}
-
-std::vector<double> doubles(const std::vector<int64_t>& v) {
-  return std::vector<double>(v.begin(), v.end());
-}
-
-// A float attribute given as floats or as a tensor (TreeEnsemble's are tensors).
-std::vector<double> float_values(const LowerCtx& c, const std::string& key) {
-  if (!c.node.has_attr(key)) return {};
-  const Attribute& a = c.node.attrs.at(key);
-  if (a.kind == AttrKind::Floats) return a.floats;
-  const auto t = c.node.attr_tensor(key);
-  std::vector<double> v(static_cast<size_t>(t->elements()));
-  for (size_t i = 0; i < v.size(); ++i) v[i] = t->float_at(static_cast<int64_t>(i));
-  return v;
-}
 
 std::vector<TensorBoxPtr> lower_binarizer(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
@@ -418,24 +392,6 @@ TreeScores tree_scores(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int6
   return out;
 }
 
-// post_transform ("NONE", "LOGISTIC", "SOFTMAX") over the last axis of z (float64).
-TensorBoxPtr post_transformed(const LowerCtx& c, TensorBoxPtr z, const std::string& post) {
-  if (post == "SOFTMAX") return softmax_over(c, z, 1, false);
-  if (post == "LOGISTIC") {
-    return make_pointwise(c, {z}, DType::F64, [](KernelBuilder& b, const std::vector<V>& v) {
-      return b.unary(Op::Sigmoid, v[0]);
-    });
-  }
-  if (post != "NONE") c.unsupported("post_transform ", post, " (NONE, LOGISTIC or SOFTMAX)");
-  return z;
-}
-
-TensorBoxPtr cast_to(const LowerCtx& c, const TensorBoxPtr& z, DType out) {
-  const ScalarType st = compute_type(out);
-  return make_pointwise(
-      c, {z}, out, [st](KernelBuilder& b, const std::vector<V>& v) { return b.cast(v[0], st); });
-}
-
 // The trees' leaves aggregated per target (a target no tree reaches is 0, as onnxruntime
 // gives it), plus `base` per target (empty: none), then `post`, as `out`.
 TensorBoxPtr aggregated(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int64_t aggregate,
@@ -459,15 +415,6 @@ TensorBoxPtr aggregated(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int
       },
       c.origin());
   return cast_to(c, post_transformed(c, z, post), out);
-}
-
-const TensorBoxPtr& samples(const LowerCtx& c) {
-  const TensorBoxPtr& x = c.input(0);
-  if (x->size.size() != 2 ||
-      (!dtype_is_float(x->dtype) && x->dtype != DType::I64 && x->dtype != DType::I32))
-    c.unsupported("X of ", TensorType{x->dtype, x->size, {}, true}.to_string(),
-                  " (numbers [samples, features] only)");
-  return x;
 }
 
 std::vector<TensorBoxPtr> lower_tree_ensemble(LowerCtx& c) {
@@ -668,6 +615,7 @@ std::vector<TensorBoxPtr> lower_tree_ensemble_classifier(LowerCtx& c) {
 }  // namespace
 
 void register_ml_ops(LoweringTable& t) {
+  register_ml_linear_ops(t);
   t.add(str_cat(kMl, "Binarizer"), lower_binarizer);
   t.add(str_cat(kMl, "ArrayFeatureExtractor"), lower_array_feature_extractor);
   t.add(str_cat(kMl, "TreeEnsemble"), lower_tree_ensemble);

@@ -305,7 +305,54 @@ def ml_cases():
                              false_leaf, missing, members, leaf_target, leaf_weight, 3, aggregate)
         cases.append(case(name, "TreeEnsemble", [("x", xt)], ["y"], [want], domain=ML,
                           aggregate_function=aggregate, **attrs))
-    cases += regressor_cases() + classifier_cases()
+    cases += regressor_cases() + classifier_cases() + linear_ml_cases()
+    return cases
+
+
+def linear_ml_cases():
+    """ai.onnx.ml's preprocessing and linear models against numpy."""
+    cases = []
+    x = f32(6, 4)
+    x[2, 1] = 0
+    offset, scale = [0.5, -1.0, 0.0, 2.0], [2.0, 0.5, 1.5, -1.0]
+    cases.append(case("scaler", "Scaler", [("x", x)], ["y"],
+                      [((x.astype(np.float64) - offset) * scale).astype(np.float32)], domain=ML,
+                      offset=offset, scale=scale))
+    xi = rng.integers(-5, 6, (3, 4)).astype(np.int64)
+    cases.append(case("scaler_int_one_value", "Scaler", [("x", xi)], ["y"],
+                      [((xi - 1.5) * 0.25).astype(np.float32)], domain=ML, offset=[1.5],
+                      scale=[0.25]))
+    xz = x.copy()
+    xz[3] = 0
+    x64 = xz.astype(np.float64)
+    for norm, d in [("MAX", x64.max(1, keepdims=True)),
+                    ("L1", np.abs(x64).sum(1, keepdims=True)),
+                    ("L2", np.sqrt((x64 * x64).sum(1, keepdims=True)))]:
+        want = np.where(d == 0, x64, x64 / np.where(d == 0, 1, d)).astype(np.float32)
+        cases.append(case(f"normalizer_{norm.lower()}", "Normalizer", [("x", xz)], ["y"], [want],
+                          domain=ML, norm=norm))
+    xn = x.copy()
+    xn[0, 0] = xn[4, 2] = xn[5, 3] = np.nan
+    fill = [9.0, 8.0, 7.0, 6.0]
+    cases.append(case("imputer_nan", "Imputer", [("x", xn)], ["y"],
+                      [np.where(np.isnan(xn), np.array(fill, np.float32), xn)], domain=ML,
+                      imputed_value_floats=fill, replaced_value_float=float("nan")))
+    cases.append(case("imputer_int", "Imputer", [("x", xi)], ["y"],
+                      [np.where(xi == 3, -1, xi)], domain=ML, imputed_value_int64s=[-1],
+                      replaced_value_int64=3))
+    w, b = f32(3, 4), f32(3)
+    lin = x.astype(np.float64) @ w.T.astype(np.float64) + b
+    cases.append(case("linear_regressor", "LinearRegressor", [("x", x)], ["y"],
+                      [lin[:, :2].astype(np.float32)], domain=ML,
+                      coefficients=w[:2].ravel().tolist(), intercepts=b[:2].tolist(), targets=2))
+    for post, scores in [("NONE", lin), ("SOFTMAX", softmax(lin)),
+                         ("LOGISTIC", 1 / (1 + np.exp(-lin)))]:
+        labels = [4, 8, 15]
+        want_label = np.array(labels)[lin.argmax(1)].astype(np.int64)
+        cases.append(case(f"linear_classifier_{post.lower()}", "LinearClassifier", [("x", x)],
+                          ["label", "scores"], [want_label, scores.astype(np.float32)], domain=ML,
+                          coefficients=w.ravel().tolist(), intercepts=b.tolist(),
+                          classlabels_ints=labels, post_transform=post))
     return cases
 
 
