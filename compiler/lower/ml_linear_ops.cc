@@ -4,13 +4,17 @@
 //   Imputer           x where it is not replaced_value (NaN: where x is NaN), else the
 //                     imputed value (one or one per feature)
 //   LinearRegressor   x · coefficientsᵀ + intercepts, then post_transform, float32
+//   OneHotEncoder     int64 categories: one float32 0/1 per category
+//   LabelEncoder      numbers to numbers by key (default where no key matches)
 //   LinearClassifier  scores = x · coefficientsᵀ + intercepts, the label of the first best
 //                     score (int64 labels), the scores through post_transform; one row of
 //                     coefficients (onnxruntime's binary form, labelled by a rule of its own)
 //                     is not supported.
 // Computed in float64, as onnxruntime's CPU kernels compute them in float and double alike to
 // within rounding.
+#include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "compiler/lower/ml_common.h"
 
@@ -170,9 +174,125 @@ std::vector<TensorBoxPtr> lower_linear_classifier(LowerCtx& c) {
                   DType::F32)};
 }
 
+// OneHotEncoder (int64 categories): y[..., k] = 1 where x equals category k, else 0
+// (float32); a value of no category is all zeros, or an error with zeros = 0.
+std::vector<TensorBoxPtr> lower_one_hot_encoder(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  if (c.node.has_attr("cats_strings")) c.unsupported("string categories");
+  const std::vector<int64_t> cats = c.node.attr_ints("cats_int64s");
+  if (cats.empty()) c.error("cats_int64s is required");
+  const bool zeros = c.node.attr_int("zeros", 1) != 0;
+  const int64_t n = static_cast<int64_t>(cats.size());
+  const TensorBoxPtr cat_t = table(c.gl, ml::doubles(cats), false, c.origin() + " categories");
+  std::vector<int64_t> out = x->size;
+  out.push_back(n);
+  Loader fn = [x, cat_t, zeros, n](KernelBuilder& b, const std::vector<Index>& i) {
+    const std::vector<Index> xi(i.begin(), i.end() - 1);
+    const V v = as_f64(b, x->load(b, xi));
+    const V hit = b.binary(Op::Eq, v, b.cast(cat_t->load(b, {i.back()}), ScalarType::F64));
+    if (zeros) return b.where(hit, b.constant(ScalarType::F32, 1), b.constant(ScalarType::F32, 0));
+    // zeros = 0: the first matching category, checked (n where none matches fails the run).
+    V first = b.constant_i64(n);
+    for (int64_t k = n; k-- > 0;) {
+      const V is_k = b.binary(Op::Eq, v, b.cast(cat_t->load(b, {ix_const(k)}), ScalarType::F64));
+      first = b.where(is_k, b.constant_i64(k), first);
+    }
+    const V at = b.check_index(first, n, "OneHotEncoder: a value of no category (zeros = 0)");
+    return b.where(b.binary(Op::Eq, at, b.index_value(i.back())), b.constant(ScalarType::F32, 1),
+                   b.constant(ScalarType::F32, 0));
+  };
+  return {make_pointwise_box(DType::F32, out, fn, c.origin())};
+}
+
+// Numbers of a LabelEncoder attribute trio (`ints`, `floats` or a tensor); `*is_float` says
+// which; empty when none is given. String ones are UnsupportedError.
+std::vector<double> encoder_numbers(const LowerCtx& c, const std::string& stem, bool* is_float) {
+  if (c.node.has_attr(stem + "_strings")) c.unsupported("string ", stem);
+  if (c.node.has_attr(stem + "_int64s")) {
+    *is_float = false;
+    return ml::doubles(c.node.attr_ints(stem + "_int64s"));
+  }
+  if (c.node.has_attr(stem + "_floats")) {
+    *is_float = true;
+    return float_values(c, stem + "_floats");
+  }
+  if (c.node.has_attr(stem + "_tensor")) {
+    const auto t = c.node.attr_tensor(stem + "_tensor");
+    if (t->dtype == DType::String) c.unsupported("string ", stem);
+    *is_float = dtype_is_float(t->dtype);
+    return float_values(c, stem + "_tensor");
+  }
+  return {};
+}
+
+// LabelEncoder on numbers: each x mapped to the value of the key equal to it (a binary
+// search over the sorted keys), else to the default.
+std::vector<TensorBoxPtr> lower_label_encoder(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  bool float_keys = false, float_values_ = false;
+  std::vector<double> keys = encoder_numbers(c, "keys", &float_keys);
+  const std::vector<double> values = encoder_numbers(c, "values", &float_values_);
+  if (keys.size() != values.size() || keys.empty())
+    c.error("keys and values must be given, of one length (", keys.size(), " and ", values.size(),
+            ")");
+  if (float_keys != dtype_is_float(x->dtype))
+    c.error("X of ", dtype_name(x->dtype), " for ", float_keys ? "float" : "integer", " keys");
+  double dflt = float_values_ ? -0.0 : -1.0;
+  if (c.node.has_attr("default_tensor")) {
+    dflt = c.node.attr_tensor("default_tensor")->float_at(0);
+  } else if (float_values_) {
+    dflt = c.node.attr_float("default_float", -0.0);
+  } else {
+    dflt = static_cast<double>(c.node.attr_int("default_int64", -1));
+  }
+  // Sorted (key, value) pairs; a NaN key equals nothing (onnxruntime maps a NaN x to the
+  // default), so it is left out.
+  std::vector<std::pair<double, double>> pairs;
+  for (size_t i = 0; i < keys.size(); ++i)
+    if (!std::isnan(keys[i])) pairs.push_back({keys[i], values[i]});
+  if (pairs.empty()) c.error("no key can match (every key is NaN)");
+  std::sort(pairs.begin(), pairs.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 1; i < pairs.size(); ++i)
+    if (pairs[i].first == pairs[i - 1].first) c.error("key ", pairs[i].first, " is given twice");
+  std::vector<double> sk, sv;
+  for (const auto& p : pairs) {
+    sk.push_back(p.first);
+    sv.push_back(p.second);
+  }
+  const int64_t n = static_cast<int64_t>(sk.size());
+  const TensorBoxPtr kt = table(c.gl, sk, float_keys, c.origin() + " keys"),
+                     vt = table(c.gl, sv, true, c.origin() + " values");
+  const DType out = float_values_ ? DType::F32 : DType::I64;
+  const ScalarType key_type = float_keys ? ScalarType::F64 : ScalarType::I64;
+  Loader fn = [x, kt, vt, n, dflt, key_type, out](KernelBuilder& b, const std::vector<Index>& i) {
+    const V raw = x->load(b, i);
+    const V v = raw.type == key_type ? raw : b.cast(raw, key_type);
+    V lo = b.constant_i64(0), hi = b.constant_i64(n);
+    for (int64_t span = n; span > 0; span /= 2) {  // lo: the first key >= v
+      const V mid = b.binary(Op::Div, b.binary(Op::Add, lo, hi), b.constant_i64(2));
+      const V at =
+          b.check_index(b.binary(Op::Min, mid, b.constant_i64(n - 1)), n, "LabelEncoder: a key");
+      const V less = b.binary(Op::Lt, kt->load(b, {ix_value(at.id)}), v);
+      const V live = b.binary(Op::Lt, lo, hi);
+      lo = b.where(b.binary(Op::And, live, less), b.binary(Op::Add, mid, b.constant_i64(1)), lo);
+      hi = b.where(b.binary(Op::And, live, b.unary(Op::Not, less)), mid, hi);
+    }
+    const V at =
+        b.check_index(b.binary(Op::Min, lo, b.constant_i64(n - 1)), n, "LabelEncoder: a key");
+    const V found = b.binary(Op::And, b.binary(Op::Lt, lo, b.constant_i64(n)),
+                             b.binary(Op::Eq, kt->load(b, {ix_value(at.id)}), v));
+    V r = b.where(found, vt->load(b, {ix_value(at.id)}), b.constant(ScalarType::F64, dflt));
+    return b.cast(r, compute_type(out));
+  };
+  return {make_pointwise_box(out, x->size, fn, c.origin())};
+}
+
 }  // namespace
 
 void register_ml_linear_ops(LoweringTable& t) {
+  t.add(str_cat(kMl, "LabelEncoder"), lower_label_encoder);
+  t.add(str_cat(kMl, "OneHotEncoder"), lower_one_hot_encoder);
   t.add(str_cat(kMl, "Scaler"), lower_scaler);
   t.add(str_cat(kMl, "Normalizer"), lower_normalizer);
   t.add(str_cat(kMl, "Imputer"), lower_imputer);

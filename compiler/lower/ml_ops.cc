@@ -341,10 +341,20 @@ TensorBoxPtr leaves(LowerCtx& c, const Forest& f, const TensorBoxPtr& x) {
 }
 
 // Per (sample, target): the trees' leaf weights aggregated (aggregate: 0 AVERAGE, 1 SUM,
-// 2 MIN, 3 MAX, from +-inf) and, with `count`, how many trees reach a leaf holding the
-// target; both float64, realized.
+// 2 MIN, 3 MAX, from +-inf), in the trees in order, in float32 unless x is float64 (as
+// onnxruntime sums them: a label decided on a sum's last bit is its label), and, with
+// `count`, how many trees reach a leaf holding the target (float64); realized.
 struct TreeScores {
   TensorBoxPtr value, reached;
+  DType type = DType::F32;  // value's
+
+  // Value at i as float64; rounded(v): v (float64) rounded to value's type and back.
+  V at(KernelBuilder& b, const std::vector<Index>& i) const {
+    return b.cast(value->load(b, i), ScalarType::F64);
+  }
+  V rounded(KernelBuilder& b, V v) const {
+    return type == DType::F64 ? v : b.cast(b.cast(v, ScalarType::F32), ScalarType::F64);
+  }
 };
 TreeScores tree_scores(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int64_t aggregate,
                        bool count) {
@@ -354,6 +364,8 @@ TreeScores tree_scores(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int6
   const int64_t n_leaves = f.leaves, targets = f.targets;
   const double trees = static_cast<double>(f.roots.size());
   const double none = aggregate == 2 ? INFINITY : aggregate == 3 ? -INFINITY : 0.0;
+  const DType acc = x->dtype == DType::F64 ? DType::F64 : DType::F32;
+  const ScalarType st = compute_type(acc);
   auto leaf_entry = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r,
                         const TensorBoxPtr& t) {
     const V l = b.check_index(leaf->load(b, {o[0], r[0]}), n_leaves, "TreeEnsemble: a leaf id");
@@ -369,7 +381,7 @@ TreeScores tree_scores(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int6
   def->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
     const V held = b.unary(
         Op::Not, b.binary(Op::Eq, leaf_entry(b, o, r, holds), b.constant(ScalarType::F64, 0)));
-    return b.where(held, leaf_entry(b, o, r, weight), b.constant(ScalarType::F64, none));
+    return b.where(held, b.cast(leaf_entry(b, o, r, weight), st), b.constant(st, none));
   };
   def->origin = c.origin();
   if (aggregate == 0)
@@ -377,7 +389,8 @@ TreeScores tree_scores(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int6
       return b.binary(Op::Div, v, b.constant(v.type, trees));
     };
   TreeScores out;
-  out.value = make_reduction_box(DType::F64, def);
+  out.type = acc;
+  out.value = make_reduction_box(acc, def);
   c.gl.realize(out.value);
   if (count) {
     auto n = std::make_shared<ComputedDef>(*def);
@@ -407,11 +420,11 @@ TensorBoxPtr aggregated(LowerCtx& c, const Forest& f, const TensorBoxPtr& x, int
   TensorBoxPtr z = make_pointwise_box(
       DType::F64, {x->size[0], targets},
       [s, base_t](KernelBuilder& b, const std::vector<Index>& i) {
-        V r = s.value->load(b, i);
+        V r = s.at(b, i);
         if (s.reached)
           r = b.where(b.binary(Op::Gt, s.reached->load(b, i), b.constant(ScalarType::F64, 0)), r,
                       b.constant(ScalarType::F64, 0));
-        return b.binary(Op::Add, r, base_t->load(b, {i[1]}));
+        return s.rounded(b, b.binary(Op::Add, r, base_t->load(b, {i[1]})));
       },
       c.origin());
   return cast_to(c, post_transformed(c, z, post), out);
@@ -493,8 +506,8 @@ std::pair<TensorBoxPtr, TensorBoxPtr> multiclass_outputs(LowerCtx& c, const Clas
                     b.binary(Op::Gt, hb->load(b, {i[1]}), b.constant(ScalarType::F64, 0)));
   };
   auto value = [=](KernelBuilder& b, const std::vector<Index>& i) {
-    return b.binary(Op::Add, b.where(reached(b, i), s.value->load(b, i), zero(b)),
-                    bt->load(b, {i[1]}));
+    return s.rounded(
+        b, b.binary(Op::Add, b.where(reached(b, i), s.at(b, i), zero(b)), bt->load(b, {i[1]})));
   };
   scores = make_pointwise_box(
       DType::F64, {n, classes},
@@ -547,8 +560,8 @@ std::pair<TensorBoxPtr, TensorBoxPtr> binary_outputs(LowerCtx& c, const Classifi
   // The positive score, and whether two scores are written (class 1 holds the weights).
   auto pos = [=](KernelBuilder& b, const Index& row) {
     const std::vector<Index> i{row, ix_const(k)};
-    V v = s.value->load(b, i);
-    if (k == 0) v = b.binary(Op::Add, v, b.constant(ScalarType::F64, bv));
+    V v = s.at(b, i);
+    if (k == 0) v = s.rounded(b, b.binary(Op::Add, v, b.constant(ScalarType::F64, bv)));
     return b.where(reached(b, i), v, zero(b));
   };
   label = make_pointwise_box(
