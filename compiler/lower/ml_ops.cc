@@ -77,7 +77,11 @@ struct Forest {
   std::vector<double> weight, holds;
   int64_t depth = 0;  // steps to the deepest leaf
 
-  void size_leaves(int64_t n, int64_t t) {
+  // The dense leaf tables: n leaves by t targets, at most kMaxLeafEntries entries.
+  void size_leaves(const LowerCtx& c, int64_t n, int64_t t) {
+    constexpr int64_t kMaxLeafEntries = int64_t{1} << 24;
+    if (t <= 0 || t > kMaxLeafEntries || n > kMaxLeafEntries / t)
+      c.error("leaf tables of ", n, " leaves by ", t, " targets (at most 2^24 entries)");
     leaves = n;
     targets = t;
     weight.assign(static_cast<size_t>(n * t), 0.0);
@@ -98,6 +102,8 @@ void add_leaf_weight(const LowerCtx& c, Forest* f, int64_t l, int64_t t, double 
 // than the node count is a cycle).
 void walk_depths(const LowerCtx& c, Forest* f) {
   const size_t n = f->feature.size();
+  for (size_t i = 0; i < n; ++i)  // past X's features: checked when the tree reads one
+    if (f->feature[i] < 0) c.error("node ", i, " reads feature ", f->feature[i]);
   for (size_t i = 0; i < n; ++i) {
     for (const auto& [id, leaf] :
          {std::pair{f->true_id[i], f->true_leaf[i]}, std::pair{f->false_id[i], f->false_leaf[i]}}) {
@@ -151,7 +157,7 @@ Forest read_forest(const LowerCtx& c) {
     c.error("leaf_weights and leaf_targetids differ in length");
   const int64_t targets = c.node.attr_int("n_targets", 0);
   if (targets <= 0) c.error("n_targets must be positive");
-  f.size_leaves(static_cast<int64_t>(leaf_target.size()), targets);
+  f.size_leaves(c, static_cast<int64_t>(leaf_target.size()), targets);
   for (size_t l = 0; l < leaf_target.size(); ++l)
     add_leaf_weight(c, &f, static_cast<int64_t>(l), leaf_target[l], leaf_weight[l]);
   const std::vector<double> all_members = float_values(c, "membership_values");
@@ -220,7 +226,7 @@ Forest read_legacy_forest(const LowerCtx& c, const std::string& prefix, int64_t 
     leaf[i] = m->second < 0;
     f.mode.push_back(std::max<int64_t>(m->second, 0));
   }
-  f.size_leaves(static_cast<int64_t>(n), targets);  // a leaf's id: its position
+  f.size_leaves(c, static_cast<int64_t>(n), targets);  // a leaf's id: its position
   for (size_t i = 0; i < n; ++i) {
     for (const auto& [branch, id, is_leaf] :
          {std::tuple{&f.true_id, true_ids[i], &f.true_leaf},
