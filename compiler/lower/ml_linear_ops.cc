@@ -6,6 +6,7 @@
 //   LinearRegressor   x · coefficientsᵀ + intercepts, then post_transform, float32
 //   OneHotEncoder     int64 categories: one float32 0/1 per category
 //   LabelEncoder      numbers to numbers by key (default where no key matches)
+//   FeatureVectorizer the inputs' columns side by side, float32
 //   LinearClassifier  scores = x · coefficientsᵀ + intercepts, the label of the first best
 //                     score (int64 labels), the scores through post_transform; one row of
 //                     coefficients (onnxruntime's binary form, labelled by a rule of its own)
@@ -288,9 +289,40 @@ std::vector<TensorBoxPtr> lower_label_encoder(LowerCtx& c) {
   return {make_pointwise_box(out, x->size, fn, c.origin())};
 }
 
+// FeatureVectorizer: the inputs' columns side by side as float32 (input i [N, C_i] gives
+// inputdimensions[i] columns: its first ones, zeros past C_i).
+std::vector<TensorBoxPtr> lower_feature_vectorizer(LowerCtx& c) {
+  const std::vector<int64_t> dims = c.node.attr_ints("inputdimensions");
+  if (dims.size() != c.in.size())
+    c.error("inputdimensions has ", dims.size(), " entries for ", c.in.size(), " inputs");
+  std::vector<TensorBoxPtr> parts;
+  int64_t rows = -1;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    const TensorBoxPtr& x = c.input(i);
+    if (x->size.size() != 2 && x->size.size() != 1) c.error("input ", i, " must be [N, C] or [C]");
+    const int64_t n = x->size.size() == 2 ? x->size[0] : 1, cols = x->size.back();
+    if (rows >= 0 && n != rows) c.error("input ", i, " has ", n, " rows, input 0 ", rows);
+    rows = n;
+    if (dims[i] < 0) c.error("inputdimensions[", i, "] = ", dims[i]);
+    const TensorBoxPtr x2 = x->size.size() == 2 ? x : reshape_view(x, {1, cols});
+    parts.push_back(make_pointwise_box(
+        DType::F32, {n, dims[i]},
+        [x2, cols](KernelBuilder& b, const std::vector<Index>& j) {
+          const V inside = b.binary(Op::Lt, b.index_value(j[1]), b.constant_i64(cols));
+          MaskScope scope(b, inside);
+          return b.where(inside, b.cast(x2->load(b, j), ScalarType::F32),
+                         b.constant(ScalarType::F32, 0));
+        },
+        c.origin()));
+  }
+  if (parts.empty()) c.error("no inputs");
+  return {parts.size() == 1 ? parts[0] : concat_values(c.gl, parts, 1, c.origin())};
+}
+
 }  // namespace
 
 void register_ml_linear_ops(LoweringTable& t) {
+  t.add(str_cat(kMl, "FeatureVectorizer"), lower_feature_vectorizer);
   t.add(str_cat(kMl, "LabelEncoder"), lower_label_encoder);
   t.add(str_cat(kMl, "OneHotEncoder"), lower_one_hot_encoder);
   t.add(str_cat(kMl, "Scaler"), lower_scaler);

@@ -106,6 +106,10 @@ def ml_cases():
                              false_leaf, missing, members, leaf_target, leaf_weight, 3, aggregate)
         cases.append(case(name, "TreeEnsemble", [("x", xt)], ["y"], [want], domain=ML,
                           aggregate_function=aggregate, **attrs))
+    a, b, d = rng.integers(-5, 5, (3, 2)).astype(np.float32), f32(3, 4), f32(3, 1)
+    want = np.concatenate([a.astype(np.float32), b[:, :3], d, np.zeros((3, 1), np.float32)], 1)
+    cases.append(case("feature_vectorizer", "FeatureVectorizer", [("a", a), ("b", b), ("d", d)],
+                      ["y"], [want], domain=ML, inputdimensions=[2, 3, 2]))
     cases += regressor_cases() + classifier_cases() + linear_ml_cases()
     return cases
 
