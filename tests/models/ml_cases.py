@@ -110,6 +110,18 @@ def ml_cases():
     want = np.concatenate([a.astype(np.float32), b[:, :3], d, np.zeros((3, 1), np.float32)], 1)
     cases.append(case("feature_vectorizer", "FeatureVectorizer", [("a", a), ("b", b), ("d", d)],
                       ["y"], [want], domain=ML, inputdimensions=[2, 3, 2]))
+    xs, sv, coef = f32(5, 3), f32(4, 3), f32(4)
+    dot = xs.astype(np.float64) @ sv.T.astype(np.float64)
+    dist = ((xs[:, None, :].astype(np.float64) - sv[None]) ** 2).sum(-1)
+    gamma, coef0, degree, rho = 0.3, 0.5, 3.0, -0.2
+    for kernel, k in [("LINEAR", dot), ("POLY", (gamma * dot + coef0) ** degree),
+                      ("RBF", np.exp(-gamma * dist)), ("SIGMOID", np.tanh(gamma * dot + coef0))]:
+        y = (k @ coef.astype(np.float64) + rho).reshape(-1, 1)
+        cases.append(case(f"svm_regressor_{kernel.lower()}", "SVMRegressor", [("x", xs)], ["y"],
+                          [y.astype(np.float32)], domain=ML, kernel_type=kernel,
+                          kernel_params=[gamma, coef0, degree],
+                          support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(),
+                          n_supports=4, rho=[rho]))
     cases += regressor_cases() + classifier_cases() + linear_ml_cases()
     return cases
 
