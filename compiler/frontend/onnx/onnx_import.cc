@@ -4,14 +4,14 @@
 // locally or, for subgraphs, in the enclosing graphs (recorded as Graph::captures).
 #include "compiler/frontend/onnx/onnx_import.h"
 
-#include <filesystem>
 #include <fstream>
 #include <set>
+
+#include <sys/stat.h>
 
 #if defined(__unix__) && !defined(__EMSCRIPTEN__)
 #include <fcntl.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -434,13 +434,11 @@ std::vector<uint8_t> read_file(const std::string& path) {
   // took 20 ms of reallocation and page faults); anything else (a pipe; a directory, which
   // then fails) in chunks, not trusting a size that may not be there.
   std::vector<uint8_t> bytes;
-  std::error_code ec;
-  const std::uintmax_t size = std::filesystem::is_regular_file(path, ec)
-                                  ? std::filesystem::file_size(path, ec)
-                                  : std::uintmax_t{0};
-  if (!ec && size > 0 && size < (std::uintmax_t{1} << 40)) {
-    bytes.resize(static_cast<size_t>(size));
-    f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(size));
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      st.st_size < (int64_t{1} << 40)) {
+    bytes.resize(static_cast<size_t>(st.st_size));
+    f.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(st.st_size));
     bytes.resize(static_cast<size_t>(f.gcount()));
   }
   char buf[1 << 16];
