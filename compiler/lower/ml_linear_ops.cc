@@ -10,8 +10,7 @@
 //   SVMRegressor      support vectors under a LINEAR, POLY, RBF or SIGMOID kernel
 //   LinearClassifier  scores = x · coefficientsᵀ + intercepts, the label of the first best
 //                     score (int64 labels), the scores through post_transform; one row of
-//                     coefficients (onnxruntime's binary form, labelled by a rule of its own)
-//                     is not supported.
+//                     coefficients for two labels as onnxruntime writes it.
 // Computed in float64, as onnxruntime's CPU kernels compute them in float and double alike to
 // within rounding.
 #include <algorithm>
@@ -139,16 +138,45 @@ std::vector<TensorBoxPtr> lower_linear_regressor(LowerCtx& c) {
       cast_to(c, post_transformed(c, y, c.node.attr_string("post_transform", "NONE")), DType::F32)};
 }
 
+// One row of coefficients for two labels (scikit-learn's binary form), as onnxruntime
+// writes it: label 1 where s > 0; scores [1 - p, p], p = logistic(s) with LOGISTIC, else s
+// (SOFTMAX included: it is not applied).
+std::vector<TensorBoxPtr> binary_linear_classifier(LowerCtx& c, const TensorBoxPtr& x,
+                                                   const std::vector<int64_t>& labels,
+                                                   const std::string& post) {
+  if (post != "NONE" && post != "LOGISTIC" && post != "SOFTMAX")
+    c.unsupported("post_transform ", post, " (NONE, LOGISTIC or SOFTMAX)");
+  const TensorBoxPtr s = linear(c, x, 1);  // [N, 1]
+  const int64_t l0 = labels[0], l1 = labels[1];
+  const TensorBoxPtr label =
+      make_pointwise(c, {reshape_view(s, {x->size[0]})}, DType::I64,
+                     [l0, l1](KernelBuilder& b, const std::vector<V>& v) {
+                       return b.where(b.binary(Op::Gt, v[0], b.constant(ScalarType::F64, 0)),
+                                      b.constant_i64(l1), b.constant_i64(l0));
+                     });
+  const bool logistic = post == "LOGISTIC";
+  const TensorBoxPtr scores = make_pointwise_box(
+      DType::F32, {x->size[0], 2},
+      [s, logistic](KernelBuilder& b, const std::vector<Index>& i) {
+        V p = s->load(b, {i[0], ix_const(0)});
+        if (logistic) p = b.unary(Op::Sigmoid, p);
+        const V second = b.binary(Op::Eq, b.index_value(i[1]), b.constant_i64(1));
+        return b.cast(b.where(second, p, b.binary(Op::Sub, b.constant(ScalarType::F64, 1), p)),
+                      ScalarType::F32);
+      },
+      c.origin());
+  return {label, scores};
+}
+
 std::vector<TensorBoxPtr> lower_linear_classifier(LowerCtx& c) {
   const TensorBoxPtr& x = samples(c);
   if (c.node.has_attr("classlabels_strings")) c.unsupported("string class labels");
   const std::vector<int64_t> labels = c.node.attr_ints("classlabels_ints");
   const int64_t rows = static_cast<int64_t>(float_values(c, "coefficients").size()) /
                        std::max<int64_t>(x->size[1], 1);
-  if (rows < 2)
-    c.unsupported(
-        "one row of coefficients (onnxruntime's binary form, labelled by a rule of "
-        "its own)");
+  const std::string post = c.node.attr_string("post_transform", "NONE");
+  if (rows == 1 && labels.size() == 2) return binary_linear_classifier(c, x, labels, post);
+  if (rows < 2) c.error(rows, " rows of coefficients for ", labels.size(), " labels");
   if (labels.size() != static_cast<size_t>(rows))
     c.error("classlabels_ints has ", labels.size(), " labels for ", rows, " rows");
   const TensorBoxPtr scores = linear(c, x, rows);

@@ -170,6 +170,16 @@ def linear_ml_cases():
                           ["label", "scores"], [want_label, scores.astype(np.float32)], domain=ML,
                           coefficients=w.ravel().tolist(), intercepts=b.tolist(),
                           classlabels_ints=labels, post_transform=post))
+    # One row of coefficients for two labels: onnxruntime's binary form.
+    s1 = x.astype(np.float64) @ w[0].astype(np.float64) + b[0]
+    for post in ["NONE", "LOGISTIC", "SOFTMAX"]:
+        p = 1 / (1 + np.exp(-s1)) if post == "LOGISTIC" else s1
+        cases.append(case(f"linear_classifier_binary_{post.lower()}", "LinearClassifier",
+                          [("x", x)], ["label", "scores"],
+                          [np.where(s1 > 0, 9, 4).astype(np.int64),
+                           np.stack([1 - p, p], 1).astype(np.float32)], domain=ML,
+                          coefficients=w[0].tolist(), intercepts=[float(b[0])],
+                          classlabels_ints=[4, 9], post_transform=post))
     cats = [3, 7, -1, 12]
     xc = np.array([[3, 5], [12, -1], [7, 7]], dtype=np.int64)
     onehot = (xc[..., None] == np.array(cats)).astype(np.float32)
