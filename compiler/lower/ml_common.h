@@ -27,5 +27,7 @@ const TensorBoxPtr& samples(const LowerCtx& c);
 // Scaler, Normalizer, Imputer, LinearRegressor, LinearClassifier (ml_linear_ops.cc);
 // register_ml_ops calls it.
 void register_ml_linear_ops(LoweringTable& t);
+// SVMRegressor, SVMClassifier (ml_svm_ops.cc); register_ml_ops calls it.
+void register_ml_svm_ops(LoweringTable& t);
 
 }  // namespace ferrite

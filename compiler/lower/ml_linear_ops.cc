@@ -7,7 +7,6 @@
 //   OneHotEncoder     int64 categories: one float32 0/1 per category
 //   LabelEncoder      numbers to numbers by key (default where no key matches)
 //   FeatureVectorizer the inputs' columns side by side, float32
-//   SVMRegressor      support vectors under a LINEAR, POLY, RBF or SIGMOID kernel
 //   LinearClassifier  scores = x · coefficientsᵀ + intercepts, the label of the first best
 //                     score (int64 labels), the scores through post_transform; one row of
 //                     coefficients for two labels as onnxruntime writes it.
@@ -348,87 +347,9 @@ std::vector<TensorBoxPtr> lower_feature_vectorizer(LowerCtx& c) {
   return {parts.size() == 1 ? parts[0] : concat_values(c.gl, parts, 1, c.origin())};
 }
 
-// SVMRegressor: y = sum_i coefficients[i] K(x, support_vectors[i]) + rho, K LINEAR (x.v),
-// POLY ((gamma x.v + coef0)^degree), RBF (exp(-gamma |x - v|^2)) or SIGMOID
-// (tanh(gamma x.v + coef0)); with one_class, 1 where y > 0, else -1. float32 [N, 1].
-std::vector<TensorBoxPtr> lower_svm_regressor(LowerCtx& c) {
-  const TensorBoxPtr& x = samples(c);
-  const int64_t f = x->size[1];
-  const std::vector<double> sv = float_values(c, "support_vectors"),
-                            coef = float_values(c, "coefficients"),
-                            params = float_values(c, "kernel_params"), rho = float_values(c, "rho");
-  const std::string kernel = c.node.attr_string("kernel_type", "LINEAR");
-  const int64_t n = static_cast<int64_t>(coef.size());
-  if (n == 0 || sv.size() != static_cast<size_t>(n * f))
-    c.error("support_vectors has ", sv.size(), " values for ", n, " coefficients of ", f,
-            " features");
-  if (c.node.attr_int("n_supports", n) != n) c.error("n_supports is not the coefficients' count");
-  if (rho.size() != 1) c.error("rho must be one value");
-  if (c.node.attr_string("post_transform", "NONE") != "NONE") c.unsupported("post_transform");
-  const double gamma = params.size() > 0 ? params[0] : 0.0,
-               coef0 = params.size() > 1 ? params[1] : 0.0,
-               degree = params.size() > 2 ? params[2] : 0.0;
-  if (kernel != "LINEAR" && kernel != "POLY" && kernel != "RBF" && kernel != "SIGMOID")
-    c.error("kernel_type '", kernel, "'");
-  const TensorBoxPtr v = table(c.gl, sv, true, c.origin() + " support vectors");
-  // Per (sample, support vector): x.v, or |x - v|^2 for RBF.
-  auto dots = std::make_shared<ComputedDef>();
-  dots->is_reduction = true;
-  dots->ranges = {x->size[0], n};
-  dots->reduction_ranges = {f};
-  dots->reduce = ReduceKind::Sum;
-  const bool rbf = kernel == "RBF";
-  dots->rfn = [x, v, f, rbf](KernelBuilder& b, const std::vector<Index>& o,
-                             const std::vector<Index>& r) {
-    const V a = as_f64(b, x->load(b, {o[0], r[0]})),
-            w = v->load(b, {ix_add(ix_mul(o[1], f), r[0])});
-    if (!rbf) return b.binary(Op::Mul, a, w);
-    const V d = b.binary(Op::Sub, a, w);
-    return b.binary(Op::Mul, d, d);
-  };
-  dots->origin = c.origin();
-  const TensorBoxPtr dot = make_reduction_box(DType::F64, dots);
-  c.gl.realize(dot);
-  const TensorBoxPtr co = table(c.gl, coef, true, c.origin() + " coefficients");
-  auto sum = std::make_shared<ComputedDef>();
-  sum->is_reduction = true;
-  sum->ranges = {x->size[0]};
-  sum->reduction_ranges = {n};
-  sum->reduce = ReduceKind::Sum;
-  sum->rfn = [=](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
-    const V d = dot->load(b, {o[0], r[0]});
-    auto k = [&](double x) { return b.constant(ScalarType::F64, x); };
-    V kv = d;
-    if (kernel == "POLY") {
-      kv =
-          b.binary(Op::Pow, b.binary(Op::Add, b.binary(Op::Mul, k(gamma), d), k(coef0)), k(degree));
-    } else if (kernel == "RBF") {
-      kv = b.unary(Op::Exp, b.binary(Op::Mul, k(-gamma), d));
-    } else if (kernel == "SIGMOID") {
-      kv = b.unary(Op::Tanh, b.binary(Op::Add, b.binary(Op::Mul, k(gamma), d), k(coef0)));
-    }
-    return b.binary(Op::Mul, co->load(b, {r[0]}), kv);
-  };
-  sum->origin = c.origin();
-  const TensorBoxPtr y = make_reduction_box(DType::F64, sum);
-  c.gl.realize(y);
-  const double r0 = rho[0];
-  const bool one_class = c.node.attr_int("one_class", 0) != 0;
-  return {make_pointwise(c, {reshape_view(y, {x->size[0], 1})}, DType::F32,
-                         [r0, one_class](KernelBuilder& b, const std::vector<V>& in) {
-                           V r = b.binary(Op::Add, in[0], b.constant(ScalarType::F64, r0));
-                           if (one_class)
-                             r = b.where(b.binary(Op::Gt, r, b.constant(ScalarType::F64, 0)),
-                                         b.constant(ScalarType::F64, 1),
-                                         b.constant(ScalarType::F64, -1));
-                           return b.cast(r, ScalarType::F32);
-                         })};
-}
-
 }  // namespace
 
 void register_ml_linear_ops(LoweringTable& t) {
-  t.add(str_cat(kMl, "SVMRegressor"), lower_svm_regressor);
   t.add(str_cat(kMl, "FeatureVectorizer"), lower_feature_vectorizer);
   t.add(str_cat(kMl, "LabelEncoder"), lower_label_encoder);
   t.add(str_cat(kMl, "OneHotEncoder"), lower_one_hot_encoder);

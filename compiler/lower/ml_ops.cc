@@ -635,6 +635,7 @@ std::vector<TensorBoxPtr> lower_tree_ensemble_classifier(LowerCtx& c) {
 
 void register_ml_ops(LoweringTable& t) {
   register_ml_linear_ops(t);
+  register_ml_svm_ops(t);
   t.add(str_cat(kMl, "Binarizer"), lower_binarizer);
   t.add(str_cat(kMl, "ArrayFeatureExtractor"), lower_array_feature_extractor);
   t.add(str_cat(kMl, "TreeEnsemble"), lower_tree_ensemble);

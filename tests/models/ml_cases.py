@@ -122,6 +122,7 @@ def ml_cases():
                           kernel_params=[gamma, coef0, degree],
                           support_vectors=sv.ravel().tolist(), coefficients=coef.tolist(),
                           n_supports=4, rho=[rho]))
+    cases += svm_classifier_cases()
     cases += regressor_cases() + classifier_cases() + linear_ml_cases()
     return cases
 
@@ -394,3 +395,64 @@ def check_unknown_category(a, backend):
     model.ir_version = 8
     return check_error(a.cli, a.work, "one_hot_unknown", model, [("x", x)], backend,
                        ["OneHotEncoder", "no category"])
+
+
+def svm_classifier_cases():
+    """SVMClassifier one-vs-one (votes, decision values) and linear, as onnxruntime writes
+    them (ml_svm_ops.cc's comment)."""
+    cases = []
+    x = f32(6, 3)
+    gamma, coef0, degree = 0.4, 0.3, 2.0
+
+    def kern(kind, sv):
+        dot = x.astype(np.float64) @ sv.T.astype(np.float64)
+        if kind == "POLY":
+            return (gamma * dot + coef0) ** degree
+        if kind == "RBF":
+            return np.exp(-gamma * ((x[:, None, :].astype(np.float64) - sv[None]) ** 2).sum(-1))
+        return dot
+
+    for name, kind, per_class, post in [("three_rbf", "RBF", [2, 1, 2], "NONE"),
+                                        ("three_linear_softmax", "LINEAR", [1, 2, 1], "SOFTMAX"),
+                                        ("two_poly", "POLY", [2, 2], "NONE"),
+                                        ("two_poly_logistic", "POLY", [2, 2], "LOGISTIC")]:
+        k, count = len(per_class), sum(per_class)
+        sv, coef = f32(count, 3), f32(k - 1, count)
+        pairs = [(i, j) for i in range(k) for j in range(i + 1, k)]
+        rho = f32(len(pairs))
+        kv = kern(kind, sv)
+        start = np.concatenate([[0], np.cumsum(per_class)])
+        d = np.zeros((6, len(pairs)))
+        for p, (i, j) in enumerate(pairs):
+            for m in range(start[i], start[i + 1]):
+                d[:, p] += coef[j - 1, m] * kv[:, m]
+            for m in range(start[j], start[j + 1]):
+                d[:, p] += coef[i, m] * kv[:, m]
+            d[:, p] += rho[p]
+        labels = [3, 6, 9][:k]
+        if k == 2:
+            label = np.where(d[:, 0] > 0, labels[0], labels[1])
+            z = np.stack([-d[:, 0], d[:, 0]], 1)
+            z = 1 / (1 + np.exp(-z)) if post == "LOGISTIC" else z
+        else:
+            votes = np.zeros((6, k))
+            for p, (i, j) in enumerate(pairs):
+                votes[:, i] += d[:, p] > 0
+                votes[:, j] += d[:, p] <= 0
+            label = np.array(labels)[votes.argmax(1)]
+            z = softmax(d) if post == "SOFTMAX" else d
+        cases.append(case(f"svm_classifier_{name}", "SVMClassifier", [("x", x)],
+                          ["label", "scores"], [label.astype(np.int64), z.astype(np.float32)],
+                          domain=ML, kernel_type=kind, kernel_params=[gamma, coef0, degree],
+                          support_vectors=sv.ravel().tolist(), coefficients=coef.ravel().tolist(),
+                          rho=rho.tolist(), vectors_per_class=per_class, classlabels_ints=labels,
+                          post_transform=post))
+    w = f32(3, 3)
+    s = x.astype(np.float64) @ w.T.astype(np.float64) + 0.25
+    cases.append(case("svm_classifier_linear_svm", "SVMClassifier", [("x", x)],
+                      ["label", "scores"], [np.array([2, 4, 8])[s.argmax(1)].astype(np.int64),
+                                            s.astype(np.float32)], domain=ML,
+                      coefficients=w.ravel().tolist(), rho=[0.25], classlabels_ints=[2, 4, 8],
+                      kernel_type="LINEAR", kernel_params=[0.0, 0.0, 0.0]))
+    return cases
+
