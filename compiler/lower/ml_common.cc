@@ -64,5 +64,27 @@ const TensorBoxPtr& samples(const LowerCtx& c) {
   return x;
 }
 
+TensorBoxPtr first_best_label(LowerCtx& c, const TensorBoxPtr& score, const TensorBoxPtr& labels) {
+  const int64_t k = score->size[1];
+  auto best = std::make_shared<ComputedDef>();
+  best->is_reduction = true;
+  best->ranges = {score->size[0]};
+  best->reduction_ranges = {k};
+  best->reduce = ReduceKind::ArgMax;
+  best->rfn = [score](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
+    return score->load(b, {o[0], r[0]});
+  };
+  best->origin = c.origin();
+  const TensorBoxPtr at = make_reduction_box(DType::I64, best);
+  c.gl.realize(at);
+  return make_pointwise_box(
+      DType::I64, {score->size[0]},
+      [at, labels, k](KernelBuilder& b, const std::vector<Index>& i) {
+        const V j = b.check_index(at->load(b, i), k, "a class index");
+        return labels->load(b, {ix_value(j.id)});
+      },
+      c.origin());
+}
+
 }  // namespace ml
 }  // namespace ferrite

@@ -19,6 +19,9 @@ std::vector<double> float_values(const LowerCtx& c, const std::string& key);
 // another is UnsupportedError.
 TensorBoxPtr post_transformed(const LowerCtx& c, TensorBoxPtr z, const std::string& post);
 TensorBoxPtr cast_to(const LowerCtx& c, const TensorBoxPtr& z, DType out);
+// labels[the first class with the largest score] per sample: score [N, classes], labels an
+// int64 table of the classes; int64 [N].
+TensorBoxPtr first_best_label(LowerCtx& c, const TensorBoxPtr& score, const TensorBoxPtr& labels);
 // Input 0 as [samples, features] of float, double, int64 or int32; UnsupportedError else.
 const TensorBoxPtr& samples(const LowerCtx& c);
 

@@ -179,25 +179,8 @@ std::vector<TensorBoxPtr> lower_linear_classifier(LowerCtx& c) {
   if (labels.size() != static_cast<size_t>(rows))
     c.error("classlabels_ints has ", labels.size(), " labels for ", rows, " rows");
   const TensorBoxPtr scores = linear(c, x, rows);
-  auto best = std::make_shared<ComputedDef>();
-  best->is_reduction = true;
-  best->ranges = {x->size[0]};
-  best->reduction_ranges = {rows};
-  best->reduce = ReduceKind::ArgMax;
-  best->rfn = [scores](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
-    return scores->load(b, {o[0], r[0]});
-  };
-  best->origin = c.origin();
-  const TensorBoxPtr k = make_reduction_box(DType::I64, best);
-  c.gl.realize(k);
   const TensorBoxPtr label_t = table(c.gl, ml::doubles(labels), false, c.origin() + " labels");
-  const TensorBoxPtr label = make_pointwise_box(
-      DType::I64, {x->size[0]},
-      [k, label_t, rows](KernelBuilder& b, const std::vector<Index>& i) {
-        const V at = b.check_index(k->load(b, i), rows, "LinearClassifier: a class");
-        return label_t->load(b, {ix_value(at.id)});
-      },
-      c.origin());
+  const TensorBoxPtr label = ml::first_best_label(c, scores, label_t);
   return {label,
           cast_to(c, post_transformed(c, scores, c.node.attr_string("post_transform", "NONE")),
                   DType::F32)};

@@ -129,29 +129,6 @@ std::vector<TensorBoxPtr> lower_svm_regressor(LowerCtx& c) {
       })};
 }
 
-// The label of the first class with the most `score` (a [N, classes] box) as int64 [N].
-TensorBoxPtr first_best(LowerCtx& c, const TensorBoxPtr& score, const TensorBoxPtr& labels) {
-  const int64_t k = score->size[1];
-  auto best = std::make_shared<ComputedDef>();
-  best->is_reduction = true;
-  best->ranges = {score->size[0]};
-  best->reduction_ranges = {k};
-  best->reduce = ReduceKind::ArgMax;
-  best->rfn = [score](KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& r) {
-    return score->load(b, {o[0], r[0]});
-  };
-  best->origin = c.origin();
-  const TensorBoxPtr at = make_reduction_box(DType::I64, best);
-  c.gl.realize(at);
-  return make_pointwise_box(
-      DType::I64, {score->size[0]},
-      [at, labels, k](KernelBuilder& b, const std::vector<Index>& i) {
-        const V j = b.check_index(at->load(b, i), k, "SVMClassifier: a class");
-        return labels->load(b, {ix_value(j.id)});
-      },
-      c.origin());
-}
-
 std::vector<TensorBoxPtr> lower_svm_classifier(LowerCtx& c) {
   const TensorBoxPtr& x = samples(c);
   if (c.node.has_attr("classlabels_strings")) c.unsupported("string class labels");
@@ -178,7 +155,8 @@ std::vector<TensorBoxPtr> lower_svm_classifier(LowerCtx& c) {
                        [](KernelBuilder& b, const std::vector<V>& v) { return as_f64(b, v[0]); });
     const TensorBoxPtr s = weighted(c, linear_k, coef, std::vector<double>(k, rho[0]), k);
     if (k == 2) c.unsupported("a two-class linear SVM (onnxruntime labels it by thresholds)");
-    return {first_best(c, s, label_t), cast_to(c, post_transformed(c, s, post), DType::F32)};
+    return {ml::first_best_label(c, s, label_t),
+            cast_to(c, post_transformed(c, s, post), DType::F32)};
   }
   if (static_cast<int64_t>(per_class.size()) != k)
     c.error("vectors_per_class needs ", k, " entries");
@@ -243,7 +221,8 @@ std::vector<TensorBoxPtr> lower_svm_classifier(LowerCtx& c) {
       },
       c.origin());
   c.gl.realize(votes);
-  return {first_best(c, votes, label_t), cast_to(c, post_transformed(c, d, post), DType::F32)};
+  return {ml::first_best_label(c, votes, label_t),
+          cast_to(c, post_transformed(c, d, post), DType::F32)};
 }
 
 }  // namespace
