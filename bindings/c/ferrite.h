@@ -72,7 +72,19 @@ typedef enum FerriteDType {
   FERRITE_FLOAT64 = 11,
   FERRITE_UINT32 = 12,
   FERRITE_UINT64 = 13,
-  FERRITE_BFLOAT16 = 16
+  FERRITE_BFLOAT16 = 16,
+  /* The small types: one byte per element in every buffer of this API (a float8/float4/e8m0
+   * code in the byte, a 4- or 2-bit integer sign- or zero-extended to 8 bits), never packed. */
+  FERRITE_FLOAT8E4M3FN = 17,
+  FERRITE_FLOAT8E4M3FNUZ = 18,
+  FERRITE_FLOAT8E5M2 = 19,
+  FERRITE_FLOAT8E5M2FNUZ = 20,
+  FERRITE_UINT4 = 21,
+  FERRITE_INT4 = 22,
+  FERRITE_FLOAT4E2M1 = 23,
+  FERRITE_FLOAT8E8M0 = 24,
+  FERRITE_UINT2 = 25,
+  FERRITE_INT2 = 26
 } FerriteDType;
 
 typedef struct FerriteOptions FerriteOptions;

@@ -168,7 +168,9 @@ std::string header_dict(const std::string& descr, const std::vector<int64_t>& sh
 }  // namespace
 
 std::string npy_descr(DType dtype) {
-  if (dtype == DType::BF16) return "<f4";
+  if (dtype == DType::BF16 || dtype_is_minifloat(dtype)) return "<f4";  // widened
+  if (dtype == DType::U4 || dtype == DType::U2) return "|u1";           // a byte each
+  if (dtype == DType::I4 || dtype == DType::I2) return "|i1";
   for (const DescrEntry& e : kDescrs) {
     if (e.dtype == dtype) return e.descr;
   }
@@ -234,7 +236,7 @@ std::vector<uint8_t> encode_npy(const Tensor& t) {
   out.push_back(static_cast<uint8_t>(header.size() & 0xff));
   out.push_back(static_cast<uint8_t>(header.size() >> 8));
   out.insert(out.end(), header.begin(), header.end());
-  if (t.dtype() == DType::BF16) {
+  if (t.dtype() == DType::BF16 || dtype_is_minifloat(t.dtype())) {
     for (int64_t i = 0; i < t.elements(); ++i) {
       const float f = static_cast<float>(element_as_double(t, i));
       const uint8_t* p = reinterpret_cast<const uint8_t*>(&f);

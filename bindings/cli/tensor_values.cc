@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/minifloat.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
@@ -78,6 +79,10 @@ void store_element(Tensor* t, int64_t i, uint64_t random) {
       *p = 0;
       return;
     default:
+      if (dtype_is_minifloat(t->dtype())) {
+        *p = float_to_minifloat(t->dtype(), f);
+        return;
+      }
       break;
   }
   // Every integer type holds 0..3; little-endian, so the low bytes carry the value.
@@ -141,8 +146,14 @@ double element_as_double(const Tensor& t, int64_t i) {
       return static_cast<double>(load<uint64_t>(t, i));
     case DType::I64:
       return static_cast<double>(load<int64_t>(t, i));
-    case DType::String:
-    case DType::Undefined:
+    case DType::U4:
+    case DType::U2:
+      return load<uint8_t>(t, i);
+    case DType::I4:
+    case DType::I2:
+      return load<int8_t>(t, i);
+    default:
+      if (dtype_is_minifloat(t.dtype())) return minifloat_to_float(t.dtype(), load<uint8_t>(t, i));
       break;
   }
   fail("cannot read elements of a ", dtype_name(t.dtype()), " tensor");

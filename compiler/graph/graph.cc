@@ -7,6 +7,7 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/minifloat.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
@@ -144,6 +145,12 @@ int64_t TensorData::int_at(int64_t i) const {
       return static_cast<int64_t>(load<uint64_t>(*this, i));  // wraps as a cast
     case DType::Bool:
       return load<uint8_t>(*this, i) != 0;
+    case DType::U4:
+    case DType::U2:
+      return load<uint8_t>(*this, i);
+    case DType::I4:
+    case DType::I2:
+      return load<int8_t>(*this, i);
     default:
       return saturate_to_int(float_at(i));
   }
@@ -163,6 +170,7 @@ double TensorData::float_at(int64_t i) const {
     case DType::U64:
       return static_cast<double>(load<uint64_t>(*this, i));
     default:
+      if (dtype_is_minifloat(dtype)) return minifloat_to_float(dtype, load<uint8_t>(*this, i));
       return static_cast<double>(int_at(i));
   }
 }

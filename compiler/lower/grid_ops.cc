@@ -5,7 +5,11 @@
 // operators' reference (and PyTorch's grid_sampler): coordinates outside the image are
 // first clamped (border) or reflected (reflection), then each tap is fetched as zero
 // (zeros), from the nearest edge pixel (border) or from its reflection (reflection).
+// RoiAlign (10, 16, 22) samples a grid of bilinear points in each bin of each region: a
+// reduction over the grid, as onnxruntime computes it (below).
+#include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
@@ -266,11 +270,169 @@ std::vector<TensorBoxPtr> lower_affine_grid(LowerCtx& c) {
   return {make_pointwise_box(theta->dtype, out, fn, c.origin())};
 }
 
+// RoiAlign: Y[r, c, ph, pw] over the bin (ph, pw) of region r (x1, y1, x2, y2 scaled by
+// spatial_scale, less 0.5 with half_pixel; output_half_pixel, the legacy mode, makes the
+// region at least 1 x 1), from gh x gw samples at the centres of the bin's sub-cells
+// (sampling_ratio, or ceil(region size / output size) when 0). Each sample interpolates
+// the four pixels around it (onnxruntime's rules: a sample more than one pixel outside
+// contributes 0, coordinates clamp at 0, the last row and column repeat); avg sums them and
+// divides by gh * gw; max takes the largest weighted tap of any sample (onnxruntime's and
+// the ONNX reference's rule, not the largest interpolated value).
+// One output point of RoiAlign, as a reduction over its bin's gh x gw samples.
+struct RoiSampler {
+  TensorBoxPtr x, rois, batch;
+  int64_t oh = 1, ow = 1, ratio = 0, gh = 1, gw = 1;
+  bool is_max = false, half_pixel = false;
+  float scale = 1, offset = 0;
+  std::string msg;  // names batch_indices in a run-time index error
+
+  // The region's start and size along rois axis `axis` (0: x, 1: y), in float32.
+  void region(KernelBuilder& b, const Index& r, int axis, V* start, V* size) const {
+    const V lo = b.cast(rois->load(b, {r, ix_const(axis)}), ScalarType::F32);
+    const V hi = b.cast(rois->load(b, {r, ix_const(axis + 2)}), ScalarType::F32);
+    const V sc = b.constant(ScalarType::F32, scale), off = b.constant(ScalarType::F32, offset);
+    *start = b.binary(Op::Sub, b.binary(Op::Mul, lo, sc), off);
+    *size = b.binary(Op::Sub, b.binary(Op::Sub, b.binary(Op::Mul, hi, sc), off), *start);
+    if (!half_pixel) *size = b.binary(Op::Max, *size, b.constant(ScalarType::F32, 1));
+  }
+
+  // The grid's extent for sampling_ratio 0: the largest ceil(size / out) of any region,
+  // from rois' values at compile time (the engine asks for them).
+  void adaptive_grid(const LowerCtx& c) {
+    const auto d = c.const_data(1);
+    gh = gw = 1;
+    for (int64_t r = 0; r < rois->size[0]; ++r) {
+      float size[2];
+      for (int axis = 0; axis < 2; ++axis) {
+        const float lo = static_cast<float>(d->float_at(r * 4 + axis)) * scale - offset;
+        size[axis] = static_cast<float>(d->float_at(r * 4 + axis + 2)) * scale - offset - lo;
+        if (!half_pixel) size[axis] = std::max(size[axis], 1.0f);
+      }
+      const float cells_y = std::ceil(size[1] / static_cast<float>(oh));
+      const float cells_x = std::ceil(size[0] / static_cast<float>(ow));
+      if (!(cells_y >= 1 && cells_x >= 1 && cells_y <= 4096 && cells_x <= 4096))
+        c.error("region ", r, " has a sampling grid of ", cells_y, " x ", cells_x, " (1..4096)");
+      gh = std::max(gh, static_cast<int64_t>(cells_y));
+      gw = std::max(gw, static_cast<int64_t>(cells_x));
+    }
+  }
+
+  // Sample g of output point o = (r, c, ph, pw): its weighted taps, summed (avg) or their
+  // largest (max); outside its region's own grid, the reduction's identity.
+  V operator()(KernelBuilder& b, const std::vector<Index>& o, const std::vector<Index>& g) const {
+    const V f0 = b.constant(ScalarType::F32, 0), f1 = b.constant(ScalarType::F32, 1);
+    const V bi = b.check_index(b.cast(batch->load(b, {o[0]}), ScalarType::I64), x->size[0], msg);
+    // valid: the sample lies within a pixel of the image (else its taps weigh 0).
+    V valid = b.constant(ScalarType::Bool, 1), in_grid = valid;
+    V count = f1;
+    V pos[2];  // y, x of the sample
+    const int64_t outs[2] = {oh, ow}, fixed[2] = {gh, gw}, extent[2] = {x->size[2], x->size[3]};
+    for (int d = 0; d < 2; ++d) {  // d 0: y (rois axis 1), 1: x (rois axis 0)
+      V start, size;
+      region(b, o[0], 1 - d, &start, &size);
+      const V bin = b.binary(Op::Div, size, b.constant(ScalarType::F32, double(outs[d])));
+      const V gi = b.cast(b.index_value(g[d]), ScalarType::F32);
+      V cells = b.constant(ScalarType::F32, double(fixed[d]));
+      if (ratio == 0) {
+        cells = b.unary(Op::Ceil, bin);  // ceil(size / out)
+        in_grid = b.binary(Op::And, in_grid, b.binary(Op::Lt, gi, cells));
+      }
+      count = b.binary(Op::Mul, count, cells);
+      const V cell = b.cast(b.index_value(o[2 + d]), ScalarType::F32);
+      const V sub = b.binary(Op::Add, gi, b.constant(ScalarType::F32, 0.5));
+      pos[d] = b.binary(Op::Add, b.binary(Op::Add, start, b.binary(Op::Mul, cell, bin)),
+                        b.binary(Op::Div, b.binary(Op::Mul, sub, bin), cells));
+      const V lim = b.constant(ScalarType::F32, double(extent[d]));
+      valid = b.binary(Op::And, valid, b.binary(Op::Ge, pos[d], b.constant(ScalarType::F32, -1)));
+      valid = b.binary(Op::And, valid, b.binary(Op::Le, pos[d], lim));
+    }
+    // Taps: per axis the low and high pixel and their weights (high = low at the last).
+    V lo_i[2], hi_i[2], w_lo[2], w_hi[2];
+    for (int d = 0; d < 2; ++d) {
+      const V p = b.binary(Op::Max, pos[d], f0);
+      const V last = b.constant(ScalarType::F32, double(extent[d] - 1));
+      const V at_end = b.binary(Op::Ge, b.unary(Op::Floor, p), last);
+      const V low = b.where(at_end, last, b.unary(Op::Floor, p));
+      const V frac = b.where(at_end, f0, b.binary(Op::Sub, p, low));
+      lo_i[d] = b.cast(low, ScalarType::I64);
+      hi_i[d] = b.where(at_end, lo_i[d], b.binary(Op::Add, lo_i[d], b.constant_i64(1)));
+      w_lo[d] = b.binary(Op::Sub, f1, frac);
+      w_hi[d] = frac;
+    }
+    const ScalarType vt = compute_type(x->dtype);
+    V result;
+    for (int tap = 0; tap < 4; ++tap) {
+      const int ty = tap >> 1, tx = tap & 1;
+      const V iy = ty ? hi_i[0] : lo_i[0], ix = tx ? hi_i[1] : lo_i[1];
+      const V w =
+          b.where(valid, b.binary(Op::Mul, ty ? w_hi[0] : w_lo[0], tx ? w_hi[1] : w_lo[1]), f0);
+      V v;
+      {
+        MaskScope scope(b, valid);
+        v = x->load(b, {ix_value(bi.id), o[1], ix_value(iy.id), ix_value(ix.id)});
+      }
+      const V term = b.binary(Op::Mul, b.cast(w, vt), b.where(valid, v, b.constant(vt, 0)));
+      result = tap == 0 ? term : b.binary(is_max ? Op::Max : Op::Add, result, term);
+    }
+    if (ratio > 0) return result;
+    if (!is_max) result = b.binary(Op::Div, result, b.cast(count, vt));
+    const double none = is_max ? -std::numeric_limits<double>::infinity() : 0.0;
+    return b.where(in_grid, result, b.constant(vt, none));
+  }
+};
+
+std::vector<TensorBoxPtr> lower_roi_align(LowerCtx& c) {
+  RoiSampler s;
+  s.x = c.input(0);
+  s.rois = c.input(1);
+  s.batch = c.input(2);
+  const TensorBoxPtr &x = s.x, &rois = s.rois, &batch = s.batch;
+  if (!dtype_is_float(x->dtype) || !dtype_is_float(rois->dtype)) c.unsupported("non-float input");
+  if (x->size.size() != 4) c.error("X must be 4-D, got rank ", x->size.size());
+  if (rois->size.size() != 2 || rois->size[1] != 4) c.error("rois must be [num_rois, 4]");
+  if (batch->size.size() != 1 || batch->size[0] != rois->size[0])
+    c.error("batch_indices must be [num_rois] (", rois->size[0], ")");
+  if (batch->dtype != DType::I64 && batch->dtype != DType::I32)
+    c.error("batch_indices must be integers, got ", dtype_name(batch->dtype));
+  s.oh = c.node.attr_int("output_height", 1);
+  s.ow = c.node.attr_int("output_width", 1);
+  s.ratio = c.node.attr_int("sampling_ratio", 0);
+  if (s.oh <= 0 || s.ow <= 0 || s.oh > kMaxShapeElements || s.ow > kMaxShapeElements)
+    c.error("output_height and output_width must be positive");
+  if (s.ratio < 0 || s.ratio > 64) c.error("sampling_ratio must be in 0..64, got ", s.ratio);
+  const std::string mode = c.node.attr_string("mode", "avg");
+  if (mode != "avg" && mode != "max") c.error("mode must be avg or max, got '", mode, "'");
+  s.is_max = mode == "max";
+  s.half_pixel =
+      c.node.attr_string("coordinate_transformation_mode",
+                         c.opset >= 16 ? "half_pixel" : "output_half_pixel") == "half_pixel";
+  s.scale = static_cast<float>(c.node.attr_float("spatial_scale", 1.0));
+  s.offset = s.half_pixel ? 0.5f : 0.0f;
+  s.msg = c.origin() + ": batch_indices";
+  s.gh = s.gw = s.ratio;
+  if (s.ratio == 0) s.adaptive_grid(c);
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->reduce = s.is_max ? ReduceKind::Max : ReduceKind::Sum;
+  def->origin = c.origin();
+  def->ranges = {rois->size[0], x->size[1], s.oh, s.ow};
+  def->reduction_ranges = {s.gh, s.gw};
+  def->rfn = s;
+  if (!s.is_max && s.ratio > 0) {  // avg over the fixed grid: the sum, then one division
+    const double cells = static_cast<double>(s.gh * s.gw);
+    def->post = [cells](KernelBuilder& b, V sum) {
+      return b.binary(Op::Div, sum, b.constant(sum.type, cells));
+    };
+  }
+  return {make_reduction_box(x->dtype, def)};
+}
+
 }  // namespace
 
 void register_grid_ops(LoweringTable& t) {
   t.add("GridSample", lower_grid_sample);
   t.add("AffineGrid", lower_affine_grid);
+  t.add("RoiAlign", lower_roi_align);
 }
 
 }  // namespace ferrite

@@ -5,6 +5,7 @@
 
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/activations.h"
+#include "compiler/plan/minifloat.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
@@ -152,8 +153,21 @@ std::vector<TensorBoxPtr> lower_cast(LowerCtx& c) {
     c.unsupported("cast to type ", c.node.attr_int("to", 0));
   }
   if (to == DType::String || c.input(0)->dtype == DType::String) c.unsupported("string tensors");
-  return {make_pointwise(c, {c.input(0)}, to, [to](KernelBuilder& b, const std::vector<V>& v) {
-    return b.cast(v[0], compute_type(to));
+  // Into float8 and e8m0, `saturate` (the default) clamps to the largest finite value before
+  // the store's conversion, which overflows to infinity or NaN (minifloat.h); float4 always
+  // saturates. e8m0 rounds up (round_mode's default) and only so.
+  const bool saturate =
+      to != DType::F4E2M1 && dtype_is_minifloat(to) && c.node.attr_int("saturate", 1) != 0;
+  if (to == DType::F8E8M0 && c.node.attr_string("round_mode", "up") != "up")
+    c.unsupported("round_mode '", c.node.attr_string("round_mode", "up"), "' (only 'up')");
+  const double max = saturate ? minifloat_max(to) : 0;
+  return {make_pointwise(c, {c.input(0)}, to, [=](KernelBuilder& b, const std::vector<V>& v) {
+    V r = b.cast(v[0], compute_type(to));
+    if (saturate) {  // NaN stays NaN: Max and Min propagate it
+      r = b.binary(Op::Max, r, b.constant(r.type, -max));
+      r = b.binary(Op::Min, r, b.constant(r.type, max));
+    }
+    return r;
   })};
 }
 
@@ -217,6 +231,20 @@ void register_activations(LoweringTable& t) {
                           b.unary(Op::Sigmoid, b.binary(Op::Mul, x, b.constant(x.type, a))));
         },
         true)(c);
+  });
+  t.add("SwiGLU", [](LowerCtx& c) {  // 28: Swish_alpha(A) * B, A and B of one shape
+    const double a = c.node.attr_float("alpha", 1.0);
+    const TensorBoxPtr &gate = c.input(0), &value = c.input(1);
+    if (!dtype_is_float(gate->dtype)) c.unsupported("input type ", dtype_name(gate->dtype));
+    check_same_types(c, {gate, value});
+    if (gate->size != value->size) c.error("A and B must have the same shape (no broadcasting)");
+    return std::vector<TensorBoxPtr>{make_pointwise(
+        c, {gate, value}, gate->dtype, [a](KernelBuilder& b, const std::vector<V>& v) {
+          const V x = v[0];
+          const V swish = b.binary(
+              Op::Mul, x, b.unary(Op::Sigmoid, b.binary(Op::Mul, x, b.constant(x.type, a))));
+          return b.binary(Op::Mul, swish, v[1]);
+        })};
   });
   t.add("HardSwish", unary_fn([](KernelBuilder& b, V x) { return act::hard_swish(b, x); }, true));
   t.add("Softsign", unary_fn(
@@ -289,21 +317,30 @@ void register_thresholds(LoweringTable& t) {
 
 void register_pointwise_ops(LoweringTable& t) {
   const std::pair<const char*, Op> unary[] = {
-      {"Neg", Op::Neg},     {"Abs", Op::Abs},         {"Exp", Op::Exp},
-      {"Log", Op::Log},     {"Sqrt", Op::Sqrt},       {"Reciprocal", Op::Reciprocal},
-      {"Relu", Op::Relu},   {"Sigmoid", Op::Sigmoid}, {"Tanh", Op::Tanh},
-      {"Erf", Op::Erf},     {"Floor", Op::Floor},     {"Ceil", Op::Ceil},
-      {"Round", Op::Round}, {"Sign", Op::Sign},       {"Sin", Op::Sin},
-      {"Cos", Op::Cos},     {"Tan", Op::Tan},         {"Asin", Op::Asin},
-      {"Acos", Op::Acos},   {"Atan", Op::Atan},       {"Sinh", Op::Sinh},
-      {"Cosh", Op::Cosh},   {"Asinh", Op::Asinh},     {"Acosh", Op::Acosh},
-      {"Atanh", Op::Atanh}, {"Not", Op::Not},         {"IsNaN", Op::IsNaN}};
+      {"Neg", Op::Neg},          {"Abs", Op::Abs},         {"Exp", Op::Exp},
+      {"Log", Op::Log},          {"Sqrt", Op::Sqrt},       {"Reciprocal", Op::Reciprocal},
+      {"Relu", Op::Relu},        {"Sigmoid", Op::Sigmoid}, {"Tanh", Op::Tanh},
+      {"Erf", Op::Erf},          {"Floor", Op::Floor},     {"Ceil", Op::Ceil},
+      {"Round", Op::Round},      {"Sign", Op::Sign},       {"Sin", Op::Sin},
+      {"Cos", Op::Cos},          {"Tan", Op::Tan},         {"Asin", Op::Asin},
+      {"Acos", Op::Acos},        {"Atan", Op::Atan},       {"Sinh", Op::Sinh},
+      {"Cosh", Op::Cosh},        {"Asinh", Op::Asinh},     {"Acosh", Op::Acosh},
+      {"Atanh", Op::Atanh},      {"Not", Op::Not},         {"IsNaN", Op::IsNaN},
+      {"BitwiseNot", Op::BitNot}};
   for (const auto& [name, op] : unary) t.add(name, unary_op(op));
   const std::pair<const char*, Op> binary[] = {
-      {"Add", Op::Add},           {"Sub", Op::Sub}, {"Mul", Op::Mul},        {"Div", Op::Div},
-      {"Equal", Op::Eq},          {"Less", Op::Lt}, {"LessOrEqual", Op::Le}, {"Greater", Op::Gt},
-      {"GreaterOrEqual", Op::Ge}, {"And", Op::And}, {"Or", Op::Or},          {"Xor", Op::Xor}};
+      {"Add", Op::Add},           {"Sub", Op::Sub},         {"Mul", Op::Mul},
+      {"Div", Op::Div},           {"Equal", Op::Eq},        {"Less", Op::Lt},
+      {"LessOrEqual", Op::Le},    {"Greater", Op::Gt},      {"GreaterOrEqual", Op::Ge},
+      {"And", Op::And},           {"Or", Op::Or},           {"Xor", Op::Xor},
+      {"BitwiseAnd", Op::BitAnd}, {"BitwiseOr", Op::BitOr}, {"BitwiseXor", Op::BitXor}};
   for (const auto& [name, op] : binary) t.add(name, binary_op(op));
+  t.add("BitShift", [](LowerCtx& c) {  // unsigned operands: Shr's zero fill is right for all
+    const std::string dir = c.node.attr_string("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT")
+      c.error("direction must be LEFT or RIGHT, got '", dir, "'");
+    return binary_op(dir == "LEFT" ? Op::Shl : Op::Shr)(c);
+  });
   t.add("Max", variadic_op(Op::Max, false));
   t.add("Min", variadic_op(Op::Min, false));
   t.add("Sum", variadic_op(Op::Add, false));

@@ -105,13 +105,21 @@ QRange quant_range(const LowerCtx& c, DType t, const char* what, bool wide) {
       return {0, 65535};
     case DType::I16:
       return {-32768, 32767};
+    case DType::U4:
+      return {0, 15};
+    case DType::I4:
+      return {-8, 7};
+    case DType::U2:
+      return {0, 3};
+    case DType::I2:
+      return {-2, 1};
     case DType::I32:
       if (wide) return {-2147483648.0, 2147483647.0};
       break;
     default:
       break;
   }
-  c.unsupported(what, " of type ", dtype_name(t), " (uint8, int8, uint16, int16",
+  c.unsupported(what, " of type ", dtype_name(t), " (uint8, int8, uint16, int16, (u)int4, (u)int2",
                 wide ? ", int32" : "", " are supported)");
 }
 

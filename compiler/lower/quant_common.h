@@ -16,8 +16,8 @@ struct QRange {
   double lo = 0, hi = 0;
 };
 
-// The range of a quantized element type (uint8, int8, uint16, int16; int32 too when
-// `wide`): UnsupportedError naming the node and `what` for any other.
+// The range of a quantized integer type (uint8, int8, uint16, int16, uint4, int4, uint2,
+// int2; int32 too when `wide`): UnsupportedError naming the node and `what` for any other.
 QRange quant_range(const LowerCtx& c, DType t, const char* what, bool wide = false);
 
 // Input `i` (a scale or zero point of a tensor of size `x_size`) as a view of that size:

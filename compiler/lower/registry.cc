@@ -3,8 +3,9 @@
 
 namespace ferrite {
 
-// The ai.onnx.ml family (lower/ml_ops.cc).
+// The ai.onnx.ml family (lower/ml_ops.cc) and TfIdfVectorizer (lower/text_ops.cc).
 void register_ml_ops(LoweringTable& t);
+void register_text_ops(LoweringTable& t);
 
 const LoweringTable& lowering_table() {
   static const LoweringTable table = [] {
@@ -41,6 +42,7 @@ const LoweringTable& lowering_table() {
     register_contrib_quant_ops(t);
     register_matmul_nbits_ops(t);
     register_ml_ops(t);
+    register_text_ops(t);
     compute_halves_in_float32(t);  // last: it wraps lowerings registered above
     return t;
   }();

@@ -33,6 +33,16 @@ constexpr DTypeInfo kDTypes[] = {
     {DType::U32, "uint32", "u32", 4, kI},
     {DType::U64, "uint64", "u64", 8, kI},
     {DType::BF16, "bfloat16", "bf16", 2, kF},
+    {DType::F8E4M3FN, "float8e4m3fn", "f8e4m3fn", 1, kF},
+    {DType::F8E4M3FNUZ, "float8e4m3fnuz", "f8e4m3fnuz", 1, kF},
+    {DType::F8E5M2, "float8e5m2", "f8e5m2", 1, kF},
+    {DType::F8E5M2FNUZ, "float8e5m2fnuz", "f8e5m2fnuz", 1, kF},
+    {DType::U4, "uint4", "u4", 1, kI},
+    {DType::I4, "int4", "i4", 1, kI},
+    {DType::F4E2M1, "float4e2m1", "f4e2m1", 1, kF},
+    {DType::F8E8M0, "float8e8m0", "f8e8m0", 1, kF},
+    {DType::U2, "uint2", "u2", 1, kI},
+    {DType::I2, "int2", "i2", 1, kI},
 };
 
 const DTypeInfo* find_dtype(DType t) {
@@ -46,6 +56,34 @@ const DTypeInfo* find_dtype(DType t) {
 size_t dtype_size(DType t) {
   const DTypeInfo* info = find_dtype(t);
   return info ? info->size : 0;
+}
+
+int dtype_bits(DType t) {
+  switch (t) {
+    case DType::U4:
+    case DType::I4:
+    case DType::F4E2M1:
+      return 4;
+    case DType::U2:
+    case DType::I2:
+      return 2;
+    default:
+      return static_cast<int>(8 * dtype_size(t));
+  }
+}
+
+bool dtype_is_minifloat(DType t) {
+  switch (t) {
+    case DType::F8E4M3FN:
+    case DType::F8E4M3FNUZ:
+    case DType::F8E5M2:
+    case DType::F8E5M2FNUZ:
+    case DType::F4E2M1:
+    case DType::F8E8M0:
+      return true;
+    default:
+      return false;
+  }
 }
 
 const char* dtype_name(DType t) {
@@ -69,7 +107,8 @@ bool dtype_from_onnx(int64_t v, DType* out) {  // the enumerators are ONNX's num
 }
 
 bool dtype_is_float(DType t) {
-  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16;
+  return t == DType::F32 || t == DType::F64 || t == DType::F16 || t == DType::BF16 ||
+         dtype_is_minifloat(t);
 }
 
 const char* scalar_type_name(ScalarType t) {

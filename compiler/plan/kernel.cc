@@ -271,6 +271,10 @@ void InstrChecker::check_types() const {
   if (op_is_logic(in_.op))
     return expect(type_of(in_.a) == kB && type_of(in_.b) == kB && t == kB,
                   "needs bool operands and a bool result");
+  if (in_.op == Op::BitNot) return expect(type_of(in_.a) == kI && t == kI, "needs i64 -> i64");
+  if (op_is_bitwise(in_.op))
+    return expect(type_of(in_.a) == kI && type_of(in_.b) == kI && t == kI,
+                  "needs i64 operands and an i64 result");
   bad("unknown op");
 }
 

@@ -69,7 +69,12 @@ constexpr uint8_t B = 16;  // JIT: emitted on Bool lane masks
   X(Eq, 2, P | J | I | U | B, 0, -kInf, kInf) X(Lt, 2, P | J | I | U, 0, -kInf, kInf)   \
   X(Le, 2, P | J | I | U, 0, -kInf, kInf)   X(Gt, 2, P | J | I | U, 0, -kInf, kInf)     \
   X(Ge, 2, P | J | I | U, 0, -kInf, kInf)   X(And, 2, B, 0, -kInf, kInf)                 \
-  X(Or, 2, B, 0, -kInf, kInf)             X(Xor, 2, B, 0, -kInf, kInf)
+  X(Or, 2, B, 0, -kInf, kInf)             X(Xor, 2, B, 0, -kInf, kInf)                   \
+  /* bitwise, on the i64 bits: the shifts count 0..63 (64 or more, or negative: 0), Shr */ \
+  /* is logical (zero-filling), so a uint64 held in i64 shifts as itself                */ \
+  X(BitNot, 1, 0, 0, -kInf, kInf)         X(BitAnd, 2, 0, 0, -kInf, kInf)                \
+  X(BitOr, 2, 0, 0, -kInf, kInf)          X(BitXor, 2, 0, 0, -kInf, kInf)                \
+  X(Shl, 2, 0, 0, -kInf, kInf)            X(Shr, 2, 0, 0, -kInf, kInf)
 // clang-format on
 
 enum class Op : uint8_t {
@@ -107,6 +112,10 @@ inline bool op_is_compare(Op op) {
 }
 inline bool op_is_logic(Op op) {
   return op >= Op::And && op <= Op::Xor;
+}
+// BitNot, BitAnd, BitOr, BitXor, Shl, Shr: i64 operands and result.
+inline bool op_is_bitwise(Op op) {
+  return op >= Op::BitNot && op <= Op::Shr;
 }
 
 enum class ReduceKind : uint8_t { Sum = 0, Prod, Max, Min, ArgMax, ArgMin, kCount };

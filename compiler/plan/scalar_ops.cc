@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/minifloat.h"
 #include "compiler/plan/wrapping.h"
 
 namespace ferrite {
@@ -207,6 +208,28 @@ int64_t int_unary(Op op, int64_t x) {
       return x > 0 ? 1 : (x < 0 ? -1 : 0);
     case Op::Relu:
       return x < 0 ? 0 : x;
+    case Op::BitNot:
+      return static_cast<int64_t>(~static_cast<uint64_t>(x));
+    default:
+      break;
+  }
+  undefined_op(op, ScalarType::I64);
+}
+
+// The bits of a and b; shifts of 64 or more (or a negative count, a uint64 past 2^63) give 0.
+int64_t int_bitwise(Op op, int64_t a, int64_t b) {
+  const auto ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+  switch (op) {
+    case Op::BitAnd:
+      return static_cast<int64_t>(ua & ub);
+    case Op::BitOr:
+      return static_cast<int64_t>(ua | ub);
+    case Op::BitXor:
+      return static_cast<int64_t>(ua ^ ub);
+    case Op::Shl:
+      return ub >= 64 ? 0 : static_cast<int64_t>(ua << ub);
+    case Op::Shr:
+      return ub >= 64 ? 0 : static_cast<int64_t>(ua >> ub);
     default:
       break;
   }
@@ -329,6 +352,7 @@ bool op_accepts(Op op, ScalarType t) {
     default:
       break;
   }
+  if (op_is_bitwise(op)) return t == ScalarType::I64;
   if (op_is_unary_math(op)) return is_float;
   if (op_is_binary_arith(op)) return t != ScalarType::Bool;
   if (op_is_logic(op)) return t == ScalarType::Bool;
@@ -356,6 +380,10 @@ Scalar eval_unary(Op op, ScalarType t, Scalar x) {
 
 Scalar eval_binary(Op op, ScalarType t, Scalar a, Scalar b) {
   const bool cmp = op_is_compare(op);
+  if (op_is_bitwise(op)) {
+    if (t != ScalarType::I64) undefined_op(op, t);
+    return scalar_i64(int_bitwise(op, a.i64, b.i64));
+  }
   switch (t) {
     case ScalarType::F32:
       if (cmp) return scalar_bool(compare(op, a.f32, b.f32));
@@ -437,7 +465,15 @@ Scalar load_element(DType t, const void* base, int64_t i) {
       return scalar_i64(static_cast<int64_t>(read_as<uint64_t>(base, i)));
     case DType::Bool:
       return scalar_bool(read_as<uint8_t>(base, i) != 0);
+    case DType::U4:
+    case DType::U2:
+      return scalar_i64(read_as<uint8_t>(base, i));
+    case DType::I4:
+    case DType::I2:
+      return scalar_i64(read_as<int8_t>(base, i));
     default:
+      if (dtype_is_minifloat(t))
+        return scalar_f32(minifloat_to_float(t, read_as<uint8_t>(base, i)));
       break;
   }
   fail("load: dtype ", dtype_name(t), " has no element representation");
@@ -468,7 +504,13 @@ void store_element(DType t, void* base, int64_t i, ScalarType from, Scalar x) {
       return write_as<int64_t>(base, i, v.i64);
     case DType::Bool:
       return write_as<uint8_t>(base, i, v.b ? 1 : 0);
+    case DType::U4:
+    case DType::I4:
+    case DType::U2:
+    case DType::I2:
+      return write_as<uint8_t>(base, i, narrow_to_bits(t, v.i64));
     default:
+      if (dtype_is_minifloat(t)) return write_as<uint8_t>(base, i, float_to_minifloat(t, v.f32));
       break;
   }
   fail("store: dtype ", dtype_name(t), " has no element representation");
@@ -585,6 +627,14 @@ uint16_t float_to_bfloat16(float f) {
   if ((u & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((u >> 16) | 0x40);  // quiet NaN
   u += 0x7FFF + ((u >> 16) & 1);  // round to nearest even; overflow carries to inf
   return static_cast<uint16_t>(u >> 16);
+}
+
+uint8_t narrow_to_bits(DType t, int64_t v) {
+  const int bits = dtype_bits(t);
+  const auto low = static_cast<uint8_t>(static_cast<uint64_t>(v) & ((1u << bits) - 1));
+  const bool is_signed = t == DType::I4 || t == DType::I2;
+  if (is_signed && (low >> (bits - 1))) return static_cast<uint8_t>(low | (0xFFu << bits));
+  return low;
 }
 
 }  // namespace ferrite

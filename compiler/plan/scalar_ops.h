@@ -67,5 +67,8 @@ float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 float bfloat16_to_float(uint16_t h);
 uint16_t float_to_bfloat16(float f);
+// The byte that holds integer `v` in a 4- or 2-bit type `t` (U4, I4, U2, I2): its low bits,
+// sign-extended for the signed ones (so that the byte reads back as int8 or uint8).
+uint8_t narrow_to_bits(DType t, int64_t v);
 
 }  // namespace ferrite

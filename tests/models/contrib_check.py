@@ -4,8 +4,9 @@
 Writes one small model per case with python3-onnx (Gelu, FastGelu, BiasGelu, QuickGelu,
 BiasAdd, SkipLayerNormalization, SkipSimplifiedLayerNormalization,
 SimplifiedLayerNormalization, EmbedLayerNormalization, RotaryEmbedding, MultiHeadAttention;
-the semantics of onnxruntime's ContribOperators documentation; and ONNX's Det on larger
-matrices than the node suites'), runs each through the ferrite CLI on every given backend
+the semantics of onnxruntime's ContribOperators documentation; ONNX's Det on larger
+matrices than the node suites'; the ai.onnx.ml cases of ml_cases.py and the ONNX forms of
+onnx_cases.py), runs each through the ferrite CLI on every given backend
 and compares every output with numpy: the largest absolute error relative to
 the largest |expected| must be <= 1e-5 (exact for integer outputs). Also checks that a bad
 input id fails the run with an error naming the node. Exits 1 on any mismatch.
@@ -21,6 +22,7 @@ import numpy as np
 from onnx import TensorProto, helper
 
 from ml_cases import check_unknown_category, ml_cases
+from onnx_cases import onnx_cases
 from op_check import MS, ONNX_TYPE, case, check_case, check_error
 
 TOLERANCE = 1e-5
@@ -336,7 +338,7 @@ def make_cases():
                       [("x", x), ("w", w22), ("b", b22), ("mask", raw), ("", None), ("ab", ab)],
                       ["y"], [attention(x, w22, b22, 2, parts=[8, 8, 6], mask=raw, ab=ab)[0]],
                       consts=["w", "b"], num_heads=2, qkv_hidden_sizes=[8, 8, 6]))
-    cases += gqa_cases() + ml_cases()
+    cases += gqa_cases() + ml_cases() + onnx_cases()
     # Det (ONNX; the node suites have only 2 x 2 cases): larger, batched, needing row swaps,
     # singular, and a zero leading entry.
     m = f32(3, 6, 6)

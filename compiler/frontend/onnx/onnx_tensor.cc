@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/scalar_ops.h"
 
 namespace ferrite::onnx {
 
@@ -27,19 +28,36 @@ DType tensor_dtype(const TensorProto& t, const std::string& what) {
   return dt;
 }
 
-// Total bytes the dims call for, with every multiplication checked.
+// Bytes the dims call for as the tensor stores them: packed for the 4- and 2-bit types
+// (two or four elements per byte, the first in the low bits), with every product checked.
 size_t expected_bytes(const TensorProto& t, DType dt, const std::string& what) {
   int64_t n = 1;
   for (int64_t d : t.dims) {
     if (d < 0) fail("onnx: ", what, ": negative dimension ", d);
     if (__builtin_mul_overflow(n, d, &n)) fail("onnx: ", what, ": element count overflows");
   }
+  const int bits = dtype_bits(dt);
+  if (bits < 8) return static_cast<size_t>(n / (8 / bits) + (n % (8 / bits) != 0));
   int64_t bytes;
   if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dt)), &bytes) ||
       static_cast<uint64_t>(bytes) > SIZE_MAX) {
     fail("onnx: ", what, ": byte size overflows");
   }
   return static_cast<size_t>(bytes);
+}
+
+// Packed 4- or 2-bit elements -> a byte each (sign-extended for the signed types), in place.
+void unpack_subbyte(DType dt, int64_t elements, TensorData* out) {
+  const int bits = dtype_bits(dt);
+  const int per_byte = 8 / bits;
+  ConstantBytes packed = out->bytes;
+  out->bytes.resize(static_cast<size_t>(elements));
+  uint8_t* dst = out->bytes.mutable_data();
+  const uint8_t* src = packed.data();
+  for (int64_t i = 0; i < elements; ++i) {
+    const int code = (src[i / per_byte] >> (bits * (i % per_byte))) & ((1 << bits) - 1);
+    dst[i] = narrow_to_bits(dt, code);
+  }
 }
 
 // Non-negative decimal (external data offset/length); no exceptions, no overflow.
@@ -150,9 +168,9 @@ void read_typed(const TensorProto& t, DType dt, size_t n, const std::string& wha
       check_count(t.uint64_data, n, "uint64_data", what);
       store_truncated(t.uint64_data, dtype_size(dt), out);
       return;
-    default:
+    default:  // a byte (or a packed byte of 4- or 2-bit elements) or two per value
       check_count(t.int32_data, n, "int32_data", what);
-      store_truncated(t.int32_data, dtype_size(dt), out);
+      store_truncated(t.int32_data, dtype_bits(dt) < 8 ? 1 : dtype_size(dt), out);
   }
 }
 
@@ -188,8 +206,9 @@ TensorData tensor_from_proto(const TensorProto& t, const std::string& base_dir,
     }
     out.bytes.assign(t.raw_data.data, t.raw_data.data + t.raw_data.size);
   } else {
-    read_typed(t, dt, nbytes / dtype_size(dt), what, &out);
+    read_typed(t, dt, dtype_bits(dt) < 8 ? nbytes : nbytes / dtype_size(dt), what, &out);
   }
+  if (dtype_bits(dt) < 8) unpack_subbyte(dt, out.elements(), &out);
   if (dt == DType::Bool) {
     // Any byte other than 0/1 would be an invalid bool for code that loads it as one.
     uint8_t* b = out.bytes.mutable_data();

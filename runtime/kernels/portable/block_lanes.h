@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/minifloat.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
@@ -85,6 +86,21 @@ FERRITE_STORAGE(I32, int32_t, int64_t, v, static_cast<int32_t>(static_cast<uint3
 FERRITE_STORAGE(I64, int64_t, int64_t, v, v)
 FERRITE_STORAGE(U64, uint64_t, int64_t, static_cast<int64_t>(v), static_cast<uint64_t>(v))
 FERRITE_STORAGE(Bool, uint8_t, int32_t, v != 0, static_cast<uint8_t>(v != 0))
+// The small types: a byte per element (dtype.h), converted as scalar_ops converts them.
+FERRITE_STORAGE(U4, uint8_t, int64_t, v, narrow_to_bits(DType::U4, v))
+FERRITE_STORAGE(I4, int8_t, int64_t, v, static_cast<int8_t>(narrow_to_bits(DType::I4, v)))
+FERRITE_STORAGE(U2, uint8_t, int64_t, v, narrow_to_bits(DType::U2, v))
+FERRITE_STORAGE(I2, int8_t, int64_t, v, static_cast<int8_t>(narrow_to_bits(DType::I2, v)))
+#define FERRITE_MINIFLOAT(DT)                                           \
+  FERRITE_STORAGE(DT, uint8_t, float, minifloat_to_float(DType::DT, v), \
+                  float_to_minifloat(DType::DT, v))
+FERRITE_MINIFLOAT(F8E4M3FN)
+FERRITE_MINIFLOAT(F8E4M3FNUZ)
+FERRITE_MINIFLOAT(F8E5M2)
+FERRITE_MINIFLOAT(F8E5M2FNUZ)
+FERRITE_MINIFLOAT(F4E2M1)
+FERRITE_MINIFLOAT(F8E8M0)
+#undef FERRITE_MINIFLOAT
 #undef FERRITE_STORAGE
 
 // Calls f(std::integral_constant<DType, T>{}) for the storage dtype t.
@@ -107,6 +123,16 @@ void with_storage(DType t, F&& f) {
     FERRITE_CASE(I64)
     FERRITE_CASE(U64)
     FERRITE_CASE(Bool)
+    FERRITE_CASE(U4)
+    FERRITE_CASE(I4)
+    FERRITE_CASE(U2)
+    FERRITE_CASE(I2)
+    FERRITE_CASE(F8E4M3FN)
+    FERRITE_CASE(F8E4M3FNUZ)
+    FERRITE_CASE(F8E5M2)
+    FERRITE_CASE(F8E5M2FNUZ)
+    FERRITE_CASE(F4E2M1)
+    FERRITE_CASE(F8E8M0)
     default:
       break;
   }

@@ -279,8 +279,13 @@ inline Val unary(Op op, const Val& x) {
   if (op == Op::IsNaN || op == Op::IsInf) return exact_val(ScalarType::Bool, 0, 1);
   if (op == Op::Not) return exact_val(ScalarType::Bool, 0, 1);
   if (x.type == ScalarType::I64) {
-    require(op == Op::Neg || op == Op::Abs, "i64 unary");
+    require(op == Op::Neg || op == Op::Abs || op == Op::BitNot, "i64 unary");
     Val r = x;
+    if (op == Op::BitNot) {  // ~x = -x - 1
+      r.lo = -x.hi - 1;
+      r.hi = -x.lo - 1;
+      return r;
+    }
     r.lo = op == Op::Neg ? -x.hi : x.mmin();
     r.hi = op == Op::Neg ? -x.lo : x.mag();
     return r;
@@ -412,6 +417,25 @@ inline Val binary(Op op, const Val& a, const Val& b) {
         break;
       case Op::Min:
         lo = std::min(a.lo, b.lo), hi = std::min(a.hi, b.hi);
+        break;
+      case Op::BitAnd:
+      case Op::BitOr:
+      case Op::BitXor: {  // within the powers of two around the operands' magnitudes
+        double p = 1;
+        while (p <= std::max(a.mag(), b.mag())) p *= 2;
+        lo = a.lo >= 0 && b.lo >= 0 ? 0 : -p;
+        hi = p - 1;
+        if (op == Op::BitAnd && (a.lo >= 0 || b.lo >= 0)) {  // a non-negative mask bounds it
+          lo = 0;
+          hi = a.lo >= 0 && b.lo >= 0 ? std::min(a.hi, b.hi) : a.lo >= 0 ? a.hi : b.hi;
+        }
+        break;
+      }
+      case Op::Shl:
+      case Op::Shr:
+        require(a.lo >= 0 && b.lo >= 0 && b.hi <= 8, "shift operands");
+        lo = 0;
+        hi = op == Op::Shl ? a.hi * std::ldexp(1.0, static_cast<int>(b.hi)) : a.hi;
         break;
       case Op::Mod:
       case Op::FMod:

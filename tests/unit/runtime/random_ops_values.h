@@ -297,8 +297,9 @@ class ValueGen : public ValueGenBase {
 
   int i64_expr(int budget) {
     if (budget <= 0 || rng_.chance(0.3)) return i64_leaf();
-    const int r = rng_.pick(0, 6);
-    if (r == 5) return op1(Op::Neg, i64_expr(budget - 1));
+    const int r = rng_.pick(0, 7);
+    if (r == 5) return op1(rng_.chance(0.7) ? Op::Neg : Op::BitNot, i64_expr(budget - 1));
+    if (r == 7) return bitwise(budget);
     if (r == 6) {
       const int cond = bool_expr(1), a = i64_expr(budget / 2);
       return where(cond, a, i64_expr(budget / 2));
@@ -313,6 +314,19 @@ class ValueGen : public ValueGenBase {
     const Op op = kOps[r];
     if (op == Op::Mul && val(a).mag() * val(b).mag() > 0x1p24) return op2(Op::Add, a, b);
     return op2(op, a, b);
+  }
+
+  // BitAnd, BitOr, BitXor of any operands; shifts of a non-negative value by 0..5 (Shr of a
+  // negative one is a huge number, Shl of a large one overflows the generator's bounds).
+  int bitwise(int budget) {
+    static const Op kOps[] = {Op::BitAnd, Op::BitOr, Op::BitXor, Op::Shl, Op::Shr};
+    const Op op = kOps[rng_.pick(0, 4)];
+    const int a = i64_expr(budget / 2);
+    if (op != Op::Shl && op != Op::Shr) return op2(op, a, i64_expr(budget / 2));
+    const int count = rng_.chance(0.5) ? konst(ScalarType::I64, rng_.pick(0, 5))
+                                       : op2(Op::BitAnd, i64_expr(1), konst(ScalarType::I64, 3));
+    const int base = val(a).lo < 0 ? op1(Op::Abs, a) : a;
+    return op2(op, val(base).mag() > 0x1p40 ? konst(ScalarType::I64, 12345) : base, count);
   }
 
   int bool_leaf() {

@@ -71,6 +71,24 @@ TEST(ScalarOps, IntegerPow) {
   EXPECT_EQ(ibin(Op::Pow, 2, 64), 0);  // wraps
 }
 
+TEST(ScalarOps, BitwiseOnTheBitsOfI64) {
+  EXPECT_EQ(ibin(Op::BitAnd, 0b1100, 0b1010), 0b1000);
+  EXPECT_EQ(ibin(Op::BitOr, 0b1100, 0b1010), 0b1110);
+  EXPECT_EQ(ibin(Op::BitXor, 0b1100, 0b1010), 0b0110);
+  EXPECT_EQ(ibin(Op::BitAnd, -1, 0x7f), 0x7f);
+  EXPECT_EQ(eval_unary(Op::BitNot, ScalarType::I64, scalar_i64(5)).i64, -6);
+  EXPECT_EQ(eval_unary(Op::BitNot, ScalarType::I64, scalar_i64(kMin)).i64, kMax);
+  EXPECT_EQ(ibin(Op::Shl, 1, 63), kMin);
+  EXPECT_EQ(ibin(Op::Shl, 1, 64), 0);  // counts past the width give 0, not UB
+  EXPECT_EQ(ibin(Op::Shr, 16, 2), 4);
+  EXPECT_EQ(ibin(Op::Shr, -1, 60), 15);  // logical: a uint64 held in i64 shifts as itself
+  EXPECT_EQ(ibin(Op::Shr, 8, -1), 0);    // a count of 2^64 - 1
+  EXPECT_FALSE(op_accepts(Op::BitAnd, ScalarType::F32));
+  EXPECT_FALSE(op_accepts(Op::BitNot, ScalarType::Bool));
+  EXPECT_TRUE(op_accepts(Op::Shr, ScalarType::I64));
+  EXPECT_THROW(eval_binary(Op::BitOr, ScalarType::F32, scalar_f32(1), scalar_f32(2)), Error);
+}
+
 TEST(ScalarOps, FloatToIntCastTruncatesAndSaturates) {
   EXPECT_EQ(f2i(2.9f), 2);
   EXPECT_EQ(f2i(-2.9f), -2);

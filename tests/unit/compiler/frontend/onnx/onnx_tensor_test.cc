@@ -88,6 +88,36 @@ TEST(OnnxTensor, Int32DataCarriesNarrowTypes) {
   EXPECT_EQ(i32.int_at(0), -7);
 }
 
+TEST(OnnxTensor, SmallTypesArePackedInFilesAndByteWideInMemory) {
+  // int4 (22): two per byte, the first in the low nibble; the odd last byte half used.
+  TensorData i4 = parse(Pb().i64(1, 5).i64(2, 22).str(9, std::string("\x87\xa9\x0f", 3)));
+  EXPECT_EQ(i4.bytes.size(), 5u);
+  EXPECT_EQ(i4.to_ints(), (std::vector<int64_t>{7, -8, -7, -6, -1}));
+  // uint4 (21) in int32_data: one packed byte per value.
+  TensorData u4 = parse(Pb().i64(1, 4).i64(2, 21).packed_varints(5, {0x21, 0xf0}));
+  EXPECT_EQ(u4.to_ints(), (std::vector<int64_t>{1, 2, 0, 15}));
+  // uint2 (25) and int2 (26): four per byte.
+  TensorData u2 = parse(Pb().i64(1, 3).i64(2, 25).str(9, std::string("\x39", 1)));
+  EXPECT_EQ(u2.to_ints(), (std::vector<int64_t>{1, 2, 3}));
+  TensorData i2 = parse(Pb().i64(1, 4).i64(2, 26).str(9, std::string("\x39", 1)));
+  EXPECT_EQ(i2.to_ints(), (std::vector<int64_t>{1, -2, -1, 0}));
+  // float8e4m3fn (17), e5m2 (19): a byte each, raw or in int32_data; float4e2m1 (23) packed.
+  TensorData f8 = parse(Pb().i64(1, 2).i64(2, 17).str(9, std::string("\x38\x7e", 2)));
+  EXPECT_EQ(f8.float_at(0), 1.0);
+  EXPECT_EQ(f8.float_at(1), 448.0);
+  TensorData e5 = parse(Pb().i64(1, 1).i64(2, 19).i64(5, 0xC0));
+  EXPECT_EQ(e5.float_at(0), -2.0);
+  TensorData f4 = parse(Pb().i64(1, 2).i64(2, 23).str(9, std::string("\xf1", 1)));
+  EXPECT_EQ(f4.float_at(0), 0.5);
+  EXPECT_EQ(f4.float_at(1), -6.0);
+  // The packed size is what the data must have.
+  EXPECT_NE(
+      error_of(Pb().i64(1, 5).i64(2, 22).str(9, "ab")).find("raw_data has 2 bytes, dims need 3"),
+      std::string::npos);
+  EXPECT_NE(error_of(Pb().i64(1, 5).i64(2, 21).packed_varints(5, {1, 2})).find("int32_data has 2"),
+            std::string::npos);
+}
+
 TEST(OnnxTensor, MismatchedOrHostileSizesAreErrors) {
   EXPECT_NE(error_of(Pb().i64(1, 3).i64(2, 1).packed_floats(4, {1, 2})).find("float_data has 2"),
             std::string::npos);
