@@ -279,6 +279,50 @@ std::vector<TensorBoxPtr> lower_attention(LowerCtx& c) {
   return out;
 }
 
+// FlexAttention (ai.onnx.preview 1): softmax((Q s) @ (K s)^T) @ V over rank-4 inputs, s the
+// square root of scale (1 / sqrt(head_size) by default) as the function body applies it to
+// both operands, with the score_mod subgraph applied to the scores [B, H, L, S] and the
+// prob_mod subgraph to the probabilities, each inlined where it stands (fused like any other
+// code). Query head h reads key/value head h / (q_heads / kv_heads), as in Attention.
+std::vector<TensorBoxPtr> lower_flex_attention(LowerCtx& c) {
+  const TensorBoxPtr &q = c.input(0), &k = c.input(1), &v = c.input(2);
+  const DType dt = q->dtype;
+  if ((dt != DType::F32 && dt != DType::F64) || k->dtype != dt || v->dtype != dt)
+    c.unsupported("inputs of type ", dtype_name(dt), " (float32, float64, float16, bfloat16)");
+  const auto &qs = q->size, &ks = k->size, &vs = v->size;
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4) c.error("Q, K and V must be 4-D");
+  if (ks[0] != qs[0] || vs[0] != qs[0]) c.error("Q, K and V differ in batch size");
+  if (vs[1] != ks[1] || vs[2] != ks[2]) c.error("K and V differ in heads or sequence length");
+  if (ks[3] != qs[3]) c.error("K's head size ", ks[3], " is not Q's ", qs[3]);
+  if (ks[1] <= 0 || qs[1] % ks[1] != 0)
+    c.error("Q's ", qs[1], " heads are not a multiple of K's and V's ", ks[1]);
+  const double scale = c.node.has_attr("scale") ? c.node.attr_float("scale", 1.0)
+                                                : 1.0 / std::sqrt(static_cast<double>(qs[3]));
+  const float root = std::sqrt(static_cast<float>(scale));
+  auto scaled = [&c, root, dt](const TensorBoxPtr& t) {
+    return make_pointwise(c, {t}, dt, [root](KernelBuilder& b, const std::vector<V>& a) {
+      return b.binary(Op::Mul, a[0], b.constant(a[0].type, root));
+    });
+  };
+  auto modified = [&c](const char* attr, TensorBoxPtr t) {
+    const auto it = c.node.attrs.find(attr);
+    if (it == c.node.attrs.end() || !it->second.g) return t;
+    const std::vector<TensorBoxPtr> out = c.gl.lower_subgraph(*it->second.g, {t}, c.node);
+    if (out.size() != 1 || !out[0] || out[0]->size != t->size || out[0]->dtype != t->dtype)
+      c.error(attr, " must give one tensor of its input's type and shape");
+    return out[0];
+  };
+  const int64_t kv_heads = ks[1];
+  const TensorBoxPtr scores5 =
+      matmul_extern(c, group_heads(scaled(q), kv_heads),
+                    permute_view(shared_by_group(scaled(k)), {0, 1, 2, 4, 3}), 1.0);
+  const TensorBoxPtr scores =
+      modified("score_mod", reshape_view(scores5, {qs[0], qs[1], qs[2], ks[2]}));
+  const TensorBoxPtr probs = modified("prob_mod", softmax_over(c, scores, 3, false));
+  const TensorBoxPtr y5 = matmul_extern(c, group_heads(probs, kv_heads), shared_by_group(v), 1.0);
+  return {reshape_view(y5, {qs[0], qs[1], qs[2], vs[3]})};
+}
+
 // RotaryEmbedding (23): rotates the first rotary_embedding_dim entries of each head in
 // pairs (x1, x2) by the angle whose cos and sin the caches hold for the token's position:
 // (cos x1 - sin x2, sin x1 + cos x2). Pairs are the two halves of the rotated part, or
@@ -381,6 +425,7 @@ std::vector<TensorBoxPtr> lower_rotary(LowerCtx& c) {
 void register_attention_ops(LoweringTable& t) {
   t.add("Attention", lower_attention);
   t.add("RotaryEmbedding", lower_rotary);
+  t.add("ai.onnx.preview.FlexAttention", lower_flex_attention);
 }
 
 }  // namespace ferrite

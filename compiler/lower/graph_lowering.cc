@@ -368,13 +368,16 @@ const LowerFn& lowering_for(const Node& n) {
   const bool own = n.domain == kFerriteDomain;        // graph/ferrite_ops.h
   const bool contrib = n.domain == kMicrosoftDomain;  // lower/contrib_ops.cc
   const bool ml = n.domain == "ai.onnx.ml";           // lower/ml_ops.cc
-  if (!n.domain.empty() && n.domain != "ai.onnx" && !own && !contrib && !ml) {
+  // ONNX's experimental ops: FlexAttention (attention_ops.cc), the optimizers
+  // (training_ops.cc).
+  const bool preview = n.domain == "ai.onnx.preview" || n.domain == "ai.onnx.preview.training";
+  if (!n.domain.empty() && n.domain != "ai.onnx" && !own && !contrib && !ml && !preview) {
     throw UnsupportedError(
         str_cat(n.describe(), ": operator domain '", n.domain, "' is not supported"));
   }
-  auto it = table.find(own             ? str_cat("ferrite.", n.op_type)
-                       : contrib || ml ? str_cat(n.domain, ".", n.op_type)
-                                       : n.op_type);
+  auto it = table.find(own                        ? str_cat("ferrite.", n.op_type)
+                       : contrib || ml || preview ? str_cat(n.domain, ".", n.op_type)
+                                                  : n.op_type);
   if (it == table.end()) throw UnsupportedError(str_cat(n.describe(), ": unsupported operator"));
   return it->second;
 }

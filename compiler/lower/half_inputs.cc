@@ -68,6 +68,7 @@ void compute_halves_in_float32(LoweringTable& t) {
                                 std::string("DeformConv"),
                                 std::string("Attention"),
                                 std::string("LinearAttention"),
+                                std::string("ai.onnx.preview.FlexAttention"),
                                 std::string("LSTM"),
                                 std::string("GRU"),
                                 std::string("RNN"),

@@ -137,7 +137,7 @@ TensorBoxPtr add_extern_with_epilogue(const LowerCtx& c, ExternNode e, const Ten
 // alpha * a @ b as a "MatMul" extern call (numpy matmul semantics: 1-D operands, batch
 // broadcasting; transposes and broadcasts stay strides), then `post` on the result, as its
 // epilogue where it traces to one (add_extern_with_epilogue; not with 1-D operands).
-// float32 only; throws naming the node.
+// float32 (float64: a loop-IR sum, no extern); throws naming the node.
 TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha,
                            const EpiloguePost& post = nullptr);
 // Softmax (or LogSoftmax) of `x` over one axis, max-subtracted.

@@ -7,8 +7,66 @@
 
 namespace ferrite {
 
+namespace {
+
+// alpha * a @ b in float64 (no extern has float64): a loop-IR sum over k per output point,
+// a[..., m, k] * b[..., k, n] with numpy's batch broadcasting and 1-D operands.
+TensorBoxPtr matmul_f64(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha) {
+  if (a->size.empty() || b->size.empty()) c.error("operands must have rank >= 1");
+  const bool squeeze_m = a->size.size() == 1, squeeze_n = b->size.size() == 1;
+  if (squeeze_m) a = reshape_view(a, {1, a->size[0]});
+  if (squeeze_n) b = reshape_view(b, {b->size[0], 1});
+  const size_t ra = a->size.size(), rb = b->size.size();
+  const int64_t m = a->size[ra - 2], k = a->size[ra - 1], n = b->size[rb - 1];
+  if (b->size[rb - 2] != k) c.error("inner dimensions differ: ", k, " and ", b->size[rb - 2]);
+  std::vector<int64_t> batch =
+      broadcast_shapes(c, {std::vector<int64_t>(a->size.begin(), a->size.end() - 2),
+                           std::vector<int64_t>(b->size.begin(), b->size.end() - 2)});
+  const size_t nb = batch.size();
+  std::vector<int64_t> out = batch;
+  out.push_back(m);
+  out.push_back(n);
+  std::vector<int64_t> sa = batch, sb = batch;
+  sa.insert(sa.end(), {m, k});
+  sb.insert(sb.end(), {k, n});
+  a = expand_view(a, sa);
+  b = expand_view(b, sb);
+  auto def = std::make_shared<ComputedDef>();
+  def->is_reduction = true;
+  def->reduce = ReduceKind::Sum;
+  def->origin = c.origin();
+  def->ranges = out;
+  def->reduction_ranges = {k};
+  def->rfn = [a, b, nb](KernelBuilder& kb, const std::vector<Index>& o,
+                        const std::vector<Index>& r) {
+    std::vector<Index> ia(o.begin(), o.begin() + static_cast<long>(nb)), ib = ia;
+    ia.push_back(o[nb]);
+    ia.push_back(r[0]);
+    ib.push_back(r[0]);
+    ib.push_back(o[nb + 1]);
+    return kb.binary(Op::Mul, a->load(kb, ia), b->load(kb, ib));
+  };
+  if (alpha != 1.0) {
+    def->post = [alpha](KernelBuilder& kb, V sum) {
+      return kb.binary(Op::Mul, sum, kb.constant(sum.type, alpha));
+    };
+  }
+  TensorBoxPtr y = make_reduction_box(DType::F64, def);
+  c.gl.realize(y);  // read through views, as the extern's output is
+  std::vector<int64_t> s = batch;
+  if (!squeeze_m) s.push_back(m);
+  if (!squeeze_n) s.push_back(n);
+  return s == out ? y : reshape_view(y, s);
+}
+
+}  // namespace
+
 TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, double alpha,
                            const std::function<TensorBoxPtr(const TensorBoxPtr&)>& post) {
+  if (a->dtype == DType::F64 && b->dtype == DType::F64) {
+    const TensorBoxPtr y = matmul_f64(c, a, b, alpha);
+    return post ? post(y) : y;
+  }
   if (a->dtype != DType::F32 || b->dtype != DType::F32) {
     c.unsupported("MatMul on ", dtype_name(a->dtype), " x ", dtype_name(b->dtype),
                   " (float32 only)");

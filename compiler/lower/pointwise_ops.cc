@@ -171,6 +171,25 @@ std::vector<TensorBoxPtr> lower_cast(LowerCtx& c) {
   })};
 }
 
+// BitCast (26) between integer and bool types of one width: the bits stay, so a load (the
+// value, sign- or zero-extended) stored into the other type (its low bits) is the
+// reinterpretation. Float bit patterns have no op in the Kernel contract yet: refused.
+std::vector<TensorBoxPtr> lower_bitcast(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  DType to;
+  if (!dtype_from_onnx(c.node.attr_int("to", 0), &to)) c.error("to: unknown type");
+  if (dtype_bits(to) != dtype_bits(x->dtype))
+    c.error("from ", dtype_name(x->dtype), " to ", dtype_name(to), ": the widths differ");
+  auto integral = [](DType t) { return compute_type(t) == ScalarType::I64 || t == DType::Bool; };
+  if (!integral(x->dtype) || !integral(to))
+    c.unsupported("from ", dtype_name(x->dtype), " to ", dtype_name(to),
+                  " (integer and bool types only)");
+  if (to == DType::Bool) c.unsupported("to bool (a byte other than 0 or 1 is no bool)");
+  return {make_pointwise(c, {x}, to, [](KernelBuilder& b, const std::vector<V>& v) {
+    return b.cast(v[0], ScalarType::I64);
+  })};
+}
+
 std::vector<TensorBoxPtr> lower_isinf(LowerCtx& c) {
   bool neg = c.node.attr_int("detect_negative", 1) != 0;
   bool pos = c.node.attr_int("detect_positive", 1) != 0;
@@ -351,6 +370,7 @@ void register_pointwise_ops(LoweringTable& t) {
   t.add("Clip", lower_clip);
   t.add("Cast", lower_cast);
   t.add("CastLike", lower_cast);
+  t.add("BitCast", lower_bitcast);
   t.add("IsInf", lower_isinf);
   register_activations(t);
   register_thresholds(t);

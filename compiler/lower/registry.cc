@@ -3,9 +3,11 @@
 
 namespace ferrite {
 
-// The ai.onnx.ml family (lower/ml_ops.cc) and TfIdfVectorizer (lower/text_ops.cc).
+// The ai.onnx.ml family (lower/ml_ops.cc), TfIdfVectorizer (lower/text_ops.cc) and the
+// ai.onnx.preview.training optimizers (lower/training_ops.cc).
 void register_ml_ops(LoweringTable& t);
 void register_text_ops(LoweringTable& t);
+void register_training_ops(LoweringTable& t);
 
 const LoweringTable& lowering_table() {
   static const LoweringTable table = [] {
@@ -43,6 +45,7 @@ const LoweringTable& lowering_table() {
     register_matmul_nbits_ops(t);
     register_ml_ops(t);
     register_text_ops(t);
+    register_training_ops(t);
     compute_halves_in_float32(t);  // last: it wraps lowerings registered above
     return t;
   }();
