@@ -96,6 +96,23 @@ bool int_binary(Op op, const int64_t* a, const int64_t* b, void* out, int n) {
     case Op::Ge:
       for (int l = 0; l < n; ++l) ob[l] = a[l] >= b[l];
       break;
+    case Op::BitAnd:
+      for (int l = 0; l < n; ++l) o[l] = static_cast<int64_t>(u(a[l]) & u(b[l]));
+      break;
+    case Op::BitOr:
+      for (int l = 0; l < n; ++l) o[l] = static_cast<int64_t>(u(a[l]) | u(b[l]));
+      break;
+    case Op::BitXor:
+      for (int l = 0; l < n; ++l) o[l] = static_cast<int64_t>(u(a[l]) ^ u(b[l]));
+      break;
+    case Op::Shl:  // counts of 64 or more (or negative) give 0, as scalar_ops
+      for (int l = 0; l < n; ++l)
+        o[l] = u(b[l]) >= 64 ? 0 : static_cast<int64_t>(u(a[l]) << u(b[l]));
+      break;
+    case Op::Shr:
+      for (int l = 0; l < n; ++l)
+        o[l] = u(b[l]) >= 64 ? 0 : static_cast<int64_t>(u(a[l]) >> u(b[l]));
+      break;
     default:
       return false;
   }

@@ -286,6 +286,15 @@ TEST(KernelTest, ArithmeticAndLogicTypes) {
   k.post_begin = 7;
   EXPECT_KERNEL_ERROR(k, "instr %3 (Exp): not defined on bool");
   k = pointwise();
+  k.code[2] = instr(Op::BitAnd, kF, 0, 1);  // bits of floats
+  EXPECT_KERNEL_ERROR(k, "(BitAnd): needs i64 operands and an i64 result");
+  k = gather();
+  k.code[2] = instr(Op::Shr, kB, 0, 1);  // a shift yielding bool
+  EXPECT_KERNEL_ERROR(k, "(Shr): needs i64 operands and an i64 result");
+  k = pointwise();
+  k.code[2] = instr(Op::BitNot, kF, 0);
+  EXPECT_KERNEL_ERROR(k, "(BitNot): needs i64 -> i64");
+  k = pointwise();
   k.code[2] = instr(Op::Where, kF, 0, 0, 1);  // condition is f32
   EXPECT_KERNEL_ERROR(k, "(Where): needs a bool");
   k = pointwise();
