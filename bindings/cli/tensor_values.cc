@@ -85,9 +85,10 @@ void store_element(Tensor* t, int64_t i, uint64_t random) {
       }
       break;
   }
-  // Every integer type holds 0..3; little-endian, so the low bytes carry the value.
+  // Every integer type holds 0..3 (int2: 0, 1, -2, -1, its byte's bits as stored);
+  // little-endian, so the low bytes carry the value.
   std::memset(p, 0, dtype_size(t->dtype()));
-  *p = static_cast<uint8_t>(small);
+  *p = dtype_bits(t->dtype()) < 8 ? narrow_to_bits(t->dtype(), small) : static_cast<uint8_t>(small);
 }
 
 bool float_close(double a, double e, double rtol, double atol) {
