@@ -230,6 +230,7 @@ class JitBackend : public KernelBackend {
       case ExternOp::ScatterElements:
       case ExternOp::ScatterND:
       case ExternOp::TopK:
+      case ExternOp::Attention:
         break;
     }
     return portable_->prepare_extern(call, constants, packed);

@@ -15,6 +15,7 @@ const ExternOpInfo kExternOps[kExternOpCount] = {
     {ExternOp::TopK, "TopK", false},
     {ExternOp::MatMulInteger, "MatMulInteger", false},
     {ExternOp::ConvInteger, "ConvInteger", false},
+    {ExternOp::Attention, "Attention", false},
 };
 
 std::optional<ExternOp> find_extern_op(const std::string& name) {

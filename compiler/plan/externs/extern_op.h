@@ -33,8 +33,9 @@ enum class ExternOp : uint8_t {
   TopK,             // topk_call.h
   MatMulInteger,    // matmul_integer_call.h
   ConvInteger,      // conv_call.h
+  Attention,        // attention_call.h
 };
-constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::ConvInteger) + 1;
+constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::Attention) + 1;
 
 struct ExternOpInfo {
   ExternOp op;

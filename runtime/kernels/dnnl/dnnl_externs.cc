@@ -80,6 +80,7 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
     case ExternOp::ScatterND:
     case ExternOp::SegmentReduce:
     case ExternOp::TopK:
+    case ExternOp::Attention:
       return nullptr;  // not oneDNN ops
   }
   return nullptr;

@@ -6,6 +6,7 @@
 #include "runtime/following_epilogue.h"
 #include "runtime/function_extern.h"
 
+#include "runtime/kernels/portable/attention_f32.h"
 #include "runtime/kernels/portable/block_executor.h"
 #include "runtime/kernels/portable/conv_f32.h"
 #include "runtime/kernels/portable/conv_int8.h"
@@ -56,6 +57,8 @@ class PortableBackend : public KernelBackend {
         return prepare_portable_matmul_integer(call, constants, threads_);
       case ExternOp::ConvInteger:
         return prepare_portable_conv_integer(call, constants, threads_);
+      case ExternOp::Attention:
+        return prepare_portable_attention(call, threads_);
     }
     fail("extern '", extern_op_name(call.op), "': not an extern op");
   }

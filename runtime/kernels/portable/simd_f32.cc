@@ -248,6 +248,29 @@ void ReduceF32(ReduceKind k, const float* HWY_RESTRICT x, size_t n, float* HWY_R
   hn::StoreU(ReduceOp(k, ReduceOp(k, v0, v1), ReduceOp(k, v2, v3)), d, acc);
 }
 
+// out = e^(x - shift) over n rounded up to the vector width; the sum of the first n.
+float ExpShiftedSumF32(const float* x, float shift, float* out, size_t n) {  // out may be x
+  const DF d;
+  const size_t N = hn::Lanes(d);
+  const VF sh = hn::Set(d, shift);
+  VF sum0 = hn::Zero(d), sum1 = sum0;
+  size_t i = 0;
+  for (; i + 2 * N <= n; i += 2 * N) {
+    const VF e0 = vm::UnaryOp<Op::Exp>(d, hn::Sub(hn::LoadU(d, x + i), sh));
+    const VF e1 = vm::UnaryOp<Op::Exp>(d, hn::Sub(hn::LoadU(d, x + i + N), sh));
+    hn::StoreU(e0, d, out + i);
+    hn::StoreU(e1, d, out + i + N);
+    sum0 = hn::Add(sum0, e0);
+    sum1 = hn::Add(sum1, e1);
+  }
+  for (; i < n; i += N) {  // past n: lanes of the rounded-up block, left out of the sum
+    const VF e = vm::UnaryOp<Op::Exp>(d, hn::Sub(hn::LoadU(d, x + i), sh));
+    hn::StoreU(e, d, out + i);
+    sum0 = hn::Add(sum0, hn::IfThenElseZero(hn::FirstN(d, n - i), e));
+  }
+  return hn::GetLane(hn::SumOfLanes(d, hn::Add(sum0, sum1)));
+}
+
 // x * 0 is 0 for a finite x, NaN for an infinity or NaN: four such sums over x, NaN-free
 // exactly when every x is finite.
 bool AnyNonFiniteF32(const float* x, size_t n) {
@@ -292,6 +315,7 @@ HWY_EXPORT(BinaryF32);
 HWY_EXPORT(CompareF32);
 HWY_EXPORT(WhereF32);
 HWY_EXPORT(ReduceF32);
+HWY_EXPORT(ExpShiftedSumF32);
 HWY_EXPORT(AnyNonFiniteF32);
 HWY_EXPORT(AccLanesUsed);
 HWY_EXPORT(TargetName);
@@ -313,6 +337,9 @@ void where_f32(const int32_t* cond, const float* a, const float* b, float* out, 
 }
 void reduce_f32(ReduceKind kind, const float* x, size_t n, float* acc) {
   HWY_DYNAMIC_DISPATCH(ReduceF32)(kind, x, n, acc);
+}
+float exp_shifted_sum_f32(const float* x, float shift, float* out, size_t n) {
+  return HWY_DYNAMIC_DISPATCH(ExpShiftedSumF32)(x, shift, out, n);
 }
 bool any_nonfinite_f32(const float* x, size_t n) {
   return HWY_DYNAMIC_DISPATCH(AnyNonFiniteF32)(x, n);

@@ -45,6 +45,9 @@ void where_f32(const int32_t* cond, const float* a, const float* b, float* out, 
 void reduce_f32(ReduceKind kind, const float* x, size_t n, float* acc);
 // Combines the partials of reduce_f32 (unused entries hold the identity).
 float reduce_f32_finish(ReduceKind kind, const float* acc);
+// out = e^(x - shift) (element-wise, as unary_f32's Exp); returns the sum of out[0, n)
+// (an online softmax's step: the attention kernel's).
+float exp_shifted_sum_f32(const float* x, float shift, float* out, size_t n);
 // Whether any of x[0, n) is an infinity or NaN.
 bool any_nonfinite_f32(const float* x, size_t n);
 // The partials reduce_f32 writes (one vector of the dispatched target); past them, acc keeps

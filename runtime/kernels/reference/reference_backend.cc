@@ -4,6 +4,7 @@
 #include "compiler/plan/externs/extern_op.h"
 #include "compiler/plan/interpret.h"
 #include "runtime/function_extern.h"
+#include "runtime/kernels/reference/attention.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/conv_integer.h"
 #include "runtime/kernels/reference/matmul.h"
@@ -66,6 +67,8 @@ ExternFn reference_extern(ExternOp op) {
       return reference_matmul_integer;
     case ExternOp::ConvInteger:
       return reference_conv_integer;
+    case ExternOp::Attention:
+      return reference_attention;
   }
   return nullptr;  // not an ExternOp
 }

@@ -278,5 +278,56 @@ Case random_conv_integer(Draw& d) {
   return c;
 }
 
+// Attention over views in any order (a mask broadcast over batch or heads half the time),
+// grouped-query heads, every attribute and optional input; long sequences sometimes, so
+// that key tiles and query blocks have several parts and the online softmax rescales.
+Case random_attention(Draw& d) {
+  Case c;
+  const bool long_seq = d.chance(6);
+  const int64_t b = d.pick(1, 2), kvh = d.pick(1, 2), hq = kvh * d.pick(1, 3);
+  const int64_t sq = long_seq ? d.pick(60, 140) : d.pick(1, 9);
+  const int64_t skv = long_seq ? d.pick(250, 600) : d.pick(0, 9);
+  const int64_t dh = d.pick(1, 12), dv = d.pick(1, 12);
+  AttentionCall attrs;
+  attrs.scale = d.chance(3) ? 0 : d.real(0.05, 1.0);
+  attrs.softcap = d.chance(3) ? d.real(0.5, 4.0) : 0;
+  attrs.causal = d.chance(2);
+  attrs.key_lengths = d.chance(3);
+  attrs.offset_from_lengths = attrs.key_lengths && d.chance(2);
+  attrs.causal_offset = d.pick(-2, 3) + (d.chance(2) && !attrs.offset_from_lengths ? skv - sq : 0);
+  attrs.left_window = d.chance(4) ? d.pick(0, 5) : -1;
+  attrs.right_window = d.chance(6) ? d.pick(0, 5) : -1;
+  attrs.mask = d.chance(2);
+  attrs.sinks = d.chance(4);
+  attrs.empty_rows_nan = d.chance(3);
+  c.ins.push_back(random_operand(d, DType::F32, {b, hq, sq, dh}, -1, 1));
+  c.ins.push_back(random_operand(d, DType::F32, {b, kvh, skv, dh}, -1, 1));
+  c.ins.push_back(random_operand(d, DType::F32, {b, kvh, skv, dv}, -1, 1));
+  if (attrs.mask) {
+    const Dims shape{b, hq, sq, skv};
+    std::vector<bool> broadcast{d.chance(2), d.chance(2), d.chance(4), false};
+    // Some positions fully masked (-inf), the rest small additive biases.
+    c.ins.push_back(make_operand(DType::F32, shape, d.order(4), broadcast, d.pick(0, 2),
+                                 [&](int64_t) { return d.chance(5) ? -INFINITY : d.real(-2, 1); }));
+  }
+  if (attrs.key_lengths) {  // one in 12 out of [0, skv] when `stray`
+    const bool stray = d.chance(12);
+    c.ins.push_back(make_operand(DType::I64, {b}, {0}, {}, d.pick(0, 1), [&](int64_t) {
+      return static_cast<double>(stray ? skv + 1 : d.pick(0, skv));
+    }));
+  }
+  if (attrs.sinks) c.ins.push_back(random_operand(d, DType::F32, {hq}, -2, 2));
+  c.outs.push_back(output_operand(d, DType::F32, {b, hq, sq, dv}, d.chance(2)));
+  encode_extern(attrs, &c.call);
+  set_operands(&c);
+  c.tol = sum_tol(skv * dh);
+  c.text = str_cat("Attention Q ", dims_text({b, hq, sq, dh}), " K/V heads ", kvh, " keys ", skv,
+                   " dv ", dv, attrs.mask ? " mask" : "", attrs.key_lengths ? " lengths" : "",
+                   attrs.offset_from_lengths ? " (offset)" : "", attrs.sinks ? " sinks" : "",
+                   attrs.causal ? " causal " : " offset ", attrs.causal_offset, " windows ",
+                   attrs.left_window, "/", attrs.right_window, " softcap ", attrs.softcap);
+  return c;
+}
+
 }  // namespace random_externs
 }  // namespace ferrite

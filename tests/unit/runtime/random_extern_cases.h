@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compiler/plan/error.h"
+#include "compiler/plan/externs/attention_call.h"
 #include "compiler/plan/externs/conv_call.h"
 #include "compiler/plan/externs/matmul_call.h"
 #include "compiler/plan/externs/scatter_call.h"
@@ -191,6 +192,7 @@ Case random_segment_reduce(Draw& d);
 Case random_topk(Draw& d);
 Case random_matmul_integer(Draw& d);
 Case random_conv_integer(Draw& d);
+Case random_attention(Draw& d);
 
 // The generator of each op; the switch names every op in the manifest (-Wswitch).
 inline Case random_case(ExternOp op, Draw& d) {
@@ -213,6 +215,8 @@ inline Case random_case(ExternOp op, Draw& d) {
       return random_matmul_integer(d);
     case ExternOp::ConvInteger:
       return random_conv_integer(d);
+    case ExternOp::Attention:
+      return random_attention(d);
   }
   return Case{};
 }
