@@ -10,6 +10,14 @@
 //   output  out[dst[e], :] = reduce(out[dst[e], :], x[src[e], :] * weight[e]) over the
 //           edges in order, from data: ScatterElements / ScatterND of Gather * weight
 //
+// ferrite.Attention (passes/fuse_attention.cc):
+//   inputs  q [B, H, S, D], kt [B, H, D, T] (the keys transposed), v [B, H, T, Dv], mask
+//           broadcasting to [B, H, S, T] or omitted
+//   attrs   scale;  ferrite_unfused: the matched MatMul / Mul / Div / Add / Softmax / MatMul
+//           nodes as a subgraph over the inputs, lowered where the shapes do not fit
+//   output  softmax(scale * q @ kt + mask, last axis) @ v, [B, H, S, Dv]; a row whose scores
+//           are all -inf is NaN, as Softmax makes it
+//
 // ferrite_epilogue (passes/fuse_extern_epilogues.cc), on a Conv, ConvTranspose, MatMul, Gemm or
 // ferrite.SegmentReduce node: the nodes fused into the extern's epilogue, as a subgraph over
 // y (the op's result) and the operands, which are appended to the node's inputs after its

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <limits>
 
+#include "compiler/lower/fused_attention.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -63,6 +64,11 @@ struct BiasParts {
 TensorBoxPtr make_bias(const LowerCtx& c, const BiasParts& p, int64_t batch, int64_t heads,
                        int64_t s_len, int64_t t_len) {
   int64_t bb = p.nonpad ? batch : 1, hb = 1, tm = t_len;
+  // One row for every query when nothing depends on the query (a padding mask).
+  const size_t mrank = p.mask ? p.mask->size.size() : 0;
+  const bool per_query =
+      p.causal || p.left >= 0 || p.right >= 0 || (mrank >= 2 && p.mask->size[mrank - 2] != 1);
+  const int64_t rows = per_query ? s_len : 1;
   std::vector<int64_t> msize;
   if (p.mask) {
     msize = p.mask->size;
@@ -82,7 +88,7 @@ TensorBoxPtr make_bias(const LowerCtx& c, const BiasParts& p, int64_t batch, int
       if (lead + d == 1 && msize[d] != 1) hb = heads;
     }
   }
-  const std::vector<int64_t> size{bb, hb, s_len, t_len};
+  const std::vector<int64_t> size{bb, hb, rows, t_len};
   const BiasParts parts = p;
   Loader fn = [parts, msize, tm, s_len](KernelBuilder& b, const std::vector<Index>& idx) {
     const V ninf = b.constant(ScalarType::F32, -std::numeric_limits<double>::infinity());
@@ -234,6 +240,28 @@ std::vector<TensorBoxPtr> lower_attention(LowerCtx& c) {
   const double softcap = c.node.attr_float("softcap", 0.0);
   const double scale = c.node.has_attr("scale") ? c.node.attr_float("scale", 1.0)
                                                 : 1.0 / std::sqrt(static_cast<double>(dq));
+  // One fused extern unless the scores are read. Query i sits at key i + past, or (with
+  // key lengths and no past) at the end of its batch entry's keys.
+  if (!want_qk) {
+    FusedAttention f;
+    f.q = q;
+    f.k = k;
+    f.v = v;
+    f.scale = scale;
+    f.softcap = softcap;
+    f.causal = bias.causal;
+    f.causal_offset = bias.past;
+    f.left_window = bias.left;
+    f.right_window = bias.right;
+    f.key_lengths = bias.nonpad;
+    f.offset_from_lengths = bias.nonpad && !bias.past_given;
+    if (bias.mask) {
+      BiasParts mask_only;
+      mask_only.mask = bias.mask;
+      f.bias = make_bias(c, mask_only, batch, heads, s_len, t_len);
+    }
+    return {fused_attention(c, f, rank == 3), k, v, nullptr};
+  }
 
   // scores over [B, KVH, group, S, T]; seen as [B, H, S, T].
   auto cap = [&c, softcap](const TensorBoxPtr& x) {

@@ -13,6 +13,7 @@
 // with every key hidden averages them rather than giving zeros.
 #include <cmath>
 
+#include "compiler/lower/fused_attention.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -68,6 +69,8 @@ TensorBoxPtr key_mask(const LowerCtx& c, const TensorBoxPtr& mask, bool causal, 
                     ", ", t_len, "])");
     }
   }
+  // One row for every query unless the mask or causality depends on the query.
+  const int64_t rows = mode == 3 || causal ? s_len : 1;
   Loader fn = [mask, mode, causal, past, filter, batch](KernelBuilder& b,
                                                         const std::vector<Index>& i) {
     const V j = b.index_value(i[3]);
@@ -91,14 +94,15 @@ TensorBoxPtr key_mask(const LowerCtx& c, const TensorBoxPtr& mask, bool causal, 
     const V zero = b.constant(ScalarType::F32, 0);
     return b.where(hidden, b.constant(ScalarType::F32, filter), zero);
   };
-  return make_pointwise_box(DType::F32, {mode ? batch : 1, 1, s_len, t_len}, fn, c.origin());
+  return make_pointwise_box(DType::F32, {mode ? batch : 1, 1, rows, t_len}, fn, c.origin());
 }
 
 // What the two attention ops share, from q, k, v split into heads ([B, H, S or L, D or Dv]):
 // past keys and values ([B, H, P, D], inputs past_k and past_v when given) in front of k and
 // v, scale * q k^T, the additive key mask (`mask`, input `mask_input`: key_mask) and
-// attention_bias (input `bias_input`), softmax, times v, heads merged back. Returns the output
-// [B, S, H * Dv] and the keys and values with the past ([B, H, T, D or Dv]).
+// attention_bias (input `bias_input`), softmax, times v, heads merged back, all but the past
+// in one fused Attention extern (fused_attention.h). Returns the output [B, S, H * Dv] and
+// the keys and values with the past ([B, H, T, D or Dv]).
 struct Attended {
   TensorBoxPtr y, k, v;
 };
@@ -128,8 +132,7 @@ Attended attend(LowerCtx& c, const TensorBoxPtr& q, TensorBoxPtr k, TensorBoxPtr
   const double scale = c.node.attr_float("scale", 0.0) != 0.0
                            ? c.node.attr_float("scale", 0.0)
                            : 1.0 / std::sqrt(static_cast<double>(d));
-  TensorBoxPtr scores = matmul_extern(c, q, permute_view(k, {0, 1, 3, 2}), scale);
-  std::vector<TensorBoxPtr> terms{scores};
+  std::vector<TensorBoxPtr> terms;
   const bool causal = c.node.attr_int("unidirectional", 0) != 0;
   if (c.has(mask_input) || causal) {
     terms.push_back(key_mask(c, c.has(mask_input) ? c.input(mask_input) : nullptr, causal, past,
@@ -146,16 +149,18 @@ Attended attend(LowerCtx& c, const TensorBoxPtr& q, TensorBoxPtr k, TensorBoxPtr
     }
     terms.push_back(ab);
   }
-  if (terms.size() > 1) {
-    scores = make_pointwise(c, terms, DType::F32, [](KernelBuilder& b, const std::vector<V>& v) {
-      V x = v[0];
-      for (size_t i = 1; i < v.size(); ++i) x = b.binary(Op::Add, x, v[i]);
-      return x;
+  FusedAttention f;
+  f.q = q;
+  f.k = k;
+  f.v = v;
+  f.scale = scale;
+  if (terms.size() == 1) f.bias = terms[0];
+  if (terms.size() == 2) {
+    f.bias = make_pointwise(c, terms, DType::F32, [](KernelBuilder& b, const std::vector<V>& x) {
+      return b.binary(Op::Add, x[0], x[1]);
     });
   }
-  TensorBoxPtr y = matmul_extern(c, softmax_over(c, scores, 3, false), v, 1.0);
-  y = reshape_view(permute_view(y, {0, 2, 1, 3}), {batch, s_len, heads * dv});
-  return {y, k, v};
+  return {fused_attention(c, f, true), k, v};
 }
 
 int64_t num_heads(const LowerCtx& c) {

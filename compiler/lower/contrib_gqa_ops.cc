@@ -15,6 +15,7 @@
 // or at P_b + i.
 #include <cmath>
 
+#include "compiler/lower/fused_attention.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -81,20 +82,24 @@ TensorBoxPtr grouped(const TensorBoxPtr& t, int64_t kv_heads) {
   return reshape_view(t, {s[0], kv_heads, s[1] / kv_heads * s[2], s[3]});
 }
 
+// attention_bias (input 10) checked; null without one.
+TensorBoxPtr attention_bias(const LowerCtx& c, const Gqa& g) {
+  if (!c.has(10)) return nullptr;
+  TensorBoxPtr bias = c.input(10);
+  const auto& s = bias->size;
+  if (bias->dtype != DType::F32 || s.size() != 4 || (s[0] != 1 && s[0] != g.batch) ||
+      (s[1] != 1 && s[1] != g.heads) || s[2] != g.seq || s[3] != g.total) {
+    c.error("attention_bias must be float32 [batch or 1, num_heads or 1, ", g.seq, ", ", g.total,
+            "]");
+  }
+  return bias;
+}
+
 // The scores [B, N, S, present] softcapped, biased and masked (-inf where not attended).
 TensorBoxPtr masked_scores(const LowerCtx& c, const Gqa& g, const TensorBoxPtr& scores) {
   const double softcap = c.node.attr_float("softcap", 0.0);
   const int64_t window = c.node.attr_int("local_window_size", -1);
-  TensorBoxPtr bias;
-  if (c.has(10)) {
-    bias = c.input(10);
-    const auto& s = bias->size;
-    if (bias->dtype != DType::F32 || s.size() != 4 || (s[0] != 1 && s[0] != g.batch) ||
-        (s[1] != 1 && s[1] != g.heads) || s[2] != g.seq || s[3] != g.total) {
-      c.error("attention_bias must be float32 [batch or 1, num_heads or 1, ", g.seq, ", ", g.total,
-              "]");
-    }
-  }
+  const TensorBoxPtr bias = attention_bias(c, g);
   Loader fn = [g, scores, softcap, window, bias](KernelBuilder& b, const std::vector<Index>& i) {
     const V j = b.index_value(i[3]);
     const V len =
@@ -144,6 +149,59 @@ TensorBoxPtr attention_probs(const LowerCtx& c, const Gqa& g, const TensorBoxPtr
       c.origin());
   const TensorBoxPtr p = softmax_over(c, concat_values(c.gl, {x, column}, 3, c.origin()), 3, false);
   return make_view(p, x->size, [](const std::vector<Index>& i) { return i; });
+}
+
+// The whole attention as one fused extern (fused_attention.h): batch entry b sees its
+// L_b = seqlens_k[b] + 1 keys, query i sits at key P_b + i (causal), a window of w keys is
+// left_window w - 1, the sink (0 for smooth_softmax) joins each row's sum, attention_bias
+// (0 past its `total` columns) is the additive mask. Output [B, S, N * H].
+TensorBoxPtr fused_gqa(const LowerCtx& c, const Gqa& g, const TensorBoxPtr& q,
+                       const TensorBoxPtr& present_k, const TensorBoxPtr& present_v, double scale) {
+  FusedAttention f;
+  f.q = heads_first(q, g.heads);
+  f.k = present_k;
+  f.v = present_v;
+  f.scale = scale;
+  f.softcap = c.node.attr_float("softcap", 0.0);
+  f.causal = true;
+  const TensorBoxPtr seqlens = g.seqlens;
+  f.key_lengths = make_pointwise_box(
+      DType::I64, {g.batch},
+      [seqlens](KernelBuilder& b, const std::vector<Index>& i) {
+        return b.binary(Op::Add, b.cast(seqlens->load(b, {i[0]}), ScalarType::I64),
+                        b.constant_i64(1));
+      },
+      c.origin());
+  f.offset_from_lengths = !g.first_prompt;
+  const int64_t window = c.node.attr_int("local_window_size", -1);
+  f.left_window = window > 0 ? window - 1 : -1;
+  if (const TensorBoxPtr bias = attention_bias(c, g)) {
+    f.bias = bias;
+    if (g.present != g.total) {
+      const int64_t total = g.total;
+      std::vector<int64_t> size = bias->size;
+      size[3] = g.present;
+      f.bias = make_pointwise_box(
+          DType::F32, size,
+          [bias, total](KernelBuilder& b, const std::vector<Index>& i) {
+            const V inside = b.binary(Op::Lt, b.index_value(i[3]), b.constant_i64(total));
+            MaskScope scope(b, inside);
+            return b.where(inside, bias->load(b, i), b.constant(ScalarType::F32, 0));
+          },
+          c.origin());
+    }
+  }
+  if (c.has(11)) {
+    f.sinks = c.input(11);
+    if (f.sinks->dtype != DType::F32 || f.sinks->size != std::vector<int64_t>{g.heads})
+      c.error("head_sink must be float32 [", g.heads, "]");
+  } else if (c.node.attr_int("smooth_softmax", 0) == 1) {
+    f.sinks = make_pointwise_box(
+        DType::F32, {g.heads},
+        [](KernelBuilder& b, const std::vector<Index>&) { return b.constant(ScalarType::F32, 0); },
+        c.origin());
+  }
+  return fused_attention(c, f, true);
 }
 
 // Query and the new keys rotated by the caches (inputs 7, 8) at position_ids (input 9) or
@@ -247,6 +305,9 @@ std::vector<TensorBoxPtr> lower_group_query_attention(LowerCtx& c) {
   const double scale = c.node.attr_float("scale", 0.0) != 0.0
                            ? c.node.attr_float("scale", 0.0)
                            : 1.0 / std::sqrt(static_cast<double>(g.head));
+  // A window of 0 keys sees nothing: the unfused form says what that gives.
+  if (c.node.attr_int("local_window_size", -1) != 0)
+    return {fused_gqa(c, g, q, present_k, present_v, scale), present_k, present_v};
   // Scores per kv head: its group of query heads against its keys.
   const TensorBoxPtr qg = grouped(heads_first(q, g.heads), g.kv_heads);
   const TensorBoxPtr scores =

@@ -1,4 +1,5 @@
 // The one place that lists the op families; each family's file registers its ops.
+#include "compiler/lower/fused_attention.h"
 #include "compiler/lower/lowering.h"
 
 namespace ferrite {
@@ -33,6 +34,7 @@ const LoweringTable& lowering_table() {
     register_topk_ops(t);
     register_sequence_ops(t);
     register_attention_ops(t);
+    register_fused_attention_ops(t);
     register_grid_ops(t);
     register_signal_ops(t);
     register_col2im_ops(t);

@@ -9,6 +9,7 @@
 #include "compiler/passes/eliminate_dead_nodes.h"
 #include "compiler/passes/fold_conv_affine.h"
 #include "compiler/passes/fold_matmul_affine.h"
+#include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/fuse_extern_epilogues.h"
 #include "compiler/passes/fuse_message_passing.h"
 #include "compiler/passes/fuse_qdq.h"
@@ -30,6 +31,7 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse, bool cha
       {"fuse_qdq", fuse_qdq, true},
       {"fold_conv_affine", fold_conv_affine, true},
       {"fold_matmul_affine", fold_matmul_affine, true},
+      {"fuse_attention", fuse_attention, true},
       {"fuse_message_passing", fuse_message_passing, true},
       {"fuse_extern_epilogues", fuse_extern_epilogues, true},
       {"choose_conv_layout", [channels_last](Graph& h) { choose_conv_layout(h, channels_last); },

@@ -110,6 +110,17 @@ class Encoder(nn.Module):
         return hidden_states
 
 
+def bert512():
+    """One BERT-base layer (12 heads of 64) at sequence 512, 64 tokens of padding: the
+    attention that must not store [512 x 512] scores per head (fused_attention.h)."""
+    module = randomize_layernorm(Encoder(layers=1)).eval()
+    hidden_states = torch.randn(1, 512, 768)
+    attention_mask = torch.ones(1, 512, dtype=torch.int64)
+    attention_mask[:, 448:] = 0
+    return ModelCase(module, [(hidden_states, attention_mask)],
+                     ["hidden_states", "attention_mask"], ["output"], 17)
+
+
 def randomize_layernorm(module):
     """LayerNorm starts as weight 1, bias 0; random values make its affine part count."""
     with torch.no_grad():
@@ -483,6 +494,7 @@ MODELS = {
     "mobilenet_v2": mobilenet_v2,
     "bert2_op13": lambda: bert2(13),
     "bert2_op17": lambda: bert2(17),
+    "bert512": bert512,
     "gcn": gcn,
     "graphsage": graphsage,
     "bert_dyn": bert_dyn,

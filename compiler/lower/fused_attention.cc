@@ -1,0 +1,122 @@
+#include "compiler/lower/fused_attention.h"
+
+#include "compiler/graph/ferrite_ops.h"
+#include "compiler/plan/externs/attention_call.h"
+
+namespace ferrite {
+namespace {
+
+bool f32_of_rank(const TensorBoxPtr& t, size_t rank) {
+  return t && t->dtype == DType::F32 && t->size.size() == rank;
+}
+
+// q [B, H, S, D], kt [B, H, D, T], v [B, H, T, Dv], nothing empty, and the mask (if any)
+// float32 broadcasting to [B, H, S, T] (each dim 1 or that size).
+bool extern_takes(const LowerCtx& c) {
+  const TensorBoxPtr &q = c.input(0), &kt = c.input(1), &v = c.input(2);
+  if (!f32_of_rank(q, 4) || !f32_of_rank(kt, 4) || !f32_of_rank(v, 4)) return false;
+  const std::vector<int64_t>&qs = q->size, &ks = kt->size, &vs = v->size;
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1] || ks[2] != qs[3] ||
+      vs[2] != ks[3])
+    return false;
+  for (int64_t d : {qs[0], qs[1], qs[2], qs[3], ks[3], vs[3]})
+    if (d <= 0) return false;
+  if (!c.has(3)) return true;
+  const TensorBoxPtr& m = c.input(3);
+  if (m->dtype != DType::F32 || m->size.empty() || m->size.size() > 4) return false;
+  const std::vector<int64_t> full{qs[0], qs[1], qs[2], ks[3]};
+  const size_t lead = 4 - m->size.size();
+  for (size_t d = 0; d < m->size.size(); ++d)
+    if (m->size[d] != 1 && m->size[d] != full[lead + d]) return false;
+  return true;
+}
+
+std::vector<TensorBoxPtr> lower_ferrite_attention(LowerCtx& c) {
+  if (c.in.size() < 3 || !c.has(0) || !c.has(1) || !c.has(2))
+    c.error("expects inputs q, kt, v and an optional mask");
+  if (!extern_takes(c)) {
+    auto it = c.node.attrs.find(kUnfusedAttr);
+    if (it == c.node.attrs.end() || it->second.kind != AttrKind::Graph || !it->second.g)
+      c.error("operands the Attention extern does not take, and no ", kUnfusedAttr,
+              " subgraph to compute them with");
+    std::vector<TensorBoxPtr> args;
+    for (size_t i = 0; i < c.in.size(); ++i)
+      if (c.has(i)) args.push_back(c.input(i));
+    std::vector<TensorBoxPtr> out = c.gl.lower_subgraph(*it->second.g, args, c.node);
+    if (out.size() != 1) c.error(kUnfusedAttr, " must have one output");
+    return out;
+  }
+  FusedAttention f;
+  f.q = c.input(0);
+  f.k = permute_view(c.input(1), {0, 1, 3, 2});
+  f.v = c.input(2);
+  f.scale = c.node.attr_float("scale", 1.0);
+  f.empty_rows_nan = true;
+  if (c.has(3)) {
+    std::vector<int64_t> size = c.input(3)->size;
+    size.insert(size.begin(), 4 - size.size(), 1);
+    f.bias = reshape_view(c.input(3), size);
+  }
+  return {fused_attention(c, f, false)};
+}
+
+}  // namespace
+
+TensorBoxPtr fused_attention(const LowerCtx& c, const FusedAttention& f, bool heads_last) {
+  const int64_t batch = f.q->size[0], heads = f.q->size[1], s_len = f.q->size[2];
+  const int64_t t_len = f.k->size[2], dv = f.v->size[3];
+  ExternNode e;
+  AttentionCall call;
+  call.scale = f.scale;
+  call.softcap = f.softcap;
+  call.causal = f.causal;
+  call.causal_offset = f.causal_offset;
+  call.offset_from_lengths = f.offset_from_lengths;
+  call.left_window = f.left_window;
+  call.right_window = f.right_window;
+  call.empty_rows_nan = f.empty_rows_nan;
+  call.mask = f.bias != nullptr;
+  call.key_lengths = f.key_lengths != nullptr;
+  call.sinks = f.sinks != nullptr;
+  encode_extern(call, &e);
+  e.origin = c.origin();
+  for (const TensorBoxPtr& t : {f.q, f.k, f.v}) e.inputs.push_back(c.gl.extern_operand(t));
+  if (f.bias) {
+    const std::vector<int64_t> full{batch, heads, s_len, t_len};
+    if (f.bias->size.size() != 4) c.error("attention bias must have rank 4");
+    for (size_t d = 0; d < 4; ++d)
+      if (f.bias->size[d] != 1 && f.bias->size[d] != full[d])
+        c.error("attention bias dim ", d, " is ", f.bias->size[d], " where the scores have ",
+                full[d]);
+    // Realized as it is, then read through zero strides along its broadcast dims.
+    const TensorBoxPtr realized = c.gl.realize_strided(f.bias);
+    e.inputs.push_back(c.gl.extern_operand(expand_view(realized, full)));
+  }
+  if (f.key_lengths) {
+    if (f.key_lengths->dtype != DType::I64 || f.key_lengths->size != std::vector<int64_t>{batch})
+      c.error("attention key lengths must be int64 [", batch, "]");
+    e.inputs.push_back(c.gl.extern_operand(f.key_lengths));
+  }
+  if (f.sinks) {
+    if (f.sinks->dtype != DType::F32 || f.sinks->size != std::vector<int64_t>{heads})
+      c.error("attention sinks must be float32 [", heads, "]");
+    e.inputs.push_back(c.gl.extern_operand(f.sinks));
+  }
+  if (!heads_last) {
+    Buffer* out = c.gl.new_buffer("", DType::F32, {batch, heads, s_len, dv}, BufferOrigin::Extern);
+    e.outputs.push_back(out);
+    c.gl.add_extern(std::move(e));
+    return make_buffer_box(out);
+  }
+  Buffer* out = c.gl.new_buffer("", DType::F32, {batch, s_len, heads, dv}, BufferOrigin::Extern);
+  e.outputs.push_back(out);
+  e.output_perms.push_back({0, 2, 1, 3});
+  c.gl.add_extern(std::move(e));
+  return reshape_view(make_buffer_box(out), {batch, s_len, heads * dv});
+}
+
+void register_fused_attention_ops(LoweringTable& t) {
+  t.add("ferrite.Attention", lower_ferrite_attention);
+}
+
+}  // namespace ferrite
