@@ -33,7 +33,10 @@ constexpr const char* kMl = "ai.onnx.ml.";
 TensorBoxPtr per_feature(const LowerCtx& c, const std::string& key, int64_t features,
                          std::vector<double> values, double dflt) {
   if (values.empty()) values.assign(1, dflt);
-  if (values.size() == 1) values.assign(static_cast<size_t>(features), values[0]);
+  // assign(n, x) must not be given a reference into the vector (libc++, wasm's, reads it
+  // after freeing the old storage).
+  const double one = values.size() == 1 ? values[0] : 0.0;
+  if (values.size() == 1) values.assign(static_cast<size_t>(features), one);
   if (values.size() != static_cast<size_t>(features))
     c.error(key, " has ", values.size(), " values for ", features, " features");
   return table(c.gl, values, true, c.origin() + " " + key);
