@@ -10,6 +10,7 @@
 
 #include "compiler/loopir/checked_int.h"
 #include "compiler/lower/lowering.h"
+#include "compiler/plan/resource_limits.h"
 
 namespace ferrite {
 namespace {
@@ -45,6 +46,11 @@ NgramTable ngram_table(const LowerCtx& c, int64_t min_n, int64_t max_n) {
   }
   if (!weights.empty() && weights.size() != indexes.size())
     c.error("weights has ", weights.size(), " entries, ngram_indexes ", indexes.size());
+  // The tables (a length, max_n tokens and a weight per column) within the memory limit,
+  // before they are allocated: a stray index of 2^40 asks for terabytes.
+  check_memory_limit(
+      checked_product({columns, max_n + 2, 8}, "TfIdfVectorizer tables"), c.gl.memory_limit,
+      str_cat(c.origin(), ": the tables of ", columns, " output columns (ngram_indexes)"));
   NgramTable t;
   t.lens.assign(static_cast<size_t>(columns), 0);
   t.tokens.assign(static_cast<size_t>(columns * max_n), 0);

@@ -48,6 +48,13 @@ AttentionCall decode_attention_call(const ExternCall& call, int64_t head_size) {
   c.softcap = float_arg(call, "softcap", 0);
   if (!std::isfinite(c.softcap) || c.softcap < 0)
     fail(op, ": softcap must be finite and >= 0, got ", c.softcap);
+  // Backends compute in float32: both factors become the float32 values every backend uses
+  // (a softcap that rounds to 0 is none).
+  const float scale32 = static_cast<float>(c.scale), softcap32 = static_cast<float>(c.softcap);
+  if (!std::isfinite(scale32) || !std::isfinite(softcap32))
+    fail(op, ": scale ", c.scale, " or softcap ", c.softcap, " is outside float32's range");
+  c.scale = scale32;
+  c.softcap = softcap32;
   c.causal = decode_flag(call, op, "causal");
   c.causal_offset = int_arg(call, "causal_offset", 0);
   c.offset_from_lengths = decode_flag(call, op, "offset_from_lengths");

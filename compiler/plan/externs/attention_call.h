@@ -33,9 +33,10 @@ struct AttentionCall {
 ExternAttrs encode(const AttentionCall& c);
 
 // The call's attributes for a head size `head_size` (scale 0 or absent becomes
-// 1 / sqrt(head_size)). Throws ferrite::Error "Attention: ..." for a non-finite scale, a
-// negative or non-finite softcap, a window below -1, a flag that is not 0 or 1, or
-// offset_from_lengths without key lengths. The op must be Attention.
+// 1 / sqrt(head_size)), scale and softcap rounded to float32. Throws ferrite::Error
+// "Attention: ..." for a scale or softcap that is not finite in float32, a negative softcap, a
+// window below -1, a flag that is not 0 or 1, or offset_from_lengths without key lengths. The op
+// must be Attention.
 AttentionCall decode_attention_call(const ExternCall& call, int64_t head_size);
 
 }  // namespace ferrite

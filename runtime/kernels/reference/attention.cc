@@ -120,11 +120,13 @@ void reference_attention(const ExternCall& call, const ExternBuffer* inputs,
             for (int64_t d = 0; d < a.head; ++d)
               dot += static_cast<double>(q[i * a.q.stride[2] + d * a.q.stride[3]]) *
                      k[j * a.k.stride[2] + d * a.k.stride[3]];
-            x = c.scale * dot;
-            if (c.softcap > 0) x = c.softcap * std::tanh(x / c.softcap);
+            // Each step rounded to float32, as a backend's scores are: one that overflows
+            // is infinite here too.
+            x = static_cast<float>(c.scale * dot);
+            if (c.softcap > 0) x = static_cast<float>(c.softcap * std::tanh(x / c.softcap));
             if (a.mask.data)
-              x += a.mask.data[b * a.mask.stride[0] + h * a.mask.stride[1] + i * a.mask.stride[2] +
-                               j * a.mask.stride[3]];
+              x = static_cast<float>(x + a.mask.data[b * a.mask.stride[0] + h * a.mask.stride[1] +
+                                                     i * a.mask.stride[2] + j * a.mask.stride[3]]);
           }
           s[static_cast<size_t>(j)] = x;
           nan = nan || std::isnan(x);
@@ -140,10 +142,9 @@ void reference_attention(const ExternCall& call, const ExternBuffer* inputs,
         }
         float* y = a.y + b * a.y_stride[0] + h * a.y_stride[1] + i * a.y_stride[2];
         for (int64_t e = 0; e < a.v_head; ++e)
-          y[e * a.y_stride[3]] = nan || sum > 0
+          y[e * a.y_stride[3]] = nan || sum > 0 || std::isnan(sum)  // an infinite score: NaN
                                      ? static_cast<float>(acc[static_cast<size_t>(e)] / sum)
-                                 : c.empty_rows_nan ? std::nanf("")
-                                                    : 0.0f;
+                                     : c.empty_rows_nan ? std::nanf("") : 0.0f;
       }
     }
 }

@@ -19,6 +19,8 @@
 //   s_j += Mask[b,h,i,j]                           (with a Mask)
 //   s_j = -inf for j outside [lo, hi)
 //   Y[b,h,i,:] = sum_j e^(s_j) V[b,h/g,j,:] / (sum_j e^(s_j) + e^(Sinks[h]))
+// (each step of s_j rounded to float32, scale and softcap being float32 values: a score that
+// overflows is infinite, and a row with an infinite score is NaN)
 // (no e^(Sinks[h]) term without Sinks: then it is softmax(s) @ V). A row whose scores are
 // all -inf (every key masked) gives zeros, as ONNX's Attention defines it, and so does
 // Skv = 0 (NaN instead with "empty_rows_nan", as Softmax over such a row gives); a NaN
