@@ -16,11 +16,12 @@ MAGIC = b"FRPLAN\0\0"
 OPS = ("Load Store Const LoopVar Cast CheckIndex Reduce Where Neg Abs Exp Log Sqrt Rsqrt "
        "Reciprocal Relu Sigmoid Tanh Erf Floor Ceil Round Sign Sin Cos Tan Asin Acos Atan "
        "Sinh Cosh Asinh Acosh Atanh Not IsNaN IsInf Add Sub Mul Div Pow Max Min Mod FMod Eq "
-       "Lt Le Gt Ge And Or Xor").split()
+       "Lt Le Gt Ge And Or Xor BitNot BitAnd BitOr BitXor Shl Shr").split()
 ARITY = {op: 0 for op in ("Load", "Const", "LoopVar")}
 ARITY.update({op: 3 for op in ("Where",)})
 ARITY.update({op: 2 for op in OPS[OPS.index("Add"):]})
-DTYPES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16)
+ARITY["BitNot"] = 1
+DTYPES = (0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16) + tuple(range(17, 27))
 SCALAR_TYPES = 4
 REDUCE_KINDS = 6
 INDEX_KINDS = 7
