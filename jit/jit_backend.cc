@@ -231,6 +231,7 @@ class JitBackend : public KernelBackend {
       case ExternOp::ScatterND:
       case ExternOp::TopK:
       case ExternOp::Attention:
+      case ExternOp::MatMulNBits:
         break;
     }
     return portable_->prepare_extern(call, constants, packed);

@@ -2,16 +2,15 @@
 // of block_size along K, each block with a float scale and a zero point (2-, 4- or 8-bit
 // codes packed low bits first, blob_size = block_size * bits / 8 bytes per block; zero
 // points packed the same way per row of blocks, or float, default 2^(bits - 1)).
-// B, scales and zero points are the model's weights: they are decoded at compile time into
-// the MatMul extern's float32 operand [K, N], which the backends prepack as any weight (the
-// float copy costs 32 / bits times B's bytes; a GEMM that unpacks the codes in its packing
-// is not built yet).
+// B, scales and zero points are the model's weights, kept as they are: the MatMulNBits extern
+// decodes the codes as it multiplies (a 4-bit model's weights stay an eighth of a float
+// copy's size).
 #include <cmath>
 #include <string>
 
 #include "compiler/loopir/checked_int.h"
 #include "compiler/lower/quant_common.h"
-#include "compiler/plan/resource_limits.h"
+#include "compiler/plan/externs/matmul_nbits_call.h"
 
 namespace ferrite {
 namespace {
@@ -28,13 +27,11 @@ NBits nbits_attrs(const LowerCtx& c) {
   a.block = c.node.attr_int("block_size", -1);
   if (a.bits != 2 && a.bits != 4 && a.bits != 8) c.unsupported("bits ", a.bits, " (2, 4, 8)");
   if (a.k < 1 || a.n < 1) c.error("K and N must be positive, got ", a.k, " and ", a.n);
-  if (a.block < 16 || (a.block & (a.block - 1)) != 0)
-    c.error("block_size must be a power of 2 of at least 16, got ", a.block);
+  if (a.block < 16 || a.block > (int64_t{1} << 16) || (a.block & (a.block - 1)) != 0)
+    c.error("block_size must be a power of 2 in [16, 65536], got ", a.block);
   a.blocks = (a.k - 1) / a.block + 1;
   a.blob = a.block * a.bits / 8;
-  const int64_t bytes = checked_product({a.k, a.n, 4}, "MatMulNBits weights");
-  check_memory_limit(bytes, c.gl.memory_limit,
-                     str_cat(c.origin(), ": the decoded weights [", a.k, ", ", a.n, "]"));
+  checked_product({a.n, a.blocks, a.blob}, "MatMulNBits weights");
   return a;
 }
 
@@ -54,46 +51,58 @@ std::shared_ptr<const TensorData> expect_const(const LowerCtx& c, size_t i, DTyp
   return d;
 }
 
-// W [K, N] float32: (code - zero point) * scale of each weight.
-std::shared_ptr<TensorData> decode_weights(const LowerCtx& c, const NBits& a) {
+// `d` (a constant's data) seen as `shape`: the same bytes, shared.
+TensorBoxPtr reshaped_constant(const LowerCtx& c, const std::shared_ptr<const TensorData>& d,
+                               std::vector<int64_t> shape, const char* what) {
+  auto r = std::make_shared<TensorData>(*d);
+  r->shape = std::move(shape);
+  return constant_box(c.gl, r, c.origin() + " " + what);
+}
+
+// The MatMulNBits extern (runtime/kernels/reference/matmul_nbits.h) on A [..., M, K]: B's
+// codes as [N, blocks * blob] and the scales as [N, blocks], both the model's bytes; the
+// zero points as given when they are float, else unpacked to a byte each.
+TensorBoxPtr nbits_extern(const LowerCtx& c, const NBits& a, const TensorBoxPtr& x) {
   const auto b = expect_const(c, 1, DType::U8, a.n * a.blocks * a.blob, "B");
   const auto scales = expect_const(c, 2, DType::F32, a.n * a.blocks, "scales");
-  std::shared_ptr<const TensorData> zp;
-  bool float_zp = false;
+  ExternNode e;
+  encode_extern(MatMulNBitsCall{a.bits, a.block}, &e);
+  e.origin = c.origin();
+  e.inputs.push_back(c.gl.extern_operand(x));
+  e.inputs.push_back(
+      c.gl.extern_operand(reshaped_constant(c, b, {a.n, a.blocks * a.blob}, "codes")));
+  e.inputs.push_back(c.gl.extern_operand(reshaped_constant(c, scales, {a.n, a.blocks}, "scales")));
   if (c.has(3)) {
-    zp = c.const_data(3);
-    float_zp = zp->dtype == DType::F32;
+    const std::shared_ptr<const TensorData> zp = c.const_data(3);
     const int64_t packed = a.n * ((a.blocks * a.bits + 7) / 8);
+    const bool float_zp = zp->dtype == DType::F32;
     if (float_zp ? zp->elements() != a.n * a.blocks
                  : zp->dtype != DType::U8 || zp->elements() != packed)
       c.error("zero_points must be uint8 with ", packed, " elements (packed) or float32 with ",
               a.n * a.blocks, ", got ", dtype_name(zp->dtype), shape_text(zp->shape));
-  }
-  if (c.has(4)) c.unsupported("g_idx (deprecated; act-order weights)");
-  auto w = std::make_shared<TensorData>();
-  w->dtype = DType::F32;
-  w->shape = {a.k, a.n};
-  w->bytes.assign(static_cast<size_t>(a.k * a.n) * sizeof(float), 0);
-  float* out = reinterpret_cast<float*>(w->bytes.mutable_data());
-  const uint8_t* codes = b->as<uint8_t>();
-  const float* s = scales->as<float>();
-  const int64_t zp_row = (a.blocks * a.bits + 7) / 8;
-  const double default_zp = static_cast<double>(int64_t{1} << (a.bits - 1));
-  for (int64_t n = 0; n < a.n; ++n) {
-    for (int64_t blk = 0; blk < a.blocks; ++blk) {
-      const int64_t sb = n * a.blocks + blk;
-      double z = default_zp;
-      if (zp && float_zp) z = zp->as<float>()[sb];
-      if (zp && !float_zp)
-        z = static_cast<double>(code_at(zp->as<uint8_t>() + n * zp_row, blk, a.bits));
-      const uint8_t* blob = codes + sb * a.blob;
-      for (int64_t j = 0; j < a.block && blk * a.block + j < a.k; ++j) {
-        const auto q = static_cast<float>(code_at(blob, j, a.bits));
-        out[(blk * a.block + j) * a.n + n] = (q - static_cast<float>(z)) * s[sb];
-      }
+    if (float_zp) {
+      e.inputs.push_back(
+          c.gl.extern_operand(reshaped_constant(c, zp, {a.n, a.blocks}, "zero points")));
+    } else {
+      auto z = std::make_shared<TensorData>();
+      z->dtype = DType::U8;
+      z->shape = {a.n, a.blocks};
+      z->bytes.assign(static_cast<size_t>(a.n * a.blocks), 0);
+      uint8_t* out = z->bytes.mutable_data();
+      const int64_t zp_row = (a.blocks * a.bits + 7) / 8;
+      for (int64_t n = 0; n < a.n; ++n)
+        for (int64_t blk = 0; blk < a.blocks; ++blk)
+          out[n * a.blocks + blk] =
+              static_cast<uint8_t>(code_at(zp->as<uint8_t>() + n * zp_row, blk, a.bits));
+      e.inputs.push_back(c.gl.extern_operand(constant_box(c.gl, z, c.origin() + " zero points")));
     }
   }
-  return w;
+  std::vector<int64_t> out_size = x->size;
+  out_size.back() = a.n;
+  Buffer* out = c.gl.new_buffer("", DType::F32, out_size, BufferOrigin::Extern);
+  e.outputs.push_back(out);
+  c.gl.add_extern(std::move(e));
+  return make_buffer_box(out);
 }
 
 std::vector<TensorBoxPtr> lower_matmul_nbits(LowerCtx& c) {
@@ -102,7 +111,7 @@ std::vector<TensorBoxPtr> lower_matmul_nbits(LowerCtx& c) {
   const NBits a = nbits_attrs(c);
   if (x->size.empty() || x->size.back() != a.k)
     c.error("A ", shape_text(x->size), " must end in K = ", a.k);
-  const TensorBoxPtr w = constant_box(c.gl, decode_weights(c, a), c.origin() + " weights");
+  if (c.has(4)) c.unsupported("g_idx (deprecated; act-order weights)");
   TensorBoxPtr bias;
   if (c.has(5)) {
     bias = c.input(5);
@@ -110,15 +119,14 @@ std::vector<TensorBoxPtr> lower_matmul_nbits(LowerCtx& c) {
       c.error("bias must be float32 [", a.n, "], got ", dtype_name(bias->dtype),
               shape_text(bias->size));
   }
-  EpiloguePost post;
-  if (bias) {
-    post = [&c, bias](const TensorBoxPtr& y) {
-      return make_pointwise(
-          c, {y, bias}, DType::F32,
-          [](KernelBuilder& b, const std::vector<V>& v) { return b.binary(Op::Add, v[0], v[1]); });
-    };
-  }
-  return {matmul_extern(c, x, w, 1.0, post)};
+  const bool vector = x->size.size() == 1;
+  TensorBoxPtr y = nbits_extern(c, a, vector ? reshape_view(x, {1, a.k}) : x);
+  if (vector) y = reshape_view(y, {a.n});
+  if (bias)
+    y = make_pointwise(c, {y, bias}, DType::F32, [](KernelBuilder& b, const std::vector<V>& v) {
+      return b.binary(Op::Add, v[0], v[1]);
+    });
+  return {y};
 }
 
 }  // namespace

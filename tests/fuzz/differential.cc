@@ -59,13 +59,13 @@ std::string compare_one(const Tensor& ref, const Tensor& got, FloatSums sums) {
   return compare_tensors(got, ref, rtol, 1e-5 + 1e-4 * scale);
 }
 
-// How the plan's float32 sums compare (compare_one): None without a MatMul, Conv or
-// ConvTranspose extern; Huge when a float32 constant or input passes sqrt(FLT_MAX).
+// How the plan's float32 sums compare (compare_one): None without a MatMul, MatMulNBits,
+// Conv or ConvTranspose extern; Huge when a float32 constant or input passes sqrt(FLT_MAX).
 FloatSums float_sums_of(const Plan& plan, const std::vector<Tensor>& inputs) {
   bool sums = false;
   for (const ExternCall& x : plan.externs) {
     sums = sums || x.op == ExternOp::MatMul || x.op == ExternOp::Conv ||
-           x.op == ExternOp::ConvTranspose;
+           x.op == ExternOp::ConvTranspose || x.op == ExternOp::MatMulNBits;
   }
   if (!sums) return FloatSums::None;
   auto huge = [](const float* v, size_t n) {

@@ -139,7 +139,8 @@ double estimated_work(const Plan& plan) {
       double inner = 1;
       const bool conv = x.op == ExternOp::Conv || x.op == ExternOp::ConvTranspose ||
                         x.op == ExternOp::ConvInteger;
-      const bool matmul = x.op == ExternOp::MatMul || x.op == ExternOp::MatMulInteger;
+      const bool matmul = x.op == ExternOp::MatMul || x.op == ExternOp::MatMulInteger ||
+                          x.op == ExternOp::MatMulNBits;
       if (matmul && !x.inputs.empty() && !x.inputs[0].shape.empty()) {
         inner = static_cast<double>(x.inputs[0].shape.back());
       } else if (conv && x.inputs.size() > 1 && !x.inputs[1].shape.empty()) {

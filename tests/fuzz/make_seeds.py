@@ -5,7 +5,8 @@
            libonnx-testdata 1.12 (node, simple, pytorch-operator, pytorch-converted), every
            model.onnx under tests/conformance, and the ONNX 1.23 suite's tarball (read in
            place: the one vendored in tests/conformance/onnx-node-1.23, else --suite-tar or
-           ../shared/testdata's)
+           ../shared/testdata's), and small com.microsoft models made here (contrib_cases:
+           MatMulNBits, which no suite has)
   tensor/  some input_N.pb of those suites (serialized TensorProtos, for fuzz_onnx_import)
   plan/    those models compiled with `ferrite compile` (--ferrite; skipped without it)
   npy/     .npy files of every dtype and layout numpy writes, and a few it does not
@@ -75,6 +76,38 @@ def case_files(max_size):
     for dirpath, _, files in sorted(os.walk(os.path.join(ROOT, "tests", "conformance"))):
         if "model.onnx" in files:
             yield from read_case("conf_" + os.path.basename(dirpath), dirpath, max_size)
+
+
+def contrib_cases():
+    """(name, model bytes, None) of small com.microsoft models: MatMulNBits at 2, 4 and 8
+    bits, with uint8, float and no zero points, and a bias."""
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(7)
+    for bits, zp_kind, block in [(4, "packed", 16), (2, "float", 32), (8, None, 16)]:
+        k, n = 40, 6
+        blocks, blob = -(-k // block), block * bits // 8
+        inits = [numpy_helper.from_array(rng.integers(0, 256, (n, blocks, blob), dtype=np.uint8), "b"),
+                 numpy_helper.from_array(rng.uniform(-0.1, 0.1, n * blocks).astype(np.float32), "s")]
+        inputs = ["a", "b", "s"]
+        if zp_kind == "packed":
+            inits.append(numpy_helper.from_array(
+                rng.integers(0, 256, n * -(-blocks * bits // 8), dtype=np.uint8), "z"))
+            inputs.append("z")
+        elif zp_kind == "float":
+            inits.append(numpy_helper.from_array(
+                rng.uniform(0, 2 ** bits - 1, n * blocks).astype(np.float32), "z"))
+            inputs.append("z")
+        if bits == 4:
+            inputs += ["", "bias"]
+            inits.append(numpy_helper.from_array(rng.standard_normal(n).astype(np.float32), "bias"))
+        node = helper.make_node("MatMulNBits", inputs, ["y"], domain="com.microsoft", K=k, N=n,
+                                bits=bits, block_size=block)
+        graph = helper.make_graph([node], "nbits", [helper.make_tensor_value_info(
+            "a", TensorProto.FLOAT, [2, k])], [helper.make_tensor_value_info(
+                "y", TensorProto.FLOAT, [2, n])], inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                        helper.make_opsetid("com.microsoft", 1)])
+        yield f"contrib_matmul_nbits_{bits}", model.SerializeToString(), None
 
 
 def read_case(name, case_dir, max_size):
@@ -167,7 +200,7 @@ def main():
         shutil.rmtree(os.path.join(opts.out, d), ignore_errors=True)
     onnx, tensor, plan, npy = (Writer(os.path.join(opts.out, d))
                                for d in ["onnx", "tensor", "plan", "npy"])
-    cases = list(case_files(opts.max_size))
+    cases = list(case_files(opts.max_size)) + list(contrib_cases())
     if tar and not vendored:
         cases += list(tar_cases(tar, opts.max_size))
     models = []

@@ -79,6 +79,10 @@ def export_case(name, out_dir):
         torch.onnx.export(case.module, case.input_sets[0], model_path, opset_version=case.opset,
                           input_names=case.input_names, output_names=case.output_names,
                           dynamic_axes=case.dynamic_axes or None, do_constant_folding=True)
+    if case.rewrite:
+        model = onnx.load(model_path)
+        case.rewrite(model)
+        onnx.save(model, model_path)
     check_io_names(model_path, case)
     for k, inputs in enumerate(case.input_sets):
         set_dir = os.path.join(case_dir, f"test_data_set_{k}")

@@ -334,7 +334,7 @@ def pack(codes, bits):
     return out
 
 
-def matmul_nbits_case(name, bits, k, n, block, zp_kind, with_bias):
+def matmul_nbits_case(name, bits, k, n, block, zp_kind, with_bias, a_shape=(2, 3)):
     blocks = (k + block - 1) // block
     codes = rng.integers(0, 2 ** bits, size=(n, blocks, block)).astype(np.uint8)
     s = scales(n, blocks)
@@ -350,7 +350,7 @@ def matmul_nbits_case(name, bits, k, n, block, zp_kind, with_bias):
     else:
         zp, z = None, np.full((n, blocks), 2 ** (bits - 1), np.float32)
     w = ((codes.astype(np.float32) - z[:, :, None]) * s[:, :, None]).reshape(n, -1)[:, :k]
-    a = f32(2, 3, k)
+    a = f32(*a_shape, k)
     bias = f32(n) if with_bias else None
     y = np.matmul(a.astype(np.float64), w.T.astype(np.float64))
     if bias is not None:
@@ -604,7 +604,14 @@ def main():
              contrib_pool_cases() + dynamic_lstm_cases() + [
                  matmul_nbits_case("matmul_4bits", 4, 40, 5, 16, "packed", True),
                  matmul_nbits_case("matmul_8bits", 8, 32, 3, 32, None, False),
-                 matmul_nbits_case("matmul_2bits_float_zp", 2, 64, 4, 16, "float", True)])
+                 matmul_nbits_case("matmul_2bits_float_zp", 2, 64, 4, 16, "float", True),
+                 # One row (a decoder's step: the direct kernel), a vector A, and rows past
+                 # the portable direct kernel's 96 (the GEMM decoding its panels), at sizes
+                 # that take whole vectors and remainders on every target.
+                 matmul_nbits_case("matmul_4bits_gemv", 4, 300, 70, 32, "packed", True, (1,)),
+                 matmul_nbits_case("matmul_4bits_vector", 4, 128, 9, 128, None, False, ()),
+                 matmul_nbits_case("matmul_4bits_prompt", 4, 200, 33, 64, "float", True, (100,)),
+                 matmul_nbits_case("matmul_8bits_rows", 8, 96, 17, 16, "packed", False, (2, 9))])
     failures = 0
     for backend in a.backends.split(","):
         for c in cases:

@@ -23,6 +23,8 @@ class ModelCase:
     dynamic_axes: dict = field(default_factory=dict)
     # More oracles, written as <name>.npy beside the model (numpy arrays).
     extra: dict = field(default_factory=dict)
+    # Edits the exported onnx.ModelProto in place before it is saved again (None: none).
+    rewrite: object = None
 
 
 # ---- mlp ----------------------------------------------------------------------------------
@@ -488,6 +490,89 @@ def if_loop_nms():
                      ["if_out", "loop_out", "det_boxes", "det_scores"], 13, axes)
 
 
+# ---- mlp_4bit: an LLM's feed-forward block with 4-bit weights (MatMulNBits) ---------------
+class SwiGLU(nn.Module):
+    def __init__(self, hidden, inner):
+        super().__init__()
+        self.gate = nn.Linear(hidden, inner, bias=False)
+        self.up = nn.Linear(hidden, inner, bias=False)
+        self.down = nn.Linear(inner, hidden, bias=False)
+
+    def forward(self, x):
+        return self.down(nn.functional.silu(self.gate(x)) * self.up(x))
+
+
+def quantize_4bit(w, block):
+    """Blockwise asymmetric 4-bit codes of w [N, K] along K (as onnxruntime's
+    MatMulNBitsQuantizer writes them): codes [N, K / block, block], scales and integer zero
+    points [N, K / block]; the dequantized weights (codes - zp) * scale in float32."""
+    n, k = w.shape
+    blocks = w.reshape(n, k // block, block)
+    lo = torch.clamp(blocks.min(dim=2).values, max=0.0)
+    hi = torch.clamp(blocks.max(dim=2).values, min=0.0)
+    scale = torch.clamp((hi - lo) / 15.0, min=1e-8)
+    zp = torch.clamp(torch.round(-lo / scale), 0, 15)
+    codes = torch.clamp(torch.round(blocks / scale[:, :, None]) + zp[:, :, None], 0, 15)
+    deq = ((codes - zp[:, :, None]) * scale[:, :, None]).reshape(n, k)
+    return codes.to(torch.uint8), scale, zp.to(torch.uint8), deq
+
+
+def nbits_rewrite(layers, block):
+    """Replaces each MatMul by a weight of `layers` (their dequantized weights, transposed,
+    are the initializers the export wrote) with com.microsoft MatMulNBits on the codes."""
+    import numpy as np
+    import onnx
+    from onnx import helper, numpy_helper
+
+    def rewrite(model):
+        graph = model.graph
+        inits = {t.name: t for t in graph.initializer}
+        for node in graph.node:
+            if node.op_type != "MatMul" or node.input[1] not in inits:
+                continue
+            w = numpy_helper.to_array(inits[node.input[1]])
+            match = [q for q in layers if q[3].shape == w.T.shape and np.array_equal(q[3], w.T)]
+            if not match:
+                continue
+            codes, scale, zp, deq = match[0]
+            n, k = deq.shape
+            packed = (codes[:, :, 0::2] | (codes[:, :, 1::2] << 4)).astype(np.uint8)
+            zp_packed = np.zeros((n, (k // block + 1) // 2), np.uint8)
+            for b in range(k // block):
+                zp_packed[:, b // 2] |= (zp[:, b] << (4 * (b % 2))).astype(np.uint8)
+            base = node.input[1]
+            graph.initializer.remove(inits[base])
+            graph.initializer.extend([
+                numpy_helper.from_array(packed, base + "_codes"),
+                numpy_helper.from_array(scale.reshape(-1).astype(np.float32), base + "_scales"),
+                numpy_helper.from_array(zp_packed.reshape(-1), base + "_zp")])
+            new = helper.make_node("MatMulNBits", [node.input[0], base + "_codes", base + "_scales",
+                                                   base + "_zp"], list(node.output),
+                                   domain="com.microsoft", K=k, N=n, bits=4, block_size=block)
+            node.CopyFrom(new)
+        model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+        onnx.checker.check_model(model)
+    return rewrite
+
+
+def mlp_4bit():
+    """A feed-forward block of a small LLM (hidden 1024, inner 2816, SwiGLU) whose weights are
+    4-bit blockwise codes: torch runs it with the dequantized weights (the oracle), the ONNX
+    model holds the codes in MatMulNBits. One token (a decode step) and 20 (a prompt: rows in
+    groups of 4 against each decoded vector of codes)."""
+    hidden, inner, block = 1024, 2816, 32
+    module = SwiGLU(hidden, inner).eval()
+    layers = []
+    with torch.no_grad():
+        for lin in (module.gate, module.up, module.down):
+            codes, scale, zp, deq = quantize_4bit(lin.weight, block)
+            lin.weight.copy_(deq)
+            layers.append((codes.numpy(), scale.numpy(), zp.numpy(), deq.numpy()))
+    input_sets = [(torch.randn(1, hidden),), (torch.randn(20, hidden),)]
+    return ModelCase(module, input_sets, ["x"], ["y"], 17, {"x": {0: "tokens"}, "y": {0: "tokens"}},
+                     rewrite=nbits_rewrite(layers, block))
+
+
 MODELS = {
     "mlp": mlp,
     "resnet18": resnet18,
@@ -501,4 +586,5 @@ MODELS = {
     "gpt_dyn": gpt_dyn,
     "detect_tail": detect_tail,
     "if_loop_nms": if_loop_nms,
+    "mlp_4bit": mlp_4bit,
 }

@@ -56,7 +56,7 @@ CLI_PATH = {}  # engine -> CLI path, for the engines that do not run this build'
 NICE = 0  # --nice: the runners' (and the --load process's) niceness
 
 # Models of tests/models/export_models.py, plus the repository's example MLP.
-EXPORT_MODELS = ["mlp", "resnet18", "mobilenet_v2", "bert2_op13", "bert2_op17", "bert512", "gcn",
+EXPORT_MODELS = ["mlp", "resnet18", "mobilenet_v2", "bert2_op13", "bert2_op17", "bert512", "mlp_4bit", "gcn",
                  "graphsage"]
 EXAMPLE_MODEL = "example_mlp"  # examples/models/mlp.onnx with a seeded input
 ALL_MODELS = [EXAMPLE_MODEL] + EXPORT_MODELS

@@ -7,20 +7,6 @@
 #include "compiler/plan/plan.h"
 
 namespace ferrite {
-namespace {
-
-double float_arg(const ExternCall& call, const char* name, double dflt) {
-  auto it = call.floats.find(name);
-  return it == call.floats.end() ? dflt : it->second;
-}
-
-int64_t int_arg(const ExternCall& call, const char* name, int64_t dflt) {
-  auto it = call.ints.find(name);
-  return it == call.ints.end() ? dflt : it->second;
-}
-
-}  // namespace
-
 ExternAttrs encode(const AttentionCall& c) {
   ExternAttrs a;
   a.floats["scale"] = c.scale;
@@ -42,10 +28,10 @@ AttentionCall decode_attention_call(const ExternCall& call, int64_t head_size) {
   if (call.op != ExternOp::Attention)
     fail("extern '", extern_op_name(call.op), "' is not an Attention");
   AttentionCall c;
-  c.scale = float_arg(call, "scale", 0);
+  c.scale = decode_float(call, "scale", 0);
   if (!std::isfinite(c.scale)) fail(op, ": scale must be finite, got ", c.scale);
   if (c.scale == 0) c.scale = 1 / std::sqrt(static_cast<double>(std::max<int64_t>(head_size, 1)));
-  c.softcap = float_arg(call, "softcap", 0);
+  c.softcap = decode_float(call, "softcap", 0);
   if (!std::isfinite(c.softcap) || c.softcap < 0)
     fail(op, ": softcap must be finite and >= 0, got ", c.softcap);
   // Backends compute in float32: both factors become the float32 values every backend uses
@@ -56,10 +42,10 @@ AttentionCall decode_attention_call(const ExternCall& call, int64_t head_size) {
   c.scale = scale32;
   c.softcap = softcap32;
   c.causal = decode_flag(call, op, "causal");
-  c.causal_offset = int_arg(call, "causal_offset", 0);
+  c.causal_offset = decode_int(call, "causal_offset", 0);
   c.offset_from_lengths = decode_flag(call, op, "offset_from_lengths");
-  c.left_window = int_arg(call, "left_window", -1);
-  c.right_window = int_arg(call, "right_window", -1);
+  c.left_window = decode_int(call, "left_window", -1);
+  c.right_window = decode_int(call, "right_window", -1);
   if (c.left_window < -1 || c.right_window < -1)
     fail(op, ": windows must be >= -1, got ", c.left_window, " and ", c.right_window);
   c.empty_rows_nan = decode_flag(call, op, "empty_rows_nan");

@@ -16,6 +16,7 @@ const ExternOpInfo kExternOps[kExternOpCount] = {
     {ExternOp::MatMulInteger, "MatMulInteger", false},
     {ExternOp::ConvInteger, "ConvInteger", false},
     {ExternOp::Attention, "Attention", false},
+    {ExternOp::MatMulNBits, "MatMulNBits", false},
 };
 
 std::optional<ExternOp> find_extern_op(const std::string& name) {
@@ -29,6 +30,16 @@ bool decode_flag(const ExternCall& call, const char* op, const char* key) {
   if (it == call.ints.end()) return false;
   if (it->second != 0 && it->second != 1) fail(op, ": ", key, " must be 0 or 1, got ", it->second);
   return it->second == 1;
+}
+
+int64_t decode_int(const ExternCall& call, const char* key, int64_t dflt) {
+  auto it = call.ints.find(key);
+  return it == call.ints.end() ? dflt : it->second;
+}
+
+double decode_float(const ExternCall& call, const char* key, double dflt) {
+  auto it = call.floats.find(key);
+  return it == call.floats.end() ? dflt : it->second;
 }
 
 std::string dims_text(const std::vector<int64_t>& dims) {

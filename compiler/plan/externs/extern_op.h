@@ -34,8 +34,9 @@ enum class ExternOp : uint8_t {
   MatMulInteger,    // matmul_integer_call.h
   ConvInteger,      // conv_call.h
   Attention,        // attention_call.h
+  MatMulNBits,      // matmul_nbits_call.h
 };
-constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::Attention) + 1;
+constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::MatMulNBits) + 1;
 
 struct ExternOpInfo {
   ExternOp op;
@@ -60,6 +61,9 @@ std::optional<ExternOp> find_extern_op(const std::string& name);
 // The 0/1 attribute `key` of a call (absent: false); another value is an Error "<op>: <key>
 // must be 0 or 1, got <v>".
 bool decode_flag(const ExternCall& call, const char* op, const char* key);
+// The integer (float) attribute `key` of a call, or `dflt` when it has none.
+int64_t decode_int(const ExternCall& call, const char* key, int64_t dflt);
+double decode_float(const ExternCall& call, const char* key, double dflt);
 
 // "[2,3]": a shape as extern errors print it.
 std::string dims_text(const std::vector<int64_t>& dims);

@@ -6,15 +6,6 @@
 #include "compiler/plan/plan.h"
 
 namespace ferrite {
-namespace {
-
-int64_t int_arg(const ExternCall& call, const char* name, int64_t dflt) {
-  auto it = call.ints.find(name);
-  return it == call.ints.end() ? dflt : it->second;
-}
-
-}  // namespace
-
 ExternAttrs encode(const TopKCall& c) {
   ExternAttrs a;
   a.ints["axis"] = c.axis;
@@ -28,14 +19,14 @@ TopKCall decode_topk_call(const ExternCall& call, const std::vector<int64_t>& x)
   if (call.op != ExternOp::TopK) fail("extern '", extern_op_name(call.op), "' is not a TopK");
   TopKCall c;
   const int64_t rank = static_cast<int64_t>(x.size());
-  c.axis = int_arg(call, "axis", -1);
+  c.axis = decode_int(call, "axis", -1);
   if (c.axis < 0 || c.axis >= rank)
     fail(op, ": axis ", c.axis, " out of range for X of rank ", rank);
-  c.k = int_arg(call, "k", -1);
+  c.k = decode_int(call, "k", -1);
   const int64_t n = x[static_cast<size_t>(c.axis)];
   if (c.k < 0 || c.k > n)
     fail(op, ": k = ", c.k, " outside [0, ", n, "] (X ", dims_text(x), ", axis ", c.axis, ")");
-  c.largest = int_arg(call, "largest", 1) != 0;
+  c.largest = decode_int(call, "largest", 1) != 0;
   return c;
 }
 

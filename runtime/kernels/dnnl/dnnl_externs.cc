@@ -81,6 +81,7 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
     case ExternOp::SegmentReduce:
     case ExternOp::TopK:
     case ExternOp::Attention:
+    case ExternOp::MatMulNBits:
       return nullptr;  // not oneDNN ops
   }
   return nullptr;

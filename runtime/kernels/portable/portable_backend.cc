@@ -12,6 +12,7 @@
 #include "runtime/kernels/portable/conv_int8.h"
 #include "runtime/kernels/portable/matmul_f32.h"
 #include "runtime/kernels/portable/matmul_int8.h"
+#include "runtime/kernels/portable/matmul_nbits_f32.h"
 #include "runtime/kernels/portable/scatter_f32.h"
 #include "runtime/kernels/portable/segment_reduce_f32.h"
 #include "runtime/kernels/portable/simd_f32.h"
@@ -59,6 +60,8 @@ class PortableBackend : public KernelBackend {
         return prepare_portable_conv_integer(call, constants, threads_);
       case ExternOp::Attention:
         return prepare_portable_attention(call, threads_);
+      case ExternOp::MatMulNBits:
+        return prepare_portable_matmul_nbits(call, constants, threads_);
     }
     fail("extern '", extern_op_name(call.op), "': not an extern op");
   }

@@ -9,6 +9,7 @@
 #include "runtime/kernels/reference/conv_integer.h"
 #include "runtime/kernels/reference/matmul.h"
 #include "runtime/kernels/reference/matmul_integer.h"
+#include "runtime/kernels/reference/matmul_nbits.h"
 #include "runtime/kernels/reference/scatter.h"
 #include "runtime/kernels/reference/segment_reduce.h"
 #include "runtime/kernels/reference/topk.h"
@@ -69,6 +70,8 @@ ExternFn reference_extern(ExternOp op) {
       return reference_conv_integer;
     case ExternOp::Attention:
       return reference_attention;
+    case ExternOp::MatMulNBits:
+      return reference_matmul_nbits;
   }
   return nullptr;  // not an ExternOp
 }

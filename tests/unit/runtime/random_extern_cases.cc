@@ -236,6 +236,51 @@ Case random_matmul_integer(Draw& d) {
   return c;
 }
 
+Case random_matmul_nbits(Draw& d) {
+  Case c;
+  MatMulNBitsCall attrs;
+  attrs.bits = int64_t{1} << d.pick(1, 3);
+  attrs.block_size = int64_t{16} << d.pick(0, 2);
+  // Up to kNBitsDirectRows (96) rows per batch item take the portable direct kernel, more
+  // the GEMM's decoding packer.
+  const int64_t m = d.chance(4) ? d.pick(97, 120) : d.pick(1, 12), k = d.pick(1, 200),
+                n = d.pick(1, 40);
+  const int64_t blocks = (k - 1) / attrs.block_size + 1, blob = attrs.blob_bytes();
+  const Dims batch = random_dims(d, static_cast<size_t>(d.pick(0, 2)), 3);
+  Dims a = batch, y = batch;
+  a.insert(a.end(), {m, k});
+  y.insert(y.end(), {m, n});
+  const int64_t top = (int64_t{1} << attrs.bits) - 1;
+  auto table = [&](DType t, int64_t cols, auto value) {
+    return make_operand(t, {n, cols}, {0, 1}, {}, d.pick(0, 3), value);
+  };
+  c.ins.push_back(random_operand(d, DType::F32, a, -1, 1));
+  if (d.chance(8)) {  // A's first element infinite or NaN: the exact path
+    const float special[] = {INFINITY, -INFINITY, NAN};
+    reinterpret_cast<float*>(c.ins[0].data())[c.ins[0].ref.offset] = special[d.pick(0, 2)];
+  }
+  c.ins.push_back(table(DType::U8, blocks * blob, [&](int64_t) { return d.pick(0, 255); }));
+  const double s = 1.0 / static_cast<double>(top);
+  c.ins.push_back(table(DType::F32, blocks, [&](int64_t) { return d.real(-s, s); }));
+  const int zp = static_cast<int>(d.pick(0, 2));  // none, uint8 or float32
+  if (zp == 1) c.ins.push_back(table(DType::U8, blocks, [&](int64_t) { return d.pick(0, top); }));
+  if (zp == 2)
+    c.ins.push_back(
+        table(DType::F32, blocks, [&](int64_t) { return d.real(0, static_cast<double>(top)); }));
+  c.outs.push_back(output_operand(d, DType::F32, y));
+  encode_extern(attrs, &c.call);
+  set_operands(&c);
+  if (d.chance(2)) c.constants = zp ? std::vector<size_t>{1, 2, 3} : std::vector<size_t>{1, 2};
+  c.tol = 2 * sum_tol(k);
+  c.text = str_cat("MatMulNBits ", attrs.bits, " bits, blocks of ", attrs.block_size, ", A",
+                   dims_text(a), " N ", n,
+                   zp == 0   ? ""
+                   : zp == 1 ? " uint8"
+                             : " float",
+                   zp ? " zero points" : "");
+  return c;
+}
+
 Case random_conv_integer(Draw& d) {
   conv_geometry::Geometry g = conv_geometry::random_geometry(d.rng(), false);
   if (d.chance(3)) {  // sizes oneDNN's int8 kernels block for (channels of 16, 3x3, pads)

@@ -17,6 +17,7 @@
 #include "compiler/plan/externs/attention_call.h"
 #include "compiler/plan/externs/conv_call.h"
 #include "compiler/plan/externs/matmul_call.h"
+#include "compiler/plan/externs/matmul_nbits_call.h"
 #include "compiler/plan/externs/scatter_call.h"
 #include "compiler/plan/externs/segment_reduce_call.h"
 #include "compiler/plan/externs/topk_call.h"
@@ -193,6 +194,7 @@ Case random_topk(Draw& d);
 Case random_matmul_integer(Draw& d);
 Case random_conv_integer(Draw& d);
 Case random_attention(Draw& d);
+Case random_matmul_nbits(Draw& d);
 
 // The generator of each op; the switch names every op in the manifest (-Wswitch).
 inline Case random_case(ExternOp op, Draw& d) {
@@ -217,6 +219,8 @@ inline Case random_case(ExternOp op, Draw& d) {
       return random_conv_integer(d);
     case ExternOp::Attention:
       return random_attention(d);
+    case ExternOp::MatMulNBits:
+      return random_matmul_nbits(d);
   }
   return Case{};
 }

@@ -9,6 +9,7 @@
 #include "compiler/plan/externs/conv_call.h"
 #include "compiler/plan/externs/matmul_call.h"
 #include "compiler/plan/externs/matmul_integer_call.h"
+#include "compiler/plan/externs/matmul_nbits_call.h"
 #include "compiler/plan/externs/scatter_call.h"
 #include "compiler/plan/externs/segment_reduce_call.h"
 #include "compiler/plan/externs/topk_call.h"
@@ -108,6 +109,32 @@ TEST(ExternCalls, MatMulRoundTrips) {
   EXPECT_EQ(decode_matmul_call(call).alpha, 0.25);
   call.floats.clear();
   EXPECT_EQ(decode_matmul_call(call).alpha, 1.0);
+}
+
+TEST(ExternCalls, MatMulNBitsRoundTripsAndChecksItsGeometry) {
+  ExternCall call;
+  encode_extern(MatMulNBitsCall{2, 64}, &call);
+  EXPECT_EQ(call.op, ExternOp::MatMulNBits);
+  const MatMulNBitsCall back = decode_matmul_nbits_call(call);
+  EXPECT_EQ(back.bits, 2);
+  EXPECT_EQ(back.block_size, 64);
+  EXPECT_EQ(back.codes_per_byte(), 4);
+  EXPECT_EQ(back.blob_bytes(), 16);
+  call.ints["bits"] = 3;
+  EXPECT_EQ(error_of([&] { decode_matmul_nbits_call(call); }),
+            "MatMulNBits: bits must be 2, 4 or 8, got 3");
+  call.ints["bits"] = 4;
+  for (int64_t block : {int64_t{8}, int64_t{48}, int64_t{1} << 17}) {
+    call.ints["block_size"] = block;
+    EXPECT_EQ(error_of([&] { decode_matmul_nbits_call(call); }),
+              "MatMulNBits: block_size must be a power of 2 in [16, 65536], got " +
+                  std::to_string(block));
+  }
+  call.ints.erase("block_size");  // required: no default a plan could rely on
+  EXPECT_NE(error_of([&] { decode_matmul_nbits_call(call); }), "(no error)");
+  call.op = ExternOp::MatMul;
+  EXPECT_EQ(error_of([&] { decode_matmul_nbits_call(call); }),
+            "extern 'MatMul' is not a MatMulNBits");
 }
 
 TEST(ExternCalls, ScatterRoundTripsAndChecks) {
