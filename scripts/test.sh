@@ -2,10 +2,11 @@
 # README command #2 (and CI): installs what is missing, checks formatting, exports the
 # end-to-end test models with PyTorch (build/models), builds native, wasm and asan, and runs
 # their tests:
-#   native  every ctest entry (unit tests, conformance and models on both backends, CLI errors)
+#   native  every ctest entry (unit tests, conformance and models on every backend, CLI errors)
 #   wasm    every ctest entry, under node (and in headless Chromium), the package's threaded
-#           module (wasm-mt) built first
-#   asan    every ctest entry too (the conformance runs take seconds even under ASan)
+#           module (wasm-mt) built first; the models on the portable backend only
+#   asan    every ctest entry too (the unit tests in one process; the models on the jit and
+#           portable backends: the reference interpreter runs them natively)
 #   aarch64 the portable path cross-built for ARM: unit and conformance tests under qemu
 #   tsan    the C API's threads test (one session from 8 threads) under ThreadSanitizer
 #   fuzz    the libFuzzer targets (clang, build/fuzz): every reproducer of tests/fuzz/regressions
