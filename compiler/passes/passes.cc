@@ -10,6 +10,7 @@
 #include "compiler/passes/fold_conv_affine.h"
 #include "compiler/passes/fold_matmul_affine.h"
 #include "compiler/passes/fuse_attention.h"
+#include "compiler/passes/fuse_block_weights.h"
 #include "compiler/passes/fuse_extern_epilogues.h"
 #include "compiler/passes/fuse_message_passing.h"
 #include "compiler/passes/fuse_qdq.h"
@@ -29,6 +30,7 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse, bool cha
       {"eliminate_dead_nodes", eliminate_dead_nodes, false},
       {"remove_identities", remove_identities, false},
       {"fuse_qdq", fuse_qdq, true},
+      {"fuse_block_weights", fuse_block_weights, true},
       {"fold_conv_affine", fold_conv_affine, true},
       {"fold_matmul_affine", fold_matmul_affine, true},
       {"fuse_attention", fuse_attention, true},

@@ -21,7 +21,7 @@ import sys
 
 import numpy as np
 import onnx
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 from op_check import case, check_case, check_error, run
 
@@ -580,6 +580,81 @@ def check_dynamic_mlp(cli, work, backend):
     return not ok
 
 
+# ONNX element types python3-onnx 1.12 has no names for (TensorProto.data_type is an int32).
+SMALL_TYPES = {"uint4": (21, 4, False), "int4": (22, 4, True), "uint2": (25, 2, False),
+               "int2": (26, 2, True), "uint8": (TensorProto.UINT8, 8, False),
+               "int8": (TensorProto.INT8, 8, True)}
+
+
+def small_tensor(name, values, type_name):
+    """A TensorProto of `type_name` (SMALL_TYPES) holding `values`, packed as ONNX packs
+    them: the flattened elements low bits first, 8 / bits to a byte."""
+    code, bits, _ = SMALL_TYPES[type_name]
+    t = onnx.TensorProto()
+    t.name, t.data_type = name, code
+    t.dims.extend(values.shape)
+    flat = values.astype(np.int64).reshape(-1) & ((1 << bits) - 1)
+    per = 8 // bits
+    flat = np.concatenate([flat, np.zeros((-len(flat)) % per, np.int64)])
+    t.raw_data = pack(flat.astype(np.uint8), bits).tobytes()
+    return t
+
+
+def block_weights_cases():
+    """MatMul by DequantizeLinear-21 of blocked weights [K, N] (axis 0), as onnxruntime's 4-bit
+    quantizer writes its QDQ form: fused into MatMulNBits (the codes kept), against numpy on
+    the dequantized weights in float64."""
+    cs = []
+    for name, type_name, k, n, block, zp, rows in [
+            ("dq_int4_matmul", "int4", 96, 20, 32, True, (3,)),
+            ("dq_uint4_matmul_no_zp", "uint4", 70, 9, 16, False, (1,)),
+            ("dq_int8_matmul", "int8", 64, 5, 64, True, (2, 4)),
+            ("dq_uint2_matmul", "uint2", 48, 7, 16, True, (5,))]:
+        _, bits, signed = SMALL_TYPES[type_name]
+        lo, hi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+        blocks = -(-k // block)
+        w = rng.integers(lo, hi + 1, size=(k, n))
+        z = rng.integers(lo, hi + 1, size=(blocks, n)) if zp else np.zeros((blocks, n), np.int64)
+        s = scales(blocks, n)
+        deq = (w - np.repeat(z, block, axis=0)[:k]) * np.repeat(s, block, axis=0)[:k]
+        a = f32(*rows, k)
+        inits = [small_tensor("w", w, type_name), numpy_helper.from_array(s, "s")]
+        if zp:
+            inits.append(small_tensor("z", z, type_name))
+        nodes = [helper.make_node("DequantizeLinear", ["w", "s"] + (["z"] if zp else []), ["wf"],
+                                  axis=0, block_size=block),
+                 helper.make_node("MatMul", ["a", "wf"], ["y"])]
+        want = np.matmul(a.astype(np.float64), deq.astype(np.float64))
+        cs.append((name, nodes, inits, a, want, 25 if bits == 2 else 21))  # 2 bits: opset 25
+    return cs
+
+
+def check_block_weights(cli, work, backend):
+    failures = 0
+    for name, nodes, inits, a, want, opset in block_weights_cases():
+        graph = helper.make_graph(
+            nodes, name, [helper.make_tensor_value_info("a", TensorProto.FLOAT, list(a.shape))],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], initializer=inits)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+        model.ir_version = 10
+        path = os.path.join(work, name + ".onnx")
+        onnx.save(model, path)
+        feed = os.path.join(work, f"{name}_a.npy")
+        np.save(feed, a)
+        out = os.path.join(work, f"{name}_{backend}")
+        r = run(cli, path, {"a": feed}, out, backend)
+        fused = "MatMulNBits" in subprocess.run(shlex.split(cli) + ["inspect", path],
+                                               capture_output=True, text=True).stdout
+        got = np.load(os.path.join(out, "y.npy")) if r.returncode == 0 else None
+        err = float(np.linalg.norm(got - want) / np.linalg.norm(want)) if got is not None else None
+        ok = got is not None and got.shape == want.shape and err <= TOLERANCE and fused
+        print(f"{'ok  ' if ok else 'FAIL'} {name} {backend}: "
+              f"{'MatMulNBits' if fused else 'not fused'}, "
+              f"{'exit ' + str(r.returncode) + ' ' + r.stderr.strip()[:120] if got is None else f'rel err {err:.2e}'}")
+        failures += not ok
+    return failures
+
+
 def bad_scale_model():
     node = helper.make_node("QuantizeLinear", ["x", "s"], ["y"], axis=1)
     ins = [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3]),
@@ -618,6 +693,7 @@ def main():
             failures += not check_case(a.cli, a.work, c, backend, TOLERANCE)
         failures += check_qdq(a.cli, a.work, backend)
         failures += check_dynamic_mlp(a.cli, a.work, backend)
+        failures += check_block_weights(a.cli, a.work, backend)
         model, inputs = bad_scale_model()
         failures += not check_error(a.cli, a.work, "quantize_bad_scale", model, inputs, backend,
                                     ["QuantizeLinear", "'s'", "[2]"])
