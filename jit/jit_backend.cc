@@ -232,6 +232,7 @@ class JitBackend : public KernelBackend {
       case ExternOp::TopK:
       case ExternOp::Attention:
       case ExternOp::MatMulNBits:
+      case ExternOp::BitCast:
         break;
     }
     return portable_->prepare_extern(call, constants, packed);

@@ -5,6 +5,7 @@
 
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/activations.h"
+#include "compiler/plan/externs/bitcast_call.h"
 #include "compiler/plan/minifloat.h"
 #include "compiler/plan/scalar_ops.h"
 
@@ -171,23 +172,36 @@ std::vector<TensorBoxPtr> lower_cast(LowerCtx& c) {
   })};
 }
 
-// BitCast (26) between integer and bool types of one width: the bits stay, so a load (the
+// BitCast (26): between integer and bool types of one width the bits stay, so a load (the
 // value, sign- or zero-extended) stored into the other type (its low bits) is the
-// reinterpretation. Float bit patterns have no op in the Kernel contract yet: refused.
+// reinterpretation. A float type's bit pattern has no op in the Kernel contract: those go
+// to the BitCast extern (runtime/kernels/reference/bitcast.h), a copy of each element's
+// bytes.
 std::vector<TensorBoxPtr> lower_bitcast(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
   DType to;
   if (!dtype_from_onnx(c.node.attr_int("to", 0), &to)) c.error("to: unknown type");
   if (dtype_bits(to) != dtype_bits(x->dtype))
     c.error("from ", dtype_name(x->dtype), " to ", dtype_name(to), ": the widths differ");
-  auto integral = [](DType t) { return compute_type(t) == ScalarType::I64 || t == DType::Bool; };
-  if (!integral(x->dtype) || !integral(to))
-    c.unsupported("from ", dtype_name(x->dtype), " to ", dtype_name(to),
-                  " (integer and bool types only)");
+  if (x->dtype == DType::String || to == DType::String) c.unsupported("string tensors");
   if (to == DType::Bool) c.unsupported("to bool (a byte other than 0 or 1 is no bool)");
-  return {make_pointwise(c, {x}, to, [](KernelBuilder& b, const std::vector<V>& v) {
-    return b.cast(v[0], ScalarType::I64);
-  })};
+  auto integral = [](DType t) { return compute_type(t) == ScalarType::I64 || t == DType::Bool; };
+  if (integral(x->dtype) && integral(to)) {
+    return {make_pointwise(c, {x}, to, [](KernelBuilder& b, const std::vector<V>& v) {
+      return b.cast(v[0], ScalarType::I64);
+    })};
+  }
+  // Below a byte the in-memory forms differ (int4 is sign-extended, float4's code is not).
+  if (dtype_bits(to) < 8)
+    c.unsupported("from ", dtype_name(x->dtype), " to ", dtype_name(to), " (under 8 bits)");
+  ExternNode e;
+  encode_extern(BitCastCall{}, &e);
+  e.origin = c.origin();
+  e.inputs.push_back(c.gl.extern_operand(x));
+  Buffer* out = c.gl.new_buffer("", to, x->size, BufferOrigin::Extern);
+  e.outputs.push_back(out);
+  c.gl.add_extern(std::move(e));
+  return {make_buffer_box(out)};
 }
 
 std::vector<TensorBoxPtr> lower_isinf(LowerCtx& c) {

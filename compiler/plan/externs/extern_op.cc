@@ -17,6 +17,7 @@ const ExternOpInfo kExternOps[kExternOpCount] = {
     {ExternOp::ConvInteger, "ConvInteger", false},
     {ExternOp::Attention, "Attention", false},
     {ExternOp::MatMulNBits, "MatMulNBits", false},
+    {ExternOp::BitCast, "BitCast", false},
 };
 
 std::optional<ExternOp> find_extern_op(const std::string& name) {

@@ -35,8 +35,9 @@ enum class ExternOp : uint8_t {
   ConvInteger,      // conv_call.h
   Attention,        // attention_call.h
   MatMulNBits,      // matmul_nbits_call.h
+  BitCast,          // bitcast_call.h
 };
-constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::MatMulNBits) + 1;
+constexpr size_t kExternOpCount = static_cast<size_t>(ExternOp::BitCast) + 1;
 
 struct ExternOpInfo {
   ExternOp op;

@@ -82,6 +82,7 @@ std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
     case ExternOp::TopK:
     case ExternOp::Attention:
     case ExternOp::MatMulNBits:
+    case ExternOp::BitCast:
       return nullptr;  // not oneDNN ops
   }
   return nullptr;

@@ -53,6 +53,7 @@ class PortableBackend : public KernelBackend {
         return prepare_function_extern(call, portable_scatter_elements);
       case ExternOp::ScatterND:
       case ExternOp::TopK:
+      case ExternOp::BitCast:
         return prepare_function_extern(call, reference_extern(op));
       case ExternOp::MatMulInteger:
         return prepare_portable_matmul_integer(call, constants, threads_);

@@ -5,6 +5,7 @@
 #include "compiler/plan/interpret.h"
 #include "runtime/function_extern.h"
 #include "runtime/kernels/reference/attention.h"
+#include "runtime/kernels/reference/bitcast.h"
 #include "runtime/kernels/reference/conv.h"
 #include "runtime/kernels/reference/conv_integer.h"
 #include "runtime/kernels/reference/matmul.h"
@@ -72,6 +73,8 @@ ExternFn reference_extern(ExternOp op) {
       return reference_attention;
     case ExternOp::MatMulNBits:
       return reference_matmul_nbits;
+    case ExternOp::BitCast:
+      return reference_bitcast;
   }
   return nullptr;  // not an ExternOp
 }

@@ -281,6 +281,25 @@ Case random_matmul_nbits(Draw& d) {
   return c;
 }
 
+Case random_bitcast(Draw& d) {
+  Case c;
+  // Pairs of one size, a float type on one side (the lowering's integer pairs are kernels).
+  const DType pairs[][2] = {
+      {DType::F32, DType::I32},  {DType::F32, DType::U32},     {DType::F64, DType::I64},
+      {DType::F64, DType::U64},  {DType::F16, DType::I16},     {DType::BF16, DType::U16},
+      {DType::F16, DType::BF16}, {DType::F8E4M3FN, DType::U8}, {DType::F8E5M2, DType::I8}};
+  const auto& pair = pairs[d.pick(0, 8)];
+  const bool flip = d.chance(2);
+  const DType from = pair[flip ? 1 : 0], to = pair[flip ? 0 : 1];
+  const Dims shape = random_dims(d, static_cast<size_t>(d.pick(0, 3)), 6);
+  c.ins.push_back(random_operand(d, from, shape, -100, 100));
+  c.outs.push_back(output_operand(d, to, shape));
+  encode_extern(BitCastCall{}, &c.call);
+  set_operands(&c);
+  c.text = str_cat("BitCast ", dtype_name(from), dims_text(shape), " to ", dtype_name(to));
+  return c;
+}
+
 Case random_conv_integer(Draw& d) {
   conv_geometry::Geometry g = conv_geometry::random_geometry(d.rng(), false);
   if (d.chance(3)) {  // sizes oneDNN's int8 kernels block for (channels of 16, 3x3, pads)

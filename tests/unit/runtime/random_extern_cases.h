@@ -15,6 +15,7 @@
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/attention_call.h"
+#include "compiler/plan/externs/bitcast_call.h"
 #include "compiler/plan/externs/conv_call.h"
 #include "compiler/plan/externs/matmul_call.h"
 #include "compiler/plan/externs/matmul_nbits_call.h"
@@ -195,6 +196,7 @@ Case random_matmul_integer(Draw& d);
 Case random_conv_integer(Draw& d);
 Case random_attention(Draw& d);
 Case random_matmul_nbits(Draw& d);
+Case random_bitcast(Draw& d);
 
 // The generator of each op; the switch names every op in the manifest (-Wswitch).
 inline Case random_case(ExternOp op, Draw& d) {
@@ -221,6 +223,8 @@ inline Case random_case(ExternOp op, Draw& d) {
       return random_attention(d);
     case ExternOp::MatMulNBits:
       return random_matmul_nbits(d);
+    case ExternOp::BitCast:
+      return random_bitcast(d);
   }
   return Case{};
 }
