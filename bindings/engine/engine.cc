@@ -9,6 +9,8 @@
 #include <iterator>
 #include <unordered_map>
 
+#include <sys/stat.h>
+
 #include "compiler/plan/error.h"
 #include "compiler/plan/plan_io.h"
 #include "compiler/plan/stage_times.h"
@@ -132,6 +134,14 @@ bool Engine::is_plan_bytes(const uint8_t* data, size_t size) {
 std::unique_ptr<Engine> Engine::from_file(const std::string& path, EngineOptions options) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("cannot open '", path, "'");
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    // A pipe or a device (`ferrite run /dev/stdin < m.onnx`): read through once, as bytes.
+    const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
+                                     std::istreambuf_iterator<char>());
+    if (in.bad()) fail("cannot read '", path, "'");
+    return from_bytes(bytes.data(), bytes.size(), std::move(options));
+  }
   char head[sizeof(kPlanMagic) - 1] = {};
   in.read(head, sizeof(head));
   if (is_plan_bytes(reinterpret_cast<const uint8_t*>(head), static_cast<size_t>(in.gcount()))) {

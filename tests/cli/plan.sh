@@ -87,6 +87,18 @@ for backend in $backends; do
   fi
   for tool in ferrite ferrite-rt; do same_as_direct "the plan" "$tmp/mlp.fplan" "$tool" "$backend"; done
 done
+# The model and the plan piped in as /dev/stdin: read through once, never reopened.
+for what in "$mlp" "$tmp/mlp.fplan"; do
+  out=$(mktemp -d -p "$tmp")
+  if ! cat "$what" | run_tool "$cli" run /dev/stdin --input "x=$tmp/x.npy" --backend reference \
+    --output-dir "$out" >/dev/null 2>"$tmp/err"; then
+    fail "ferrite run /dev/stdin < $(basename "$what"): $(cat "$tmp/err")"
+  elif ! cmp -s "$tmp/direct_reference/y.npy" "$out/y.npy"; then
+    fail "ferrite run /dev/stdin < $(basename "$what"): y.npy differs from the direct run"
+  else
+    echo "ok   $(basename "$what") piped into ferrite run /dev/stdin: same bytes"
+  fi
+done
 
 # A plan of the previous format (version 5: externs carry chains of post-ops where version 6
 # carries epilogue bodies), compiled from the mlp by the build before the change
