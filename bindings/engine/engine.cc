@@ -139,7 +139,7 @@ std::unique_ptr<Engine> Engine::from_file(const std::string& path, EngineOptions
     // A pipe or a device (`ferrite run /dev/stdin < m.onnx`): read through once, as bytes.
     const std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(in)),
                                      std::istreambuf_iterator<char>());
-    if (in.bad()) fail("cannot read '", path, "'");
+    if (in.bad() || bytes.empty()) fail("cannot read '", path, "': no bytes");
     return from_bytes(bytes.data(), bytes.size(), std::move(options));
   }
   char head[sizeof(kPlanMagic) - 1] = {};
