@@ -158,6 +158,7 @@ class JitBackend : public KernelBackend {
         threads_(options.threads),
         dump_dir_(options.dump_dir),
         packed_store_(options.packed_store),
+        fast_math_(options.fast_math),
         portable_(make_portable_backend(options)) {}
 
   const char* name() const override { return "jit"; }
@@ -220,7 +221,8 @@ class JitBackend : public KernelBackend {
       case ExternOp::ConvTranspose:
       case ExternOp::MatMulInteger:
       case ExternOp::ConvInteger:
-        if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_, packed_store_.get()))
+        if (auto dnnl = prepare_dnnl_extern(call, constants, packed, threads_, packed_store_.get(),
+                                            fast_math_))
           return dnnl;
         break;
       case ExternOp::SegmentReduce:
@@ -275,6 +277,7 @@ class JitBackend : public KernelBackend {
   int threads_;
   std::string dump_dir_;
   std::shared_ptr<PackedStore> packed_store_;
+  bool fast_math_;
   std::shared_ptr<const KernelBackend> portable_;
   mutable std::mutex dump_mu_;
   mutable int dumped_ = 0;

@@ -113,6 +113,11 @@ struct BackendOptions {
   std::string isa;  // the JIT's instruction set: "" (FERRITE_ISA, else the best), "avx2", "avx512"
   int threads = 1;  // threads a kernel may use (OpenMP); 1 = run on the caller's thread
   std::string dump_dir;  // when set, backends that generate code write it there
+  // Fast math (off by default): float32 MatMul and Conv may multiply in bfloat16 (their
+  // inputs and weights rounded to bfloat16, products summed in float32) where the CPU has
+  // bfloat16 dot products (AVX-512 BF16: oneDNN's avx512_core_bf16 kernels). Its accuracy is
+  // measured in the README ("Fast math"). Other backends and CPUs ignore it.
+  bool fast_math = false;
   // Weights packed by the other sessions of the same model (packed_store.h), where the
   // backend's externs find the packed forms they would make and add those they make; null:
   // every extern packs its own.

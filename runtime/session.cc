@@ -82,6 +82,7 @@ void Session::Impl::load() {
   backend_options.isa = options.isa;
   backend_options.threads = options.threads;
   backend_options.dump_dir = options.dump_dir;
+  backend_options.fast_math = options.fast_math;
   backend_options.packed_store = options.packed_store;
   backend = make_backend(options.backend, backend_options);
   // The constants (64-byte aligned already) move out of the plan, which keeps their

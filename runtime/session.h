@@ -21,9 +21,10 @@ namespace ferrite {
 struct SessionOptions {
   std::string backend = "portable";  // "reference" | "portable" | "jit" (native x86 builds)
   int threads = 1;
-  std::string isa;       // the JIT's instruction set (BackendOptions::isa)
-  std::string dump_dir;  // generated code is written here (BackendOptions::dump_dir)
-  bool profile = false;  // time every step of every run (Session::profile)
+  std::string isa;         // the JIT's instruction set (BackendOptions::isa)
+  std::string dump_dir;    // generated code is written here (BackendOptions::dump_dir)
+  bool fast_math = false;  // bfloat16 products in float32 MatMul/Conv (BackendOptions::fast_math)
+  bool profile = false;    // time every step of every run (Session::profile)
   // The most bytes the session may hold: its pool of intermediates, constants, extern
   // scratch and one run's outputs, checked at load before anything is allocated (a plan is
   // untrusted input). 0: the default (resource_limits.h: FERRITE_MEMORY_LIMIT, else 3/4 of

@@ -256,6 +256,12 @@ FerriteStatus ferrite_options_set_profiling(FerriteOptions* options, int enabled
   return FERRITE_OK;
 }
 
+FerriteStatus ferrite_options_set_fast_math(FerriteOptions* options, int enabled) {
+  if (!options) return failure(FERRITE_INVALID_ARGUMENT, "options is NULL");
+  options->engine.session.fast_math = enabled != 0;
+  return FERRITE_OK;
+}
+
 FerriteStatus ferrite_options_set_memory_limit(FerriteOptions* options, int64_t bytes) {
   if (!options) return failure(FERRITE_INVALID_ARGUMENT, "options is NULL");
   if (bytes < 0) {

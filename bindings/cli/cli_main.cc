@@ -20,8 +20,9 @@ The runtime-only build of Ferrite: it runs compiled plans (.fplan files, written
 commands:
   run PLAN [options]         load PLAN, run it, and print each output (name, type, first
                              values) and the times; the options are those of 'ferrite run'
-                             (--input, --output-dir, --backend, --isa, --threads, --bench,
-                             --warmup, --bench-json, --profile, --memory-limit); inputs
+                             (--input, --output-dir, --backend, --isa, --threads,
+                             --fast-math, --bench, --warmup, --bench-json, --profile,
+                             --memory-limit); inputs
                              must have the shapes the plan was compiled for
   help                       print this text (also: --help, -h)
 
@@ -49,6 +50,9 @@ commands:
     --isa I                  the JIT's instruction set: avx2 | avx512 (default: the best
                              this CPU has; the environment variable FERRITE_ISA does the same)
     --threads N              threads a kernel may use (default 1)
+    --fast-math              float32 MatMul and Conv multiply in bfloat16 (float32 sums)
+                             where the CPU has AVX-512 BF16 (the jit backend's oneDNN
+                             calls): about twice as fast, relative error near 2^-8
     --dump DIR               write the compiler's intermediate forms (and the JIT's
                              kernels, 80_jit_*.txt) to DIR; FERRITE_DUMP does the same
     --no-fusion              skip the scheduler's fusion (one kernel per realized buffer)
@@ -91,6 +95,7 @@ commands:
                              (floats |a-e| <= atol + rtol*|e|; integers and bools exact)
     --backend B              reference | portable | jit (default: jit on x86, else portable)
     --isa I, --threads N     as for run
+    --fast-math              as for run
     --rtol R, --atol A       the tolerances of that rule (default: 1e-3 and 1e-7)
     --max-rel-err E          compare floats per output tensor instead, for whole models:
                              max|a-e| <= E * max|e| (NaN and infinities must match)

@@ -123,6 +123,7 @@ void apply_session_options(const CliArgs& args, SessionOptions* session) {
     if (t < 1 || t > 1024) throw UsageError("option '--threads' needs 1..1024");
     session->threads = static_cast<int>(t);
   }
+  session->fast_math = args.has("fast-math");
   session->dump_dir = dump_dir_option(args);
 }
 

@@ -23,19 +23,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Feeds = std::vector<std::pair<std::string, const Tensor*>>;
 
-const std::vector<OptionSpec> kRunOptions = {{"input", true},
-                                             {"output-dir", true},
-                                             {"backend", true},
-                                             {"bench", true},
-                                             {"warmup", true},
-                                             {"bench-json", true},
-                                             {"dump", true},
-                                             {"no-fusion", false},
-                                             {"isa", true},
-                                             {"threads", true},
-                                             {"profile", false},
-                                             {"memory-limit", true},
-                                             {"max-unrolled-nodes", true}};
+const std::vector<OptionSpec> kRunOptions = {
+    {"input", true},        {"output-dir", true},        {"backend", true},    {"bench", true},
+    {"warmup", true},       {"bench-json", true},        {"dump", true},       {"no-fusion", false},
+    {"isa", true},          {"threads", true},           {"fast-math", false}, {"profile", false},
+    {"memory-limit", true}, {"max-unrolled-nodes", true}};
 
 double ms_since(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();

@@ -25,7 +25,8 @@ namespace fs = std::filesystem;
 const std::vector<OptionSpec> kConformanceOptions = {
     {"backend", true},      {"isa", true},      {"threads", true},   {"expect", true},
     {"write-expect", true}, {"filter", true},   {"rtol", true},      {"atol", true},
-    {"max-rel-err", true},  {"verbose", false}, {"via-plan", false}, {"max-unrolled-nodes", true}};
+    {"max-rel-err", true},  {"verbose", false}, {"via-plan", false}, {"max-unrolled-nodes", true},
+    {"fast-math", false}};
 
 std::string first_line(const std::string& s) {
   return s.substr(0, s.find('\n'));

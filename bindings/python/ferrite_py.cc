@@ -8,8 +8,9 @@
 //
 // InferenceSession(path_or_bytes, sess_options=None, providers=None, *, threads=None,
 // backend=None, isa=None): sess_options is a ferrite.SessionOptions (intra_op_num_threads,
-// backend, isa); providers is accepted for compatibility (CPUExecutionProvider only).
-// Errors raise ferrite.Error (a RuntimeError) naming the input, op or file;
+// backend, isa, fast_math: bfloat16 products in float32 MatMul/Conv where the CPU has
+// AVX-512 BF16, off by default); providers is accepted for compatibility (CPUExecutionProvider
+// only). Errors raise ferrite.Error (a RuntimeError) naming the input, op or file;
 // ferrite.UnsupportedError (a subclass) for ops and types Ferrite does not support.
 // run() releases the GIL; one session may be used from several Python threads (its runs
 // are serialized).
@@ -36,6 +37,7 @@ struct PySessionOptions {
   int intra_op_num_threads = 0;  // 0: Ferrite's default (1)
   std::string backend;           // "": the build's default
   std::string isa;
+  bool fast_math = false;  // SessionOptions::fast_math
 };
 
 // ONNX Runtime's type strings ("tensor(float)").
@@ -220,6 +222,7 @@ class InferenceSession {
         options.session.threads = sess_options->intra_op_num_threads;
       if (!sess_options->backend.empty()) options.session.backend = sess_options->backend;
       if (!sess_options->isa.empty()) options.session.isa = sess_options->isa;
+      options.session.fast_math = sess_options->fast_math;
     }
     if (threads) {
       if (*threads < 1 || *threads > 1024)
@@ -459,7 +462,8 @@ PYBIND11_MODULE(ferrite, m) {
       .def(py::init<>())
       .def_readwrite("intra_op_num_threads", &PySessionOptions::intra_op_num_threads)
       .def_readwrite("backend", &PySessionOptions::backend)
-      .def_readwrite("isa", &PySessionOptions::isa);
+      .def_readwrite("isa", &PySessionOptions::isa)
+      .def_readwrite("fast_math", &PySessionOptions::fast_math);
 
   py::class_<NodeArg>(m, "NodeArg")
       .def_readonly("name", &NodeArg::name)

@@ -69,6 +69,7 @@ def table(results, models, engines):
 
 # Ferrite engine -> the peer it is measured against (issue 6's criteria): same thread count.
 PEERS = {"ferrite-native": "ort-node-t1", "ferrite-native-t2": "ort-node-t2",
+         "ferrite-native-fast": "ort-node-t1",
          "ferrite-wasm": "ort-web-t1", "ferrite-base": "ort-node-t1",
          "ferrite-base-t2": "ort-node-t2"}
 

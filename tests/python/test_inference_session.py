@@ -56,6 +56,14 @@ class PortedFromOnnxruntime(unittest.TestCase):
         self.assertEqual(sess.get_providers(), ["CPUExecutionProvider"])
         self.assertIn("CPUExecutionProvider", ort.get_available_providers())
 
+        # Fast math (off by default): bfloat16 products where the CPU has them, so the
+        # softmax's probabilities agree to bfloat16's rounding of the logits.
+        self.assertFalse(ort.SessionOptions().fast_math)
+        so = ort.SessionOptions()
+        so.fast_math = True
+        fast = ort.InferenceSession(str(MLP), so).run(None, {"x": x})[0]
+        np.testing.assert_allclose(fast, y, rtol=0, atol=2e-2)
+
 
 class Sessions(unittest.TestCase):
     def test_io_metadata(self):

@@ -168,8 +168,9 @@ const ExternBuffer* constant_input(const ExternCall& call,
   return &constants[i];
 }
 
-dnnl::memory::desc channels_last(const Dims& dims) {
-  return f32_desc(dims, dense_strides(dims, channels_last_order(dims.size())));
+dnnl::memory::desc channels_last(const Dims& dims,
+                                 dnnl::memory::data_type type = dnnl::memory::data_type::f32) {
+  return dnnl::memory::desc(dims, type, dense_strides(dims, channels_last_order(dims.size())));
 }
 
 // A created (de)convolution with what the steps need to know of it.
@@ -351,11 +352,13 @@ bool padded(const ConvArgs& a) {
 }
 
 // `call` prepared as `computed` (the same call, or its cropped part: crop_call) with
-// geometry `a`. Throws dnnl::error when oneDNN rejects it.
+// geometry `a`; with `bf16` (fast math), X and W rounded to bfloat16 (W once when it is a
+// constant, X at each run) into a direct convolution with float32 sums and Y. Throws
+// dnnl::error when oneDNN rejects it.
 std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& computed,
                                   const ConvArgs& a, Border border,
                                   const std::vector<ExternBuffer>& constants,
-                                  const PackedForms& packed, int threads) {
+                                  const PackedForms& packed, int threads, bool bf16) {
   const TensorRef &x = computed.inputs[0], &w = computed.inputs[1], &y = computed.outputs[0];
   const size_t rank = x.shape.size();
   bool bad = false;
@@ -370,11 +373,12 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   o.w = conv_weights_view(a, w);
   o.b = View{{a.c_out}, {a.b_stride}, a.b_offset};
 
-  if (border.lead.empty() && winograd_candidate(a, rank))
+  // oneDNN's Winograd kernels are float32 only; its bfloat16 direct ones are as fast.
+  if (!bf16 && border.lead.empty() && winograd_candidate(a, rank))
     if (auto conv = build_winograd(call, a, spatial, o, constants, packed, threads)) return conv;
 
-  const dnnl::memory::desc w_any(o.w.dims, dnnl::memory::data_type::f32,
-                                 dnnl::memory::format_tag::any);
+  const auto in_type = bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+  const dnnl::memory::desc w_any(o.w.dims, in_type, dnnl::memory::format_tag::any);
   const dnnl::memory::desc b_want = a.has_bias ? f32_desc({a.c_out}, {1}) : dnnl::memory::desc();
   dnnl::primitive_attr attr = user_scratchpad_attr();
   dnnl::post_ops ops;
@@ -382,9 +386,9 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const ExternCall& comp
   const std::vector<int> order = channels_last_order(rank);
   if (!append_post_ops(computed, order, &ops, &binaries)) return nullptr;
   attr.set_post_ops(ops);
-  const Primitive p =
-      create_primitive(a, dnnl::algorithm::convolution_direct, spatial, channels_last(o.x.dims),
-                       w_any, b_want, channels_last(o.y.dims), attr);
+  const Primitive p = create_primitive(a, dnnl::algorithm::convolution_direct, spatial,
+                                       channels_last(o.x.dims, in_type), w_any, b_want,
+                                       channels_last(o.y.dims), attr);
   if (!worth_using(p.impl, true, !binaries.empty())) return nullptr;
   BinaryOperand no_sum;
   no_sum.input = SIZE_MAX;
@@ -442,7 +446,7 @@ bool negative_pads(const ConvArgs& a) {
 
 std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
                                          const std::vector<ExternBuffer>& constants,
-                                         const PackedForms& packed, int threads) {
+                                         const PackedForms& packed, int threads, bool bf16) {
   ConvArgs a;
   try {
     a = parse_conv_shapes(call);
@@ -479,11 +483,17 @@ std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
   }
   const ExternCall& computed = border.lead.empty() ? call : cropped;
   ThreadScope scope(threads);
-  try {
-    return build(call, computed, a, std::move(border), constants, packed, threads);
-  } catch (const dnnl::error&) {
-    return nullptr;  // no oneDNN implementation for it
+  // In bfloat16 first when asked; what has no fast bfloat16 form stays float32.
+  for (bool in_bf16 : {bf16, false}) {
+    try {
+      if (auto conv = build(call, computed, a, border, constants, packed, threads, in_bf16))
+        return conv;
+    } catch (const dnnl::error&) {
+      // No oneDNN implementation for it.
+    }
+    if (!in_bf16) break;
   }
+  return nullptr;
 }
 
 }  // namespace onednn

@@ -24,9 +24,10 @@ struct ConvSpatial {
 bool conv_spatial(const ConvArgs& a, size_t k, ConvSpatial* s);
 
 // prepare_dnnl_extern for a Conv or ConvTranspose call: nullptr when oneDNN does not take it.
+// With `bf16` (fast math on a CPU with dnnl_has_bf16) it multiplies in bfloat16.
 std::unique_ptr<DnnlExtern> prepare_conv(const ExternCall& call,
                                          const std::vector<ExternBuffer>& constants,
-                                         const PackedForms& packed, int threads);
+                                         const PackedForms& packed, int threads, bool bf16);
 
 }  // namespace onednn
 }  // namespace ferrite

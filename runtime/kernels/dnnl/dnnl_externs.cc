@@ -56,22 +56,28 @@ bool dnnl_has_avx512() {
   return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core;
 }
 
+bool dnnl_has_bf16() {
+  return dnnl::get_effective_cpu_isa() >= dnnl::cpu_isa::avx512_core_bf16;
+}
+
 std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<ExternBuffer>& constants,
                                                     const std::vector<PackedInput>& packed,
-                                                    int threads, PackedStore* store) {
+                                                    int threads, PackedStore* store,
+                                                    bool fast_math) {
   if (!dnnl_enabled()) return nullptr;
   // An epilogue that is no chain of post-ops has no oneDNN form: the portable op applies it.
   if (!call.epilogue.empty() && call.post_ops.empty()) return nullptr;
   const ExternOp op = call.op;
   if (multiply_adds(op, call) < kMinParallelMultiplyAdds) threads = 1;
   const onednn::PackedForms forms{packed, store};
+  const bool bf16 = fast_math && dnnl_has_bf16();
   switch (op) {  // the registration table
     case ExternOp::MatMul:
-      return onednn::prepare_matmul(call, constants, forms, threads);
+      return onednn::prepare_matmul(call, constants, forms, threads, bf16);
     case ExternOp::Conv:
     case ExternOp::ConvTranspose:
-      return onednn::prepare_conv(call, constants, forms, threads);
+      return onednn::prepare_conv(call, constants, forms, threads, bf16);
     case ExternOp::MatMulInteger:
       return onednn::prepare_matmul_integer(call, constants, forms, threads);
     case ExternOp::ConvInteger:

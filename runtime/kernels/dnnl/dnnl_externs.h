@@ -38,14 +38,18 @@ class DnnlExtern : public PreparedExtern {
 // layout equal to the one it wants now are copied, not reordered again); with a `store`
 // (packed_store.h), weights packed by another session of the model are used in place, and
 // those packed here are added to it. oneDNN (OpenMP)
-// uses `threads` threads, both to plan its work here and to run. `call` must outlive the
+// uses `threads` threads, both to plan its work here and to run. With `fast_math`, a float32
+// MatMul or Conv multiplies in bfloat16 where the CPU has AVX-512 BF16 (BackendOptions::
+// fast_math): the weights packed as bfloat16, the input rounded to it on each run, float32
+// sums and output; elsewhere fast_math changes nothing. `call` must outlive the
 // result, whose run() checks the buffers with the shared parsers and throws ferrite::Error
 // naming the op, never aborting.
 class PackedStore;
 std::unique_ptr<PreparedExtern> prepare_dnnl_extern(const ExternCall& call,
                                                     const std::vector<ExternBuffer>& constants,
                                                     const std::vector<PackedInput>& packed,
-                                                    int threads, PackedStore* store = nullptr);
+                                                    int threads, PackedStore* store = nullptr,
+                                                    bool fast_math = false);
 inline std::unique_ptr<PreparedExtern> prepare_dnnl_extern(
     const ExternCall& call, const std::vector<ExternBuffer>& constants, int threads) {
   return prepare_dnnl_extern(call, constants, {}, threads);
@@ -58,5 +62,9 @@ bool dnnl_enabled();
 // Whether oneDNN runs AVX-512 code here: the CPU has it and ONEDNN_MAX_CPU_ISA does not cap
 // it below. Its Winograd convolutions exist only then.
 bool dnnl_has_avx512();
+
+// Whether oneDNN runs bfloat16 dot products here (AVX-512 BF16, not capped by
+// ONEDNN_MAX_CPU_ISA): where fast math takes effect.
+bool dnnl_has_bf16();
 
 }  // namespace ferrite

@@ -115,13 +115,20 @@ dnnl::memory::desc desc_of(const View& v, bool dense) {
       v.dims, dense ? dense_strides(v.dims, row_major_order(v.dims.size())) : matmul_strides(v));
 }
 
+// A dense bfloat16 copy of an operand (fast math): the float32 view is reordered into it,
+// rounding to nearest even.
+dnnl::memory::desc bf16_desc(const View& v) {
+  return dnnl::memory::desc(v.dims, dnnl::memory::data_type::bf16,
+                            dense_strides(v.dims, row_major_order(v.dims.size())));
+}
+
 // One attempt: the operands' own layouts, or (`dense`) dense copies. nullptr when oneDNN
 // has nothing better than its reference loops for it. Throws dnnl::error when oneDNN
 // rejects the call.
 std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
                                   const std::vector<ExternBuffer>& constants,
                                   const PackedForms& packed, const ExternBuffer* b_constant,
-                                  bool dense, int threads) {
+                                  bool dense, int threads, bool bf16) {
   const size_t rank = o.c.dims.size();
   dnnl::primitive_attr attr = user_scratchpad_attr();
   if (o.alpha != 1) attr.set_output_scales(0, {o.alpha});
@@ -129,13 +136,15 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
   std::vector<BinaryOperand> binaries;
   if (!append_post_ops(call, row_major_order(rank), &ops, &binaries)) return nullptr;
   attr.set_post_ops(ops);
-  // A constant B is laid out as the primitive likes it ("any"), once.
-  const dnnl::memory::desc b_want = b_constant
-                                        ? dnnl::memory::desc(o.b.dims, dnnl::memory::data_type::f32,
-                                                             dnnl::memory::format_tag::any)
-                                        : desc_of(o.b, dense);
-  dnnl::matmul::primitive_desc pd(
-      dnnl::matmul::desc(desc_of(o.a, dense), b_want, desc_of(o.c, dense)), attr, cpu_engine());
+  // A constant B is laid out as the primitive likes it ("any"), once. With bf16, A and B
+  // are rounded to bfloat16 (B once when it is a constant, A at each run) and C stays float32.
+  const auto in_type = bf16 ? dnnl::memory::data_type::bf16 : dnnl::memory::data_type::f32;
+  const dnnl::memory::desc a_want = bf16 ? bf16_desc(o.a) : desc_of(o.a, dense);
+  const dnnl::memory::desc b_want =
+      b_constant ? dnnl::memory::desc(o.b.dims, in_type, dnnl::memory::format_tag::any)
+                 : (bf16 ? bf16_desc(o.b) : desc_of(o.b, dense));
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a_want, b_want, desc_of(o.c, dense)), attr,
+                                  cpu_engine());
   auto x = std::make_unique<DnnlMatMul>(call, threads);
   x->set_implementation(pd.impl_info_str());
   if (flushes_nan(call)) x->set_nonfinite(matmul_nonfinite_inputs(call, b_constant));
@@ -167,7 +176,7 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const Operands& o,
 
 std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
                                            const std::vector<ExternBuffer>& constants,
-                                           const PackedForms& packed, int threads) {
+                                           const PackedForms& packed, int threads, bool bf16) {
   Operands o;
   if (!operands(call, &o)) return nullptr;
   const ExternBuffer* b_constant = nullptr;
@@ -180,12 +189,18 @@ std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
     b_constant = &constants[1];
   }
   ThreadScope scope(threads);
-  for (bool dense : {false, true}) {
-    try {
-      if (auto x = build(call, o, constants, packed, b_constant, dense, threads)) return x;
-    } catch (const dnnl::error&) {
-      // No oneDNN implementation for this attempt.
+  // In bfloat16 first when asked; what has no fast bfloat16 form stays float32.
+  for (bool in_bf16 : {bf16, false}) {
+    for (bool dense : {false, true}) {
+      if (in_bf16 && dense) continue;  // a bfloat16 A is a dense copy already
+      try {
+        if (auto x = build(call, o, constants, packed, b_constant, dense, threads, in_bf16))
+          return x;
+      } catch (const dnnl::error&) {
+        // No oneDNN implementation for this attempt.
+      }
     }
+    if (!in_bf16) break;
   }
   return nullptr;
 }

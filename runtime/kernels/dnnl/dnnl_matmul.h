@@ -10,10 +10,11 @@
 namespace ferrite {
 namespace onednn {
 
-// prepare_dnnl_extern for a MatMul call: nullptr when oneDNN does not take it.
+// prepare_dnnl_extern for a MatMul call: nullptr when oneDNN does not take it. With `bf16`
+// (fast math on a CPU with dnnl_has_bf16) it multiplies in bfloat16.
 std::unique_ptr<DnnlExtern> prepare_matmul(const ExternCall& call,
                                            const std::vector<ExternBuffer>& constants,
-                                           const PackedForms& packed, int threads);
+                                           const PackedForms& packed, int threads, bool bf16);
 
 }  // namespace onednn
 }  // namespace ferrite

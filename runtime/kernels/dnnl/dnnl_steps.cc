@@ -148,7 +148,8 @@ dnnl::memory::desc view_desc(const View& v) {
 dnnl::memory DnnlSteps::input(const View& v, const dnnl::memory::desc& want, size_t index,
                               const ExternBuffer* constant) {
   Dims want_strides;
-  if (plain_strides(want, &want_strides) && same_layout(v.dims, v.strides, want_strides))
+  if (want.data_type() == v.type && plain_strides(want, &want_strides) &&
+      same_layout(v.dims, v.strides, want_strides))
     return bind(want, false, index, v.offset);
   if (constant) {
     const std::string layout = desc_layout(want);
@@ -166,7 +167,8 @@ dnnl::memory DnnlSteps::output(const View& v, const dnnl::memory::desc& want, si
                                dnnl::memory* copy_back) {
   *copy_back = dnnl::memory();
   Dims want_strides;
-  if (plain_strides(want, &want_strides) && same_layout(v.dims, v.strides, want_strides))
+  if (want.data_type() == v.type && plain_strides(want, &want_strides) &&
+      same_layout(v.dims, v.strides, want_strides))
     return bind(want, true, index, v.offset);
   *copy_back = bind(view_desc(v), true, index, v.offset);
   return scratch(want);

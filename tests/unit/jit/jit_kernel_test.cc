@@ -548,7 +548,7 @@ TEST(JitKernel, TheCodeCacheForgetsCodeNoKernelHolds) {
     b.store(y, V(0), b.binary(Op::Add, b.load(x, V(0)), b.constant(ScalarType::F32, c)));
     return b.build();
   };
-  auto backend = jit::make_jit_backend(BackendOptions{isas()[0], 1, "", nullptr});
+  auto backend = jit::make_jit_backend(BackendOptions{isas()[0], 1, "", false, nullptr});
   const std::unique_ptr<PreparedKernel> held = backend->prepare(kernel(-1));
   const size_t before = jit::cached_code_keys();
   for (int64_t c = 0; c < 1000; ++c) backend->prepare(kernel(c));
@@ -577,7 +577,7 @@ TEST(JitKernel, DumpListsTheMachineCode) {
     const int x = b.arg(DType::F32, 64), y = b.arg(DType::F32, 64, true);
     const int x0 = b.load(x, V(0));
     b.store(y, V(0), b.binary(Op::Mul, b.binary(Op::Add, x0, x0), b.unary(Op::Abs, x0)));
-    jit::make_jit_backend(BackendOptions{isa, 1, dir.string(), nullptr})->prepare(b.build());
+    jit::make_jit_backend(BackendOptions{isa, 1, dir.string(), false, nullptr})->prepare(b.build());
     std::ifstream txt(dir / "80_jit_0_test.txt");
     ASSERT_TRUE(txt) << "no 80_jit_0_test.txt in " << dir;
     std::stringstream ss;

@@ -61,8 +61,8 @@ const Variant kVariants[] = {
     {"portable", "portable", BackendOptions{}},
     {"portable-avx2", "portable", BackendOptions{}, "AVX2"},
     {"portable-sse4", "portable", BackendOptions{}, "SSE4"},
-    {"jit-avx512", "jit", BackendOptions{"avx512", 1, "", nullptr}},
-    {"jit-avx2", "jit", BackendOptions{"avx2", 1, "", nullptr}},
+    {"jit-avx512", "jit", BackendOptions{"avx512", 1, "", false, nullptr}},
+    {"jit-avx2", "jit", BackendOptions{"avx2", 1, "", false, nullptr}},
 };
 
 // Pins the portable backend's Highway dispatch while it lives.

@@ -18,6 +18,9 @@
 #include "bindings/engine/engine.h"
 #include "compiler/plan/plan_io.h"
 #include "tests/unit/support/source_dir.h"
+#ifdef FERRITE_HAS_JIT
+#include "runtime/kernels/dnnl/dnnl_externs.h"
+#endif
 
 namespace ferrite {
 namespace {
@@ -172,6 +175,33 @@ TEST(CApi, RunsMatchTheReferenceOnEveryBackendFromFilesBytesAndPlans) {
             FERRITE_OK)
       << ferrite_last_error();
   expect_near(run_mlp(from_plan.s), expected, "plan");
+}
+
+TEST(CApi, FastMathMultipliesInBfloat16WhereTheCpuCan) {
+  const std::vector<float> expected = mlp_oracle();
+  FerriteOptions* options = nullptr;
+  ASSERT_EQ(ferrite_options_create(&options), FERRITE_OK);
+  EXPECT_EQ(ferrite_options_set_fast_math(nullptr, 1), FERRITE_INVALID_ARGUMENT);
+  ASSERT_EQ(ferrite_options_set_fast_math(options, 1), FERRITE_OK);
+  ASSERT_EQ(ferrite_options_set_profiling(options, 1), FERRITE_OK);
+  SessionPtr s;
+  ASSERT_EQ(ferrite_session_create(kMlp.c_str(), options, &s.s), FERRITE_OK);
+  ferrite_options_destroy(options);
+  const std::vector<float> got = run_mlp(s.s);
+  ASSERT_EQ(got.size(), expected.size());
+  // Probabilities from logits whose products were rounded to bfloat16 (8 significant bits).
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], expected[i], 2e-2f) << i;
+  // The mlp's matmuls are too small for oneDNN (the portable GEMM runs them, in float32);
+  // where oneDNN takes a call it says which kernels (dnnl_fast_math_test.cc): never bfloat16
+  // ones on a CPU without them.
+  const std::string profile = ferrite_session_report(s.s);
+  bool bf16 = false;
+#ifdef FERRITE_HAS_JIT
+  bf16 = dnnl_has_bf16();
+#endif
+  if (!bf16) {
+    EXPECT_EQ(profile.find("bf16"), std::string::npos) << profile;
+  }
 }
 
 TEST(CApi, ReportsThePlanAndProfilesItsSteps) {
