@@ -313,9 +313,16 @@ void KernelEmitter::gather32(DType dt, const Xmm& d, const Xmm& offsets, const X
     vmovd(Xbyak::Xmm(spare.getIdx()), eax);
     vpbroadcastd(spare, Xbyak::Xmm(spare.getIdx()));
     vpaddd(offsets, offsets, spare);
-    vpand(spare, offsets, consts_.u32(3));
-    vpslld(spare, spare, 3);
-    vpand(offsets, offsets, consts_.u32(~3u));
+    // vpand has no EVEX form (zmm registers, or any of 16-31): vpandd on AVX-512.
+    if (avx512()) {
+      vpandd(spare, offsets, consts_.u32(3));
+      vpslld(spare, spare, 3);
+      vpandd(offsets, offsets, consts_.u32(~3u));
+    } else {
+      vpand(spare, offsets, consts_.u32(3));
+      vpslld(spare, spare, 3);
+      vpand(offsets, offsets, consts_.u32(~3u));
+    }
   }
   vxorps(d, d, d);
   const bool f32 = dt == DType::F32;
@@ -331,7 +338,7 @@ void KernelEmitter::gather32(DType dt, const Xmm& d, const Xmm& offsets, const X
     vpslld(d, d, 24);
     vpsrad(d, d, 24);
   } else {
-    vpand(d, d, consts_.u32(0xFFu));
+    avx512() ? vpandd(d, d, consts_.u32(0xFFu)) : vpand(d, d, consts_.u32(0xFFu));
   }
 }
 

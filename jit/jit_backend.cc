@@ -25,7 +25,7 @@ namespace ferrite {
 namespace jit {
 namespace {
 
-std::atomic<int64_t> g_compiled{0}, g_reused{0};
+std::atomic<int64_t> g_compiled{0}, g_reused{0}, g_failed{0};
 
 // Below this many points a kernel runs on the calling thread: a parallel region costs
 // microseconds.
@@ -198,6 +198,7 @@ class JitBackend : public KernelBackend {
         ++(reused ? g_reused : g_compiled);
       } catch (const Error& e) {
         why = e.what();
+        ++g_failed;
       }
     }
     dump(k, layout, code.get(), why);
@@ -302,7 +303,7 @@ std::string jit_refusal(const Kernel& k, const std::string& isa) {
 }
 
 JitCacheStats jit_cache_stats() {
-  return JitCacheStats{g_compiled.load(), g_reused.load()};
+  return JitCacheStats{g_compiled.load(), g_reused.load(), g_failed.load()};
 }
 
 }  // namespace jit

@@ -24,9 +24,10 @@ void register_jit_backend();
 std::string jit_refusal(const Kernel& k, const std::string& isa);
 
 // Compiled functions, over the process: each distinct kernel structure (and ISA) is
-// generated once.
+// generated once. `failed`: kernels the analysis accepted whose code generation then failed
+// (they ran on the portable backend): always a code generator bug, which tests assert away.
 struct JitCacheStats {
-  int64_t compiled = 0, reused = 0;
+  int64_t compiled = 0, reused = 0, failed = 0;
 };
 JitCacheStats jit_cache_stats();
 

@@ -6,6 +6,7 @@
 #include <cctype>
 #include <unordered_map>
 
+#include "compiler/graph/layout_attr.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/interpret.h"
@@ -348,19 +349,44 @@ std::shared_ptr<const TensorData> GraphLowering::constant_data(const TensorBoxPt
   return nullptr;
 }
 
-void GraphLowering::apply_realize_policy(const Value* v, const TensorBoxPtr& t) {
+TensorBoxPtr GraphLowering::apply_realize_policy(const Node& n, const Value* v,
+                                                 const TensorBoxPtr& t) {
   StorageBox& s = *t->storage;
-  if (s.realized() || !t->is_identity_view()) return;
-  if (s.def->is_reduction || is_narrow(t->dtype)) {
-    realize(t);
-    return;
+  if (s.realized() || !t->is_identity_view()) return t;
+  bool now = s.def->is_reduction || is_narrow(t->dtype);
+  if (!now) {
+    TraceStats st = trace(t);
+    int users = uses_[v];
+    now = st.reads > kRealizeReadsThreshold || st.height >= kMaxInlineDepth ||
+          (users > 1 && (st.reads > 1 || st.compute > kReuseComputeThreshold));
   }
-  TraceStats st = trace(t);
-  int users = uses_[v];
-  if (st.reads > kRealizeReadsThreshold || st.height >= kMaxInlineDepth ||
-      (users > 1 && (st.reads > 1 || st.compute > kReuseComputeThreshold))) {
-    realize(t);
-  }
+  if (!now) return t;
+  // A convolution's own output is realized already, but for the requantized one of
+  // QLinearConv, computed from its channels-last sums.
+  const bool channels_last = n.attr_string(kStoreAttr, "") == kChannelsLastLayout ||
+                             n.attr_string(kLayoutAttr, "") == kChannelsLastLayout;
+  if (channels_last && !s.def->is_reduction && t->size.size() >= 3) return realize_channels_last(t);
+  realize(t);
+  return t;
+}
+
+TensorBoxPtr GraphLowering::realize_channels_last(const TensorBoxPtr& t) {
+  const size_t r = t->size.size();
+  std::vector<int> var(r);  // stored dim var[d] holds logical dim d
+  var[0] = 0;
+  var[1] = static_cast<int>(r - 1);
+  for (size_t d = 2; d < r; ++d) var[d] = static_cast<int>(d - 1);
+  std::vector<int64_t> stored(r);
+  for (size_t d = 0; d < r; ++d) stored[static_cast<size_t>(var[d])] = t->size[d];
+  const Loader fn = t->loader();
+  Loader stored_fn = [fn, var](KernelBuilder& b, const std::vector<Index>& s) {
+    std::vector<Index> i;
+    for (int v : var) i.push_back(s[static_cast<size_t>(v)]);
+    return fn(b, i);
+  };
+  TensorBoxPtr p = make_pointwise_box(t->dtype, stored, stored_fn, t->storage->def->origin);
+  realize(p);
+  return permute_view(p, var);
 }
 
 const LowerFn& lowering_for(const Node& n) {
@@ -427,9 +453,7 @@ void GraphLowering::lower_node(const Node& n) {
       if (uses_[v] > 0) fail(n.describe(), ": internal: output ", i, " was not lowered");
       continue;
     }
-    TensorBoxPtr t = try_fold(bound_view(outs[i]));
-    apply_realize_policy(v, t);
-    env_[v] = t;
+    env_[v] = apply_realize_policy(n, v, try_fold(bound_view(outs[i])));
   }
 }
 

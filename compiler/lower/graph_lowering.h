@@ -134,7 +134,14 @@ class GraphLowering {
   TensorBoxPtr bound_view(const TensorBoxPtr& t);
   TensorBoxPtr box_for(const Value* v);
   const Value* resolve_capture(const Value* v) const;
-  void apply_realize_policy(const Value* v, const TensorBoxPtr& t);
+  // Realizes `t` (the value v of node n) when the policy says so (narrow types, values read
+  // often or expensive to recompute): in channels-last order when n has ferrite_store, or
+  // is a convolution marked channels-last whose output is computed (QLinearConv's
+  // requantization; graph/layout_attr.h). Returns the box that stands for v.
+  TensorBoxPtr apply_realize_policy(const Node& n, const Value* v, const TensorBoxPtr& t);
+  // t (a pointwise value [N, C, spatial...]) realized stored [N, spatial..., C], as a view in
+  // logical order.
+  TensorBoxPtr realize_channels_last(const TensorBoxPtr& t);
   TensorBoxPtr try_fold(const TensorBoxPtr& t);
   bool fold_buffer(Buffer* buf);
   // Whether `b` can never become a compile-time constant: an input, an extern's result,

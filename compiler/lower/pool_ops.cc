@@ -9,6 +9,7 @@
 #include <limits>
 #include <string>
 
+#include "compiler/graph/layout_attr.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/lower/pool_geometry.h"
 
@@ -332,7 +333,10 @@ std::vector<TensorBoxPtr> lower_pool(LowerCtx& c, bool is_max, double lp = 0) {
   // channels-last [N, spatial..., C].
   std::vector<int> var(k + 2);
   for (size_t d = 0; d < k + 2; ++d) var[d] = static_cast<int>(d);
-  const bool last = stored_channels_last(x);
+  // Channels-last where the input is stored so, or where choose_conv_layout put the pool in
+  // a channels-last region (its input computed from a convolution's channels-last output).
+  const bool last = stored_channels_last(x) ||
+                    (k > 0 && c.node.attr_string(kStoreAttr, "") == kChannelsLastLayout);
   if (last) {
     var[1] = static_cast<int>(k + 1);
     for (size_t d = 0; d < k; ++d) var[2 + d] = static_cast<int>(1 + d);

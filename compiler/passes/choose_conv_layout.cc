@@ -74,8 +74,10 @@ struct Regions {
 }  // namespace
 
 void choose_conv_layout(Graph& g, bool prefer_channels_last) {
-  for (const auto& n : g.nodes)
-    if (is_conv(*n)) n->attrs.erase(kLayoutAttr);  // the choice is this pass's alone
+  for (const auto& n : g.nodes) {  // the choice is this pass's alone
+    if (is_conv(*n)) n->attrs.erase(kLayoutAttr);
+    n->attrs.erase(kStoreAttr);
+  }
   if (!prefer_channels_last) return;
   std::map<const Value*, size_t> producer;
   for (size_t i = 0; i < g.nodes.size(); ++i)
@@ -98,9 +100,10 @@ void choose_conv_layout(Graph& g, bool prefer_channels_last) {
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     Node& n = *g.nodes[i];
-    if (!is_conv(n)) continue;
+    if (!in_region(n)) continue;
     const size_t region = r.find(i);
-    if (convs[region] >= 2 || pools[region] > 0) n.attrs[kLayoutAttr] = attr_s(kChannelsLastLayout);
+    if (convs[region] < 2 && pools[region] == 0) continue;
+    n.attrs[is_conv(n) ? kLayoutAttr : kStoreAttr] = attr_s(kChannelsLastLayout);
   }
 }
 

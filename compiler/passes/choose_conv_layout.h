@@ -11,7 +11,11 @@
 // convolution keeps NCHW, so that it pays no reorder on either side.
 //
 // The choice is the Conv/ConvTranspose node's ferrite_layout attribute (graph/layout_attr.h),
-// which the lowering obeys; pools follow the storage of their input. With
+// which the lowering obeys; the other nodes of the region get ferrite_store, so that an
+// output the lowering realizes (a quantized activation between two int8 convolutions, a
+// value read twice) is stored channels-last too, and a pool runs channels-last (as it does
+// over any input stored so) even over a value computed from the convolution's output (a
+// dequantization). With
 // `prefer_channels_last` false (backends whose convolutions want NCHW, the portable one) the
 // pass marks nothing.
 #pragma once

@@ -25,6 +25,7 @@ import onnx
 from onnx import TensorProto, helper, numpy_helper
 
 from op_check import case, check_case, check_error, run
+import quant_nbits
 from quant_nbits import check_block_weights, nbits_cases
 
 TOLERANCE = 1e-6
@@ -566,11 +567,14 @@ def main():
     os.makedirs(a.work, exist_ok=True)
     cases = (quantize_cases() + dequantize_cases() + dynamic_cases() + matmul_cases() +
              conv_cases() + contrib_matmul_cases() + contrib_pointwise_cases() +
-             contrib_pool_cases() + dynamic_lstm_cases() + nbits_cases())
+             contrib_pool_cases() + dynamic_lstm_cases())
+    nbits = nbits_cases()
     failures = 0
     for backend in a.backends.split(","):
         for c in cases:
             failures += not check_case(a.cli, a.work, c, backend, TOLERANCE)
+        for c in nbits:
+            failures += not check_case(a.cli, a.work, c, backend, quant_nbits.TOLERANCE)
         failures += check_qdq(a.cli, a.work, backend)
         failures += check_dynamic_mlp(a.cli, a.work, backend)
         failures += check_block_weights(a.cli, a.work, backend)

@@ -13,7 +13,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from op_check import case, run
 
-TOLERANCE = 1e-6
+# Float outputs within this much of the largest |expected|: float32 sums over K (up to 300)
+# of products whose terms exceed |y| (cancellation), rounded in another order than numpy's.
+TOLERANCE = 4e-6
 rng = np.random.default_rng(12)
 
 

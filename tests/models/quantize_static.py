@@ -127,7 +127,7 @@ class Rewriter:
                 if name in produced_by_target:
                     inputs[i] = self.qdq(name, pre)
             if id(n) in targets:
-                x = self.qdq(inputs[0], pre)
+                x = self.qdq(n.input[0], pre)  # the float name: a quantized producer's too
                 w, w_scale = self.weights(n, pre)
                 inputs[0], inputs[1] = x, w
                 if n.op_type == "Conv" and len(inputs) > 2 and inputs[2] in self.inits:

@@ -59,6 +59,15 @@ NICE = 0  # --nice: the runners' (and the --load process's) niceness
 # Models of tests/models/export_models.py, plus the repository's example MLP.
 EXPORT_MODELS = ["mlp", "resnet18", "mobilenet_v2", "bert2_op13", "bert2_op17", "bert512", "mlp_4bit", "gcn",
                  "graphsage"]
+# Quantized twins of exported models, written by this harness with the project's quantizers
+# (tests/models/quantize_static.py: onnxruntime's static QDQ form, uint8 activations
+# calibrated on the model's test input by the ferrite CLI, int8 per-channel weights;
+# quantize_dynamic.py: its dynamic form, DynamicQuantizeLinear + MatMulInteger). name ->
+# (float model, quantizer). Not in the default model list; name them with --models.
+QUANTIZED_MODELS = {"resnet18_qdq": ("resnet18", "static"),
+                    "mobilenet_v2_qdq": ("mobilenet_v2", "static"),
+                    "bert2_int8": ("bert2_op17", "dynamic")}
+QUANTIZED_REL_ERR = 0.1  # their outputs against the float model's, which the check uses
 EXAMPLE_MODEL = "example_mlp"  # examples/models/mlp.onnx with a seeded input
 ALL_MODELS = [EXAMPLE_MODEL] + EXPORT_MODELS
 CHECK_REL_ERR = 1e-3  # max|a-e| / max|e| above this marks an output MISMATCH
@@ -136,6 +145,44 @@ def write_example_model(model_dir):
         f.write(numpy_helper.from_array(x, "x").SerializeToString())
 
 
+def quantize_model(m, models_dir, out_dir):
+    """Writes quantized model `m` from its float model (exported first: prepare_models orders
+    it before), with the float model's test data. Returns an error, or None."""
+    import numpy as np
+    import onnx
+    from onnx import numpy_helper
+    base, kind = QUANTIZED_MODELS[m.name]
+    base_dir = os.path.join(models_dir, base)
+    if not os.path.exists(os.path.join(base_dir, "model.onnx")):
+        return f"its float model {base} was not exported"
+    os.makedirs(m.dir, exist_ok=True)
+    shutil.copytree(os.path.join(base_dir, "test_data_set_0"),
+                    os.path.join(m.dir, "test_data_set_0"), dirs_exist_ok=True)
+    cmd = [PYTHON, os.path.join(ROOT, "tests", "models", f"quantize_{kind}.py"),
+           os.path.join(base_dir, "model.onnx"), m.path]
+    if kind == "static":  # calibrated on the test input
+        graph = onnx.load(os.path.join(base_dir, "model.onnx"), load_external_data=False).graph
+        inits = {t.name for t in graph.initializer}
+        names = [i.name for i in graph.input if i.name not in inits]
+        os.makedirs(os.path.join(m.dir, "calibration"), exist_ok=True)
+        cmd += ["--cli", FERRITE_NATIVE]
+        for i, name in enumerate(names):
+            tensor = onnx.TensorProto()
+            with open(os.path.join(base_dir, "test_data_set_0", f"input_{i}.pb"), "rb") as f:
+                tensor.ParseFromString(f.read())
+            path = os.path.join(m.dir, "calibration", f"input_{i}.npy")
+            np.save(path, numpy_helper.to_array(tensor))
+            cmd += ["--input", f"{name}={path}"]
+    path = os.path.join(out_dir, f"quantize_{m.name}.log")
+    log(f"quantizing {base} into {m.name} ({kind}); log: {path}")
+    with open(path, "w") as f:
+        rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT,
+                             env=dict(os.environ, OMP_NUM_THREADS="1"))
+    if rc != 0 or not os.path.exists(m.path):
+        return f"quantization failed: {last_line(path) or f'exit status {rc}'} (see {path})"
+    return None
+
+
 def prepare_models(names, models_dir, export_script, out_dir, reexport):
     """Exports the missing models (all with `reexport`), converts every input to .npy once,
     loads the expected outputs."""
@@ -143,8 +190,14 @@ def prepare_models(names, models_dir, export_script, out_dir, reexport):
     import onnx
     from onnx import numpy_helper
     models = [Model(n, os.path.join(models_dir, n)) for n in names]
-    for m in models:
+    bases = {QUANTIZED_MODELS[m.name][0] for m in models if m.name in QUANTIZED_MODELS}
+    extra = [Model(b, os.path.join(models_dir, b)) for b in sorted(bases - set(names))]
+    plain = [m for m in models if m.name not in QUANTIZED_MODELS]
+    for m in extra + plain + [m for m in models if m.name in QUANTIZED_MODELS]:
         if m.name == EXAMPLE_MODEL or (os.path.exists(m.path) and not reexport):
+            continue
+        if m.name in QUANTIZED_MODELS:
+            m.error = quantize_model(m, models_dir, out_dir)
             continue
         if not os.path.exists(export_script):
             m.error = f"model not exported and {export_script} does not exist"
@@ -329,6 +382,8 @@ def check_outputs(outputs_dir, engine, model, reference):
             return {"status": "NaN", "rel_err": None}
         worst = max(worst, err)
     bound = FAST_MATH_REL_ERR if engine in FAST_MATH_ENGINES else CHECK_REL_ERR
+    if model.name in QUANTIZED_MODELS:
+        bound = QUANTIZED_REL_ERR
     return {"status": "ok" if worst <= bound else "MISMATCH", "rel_err": worst}
 
 

@@ -57,7 +57,11 @@ inline void expect_jit_matches(const Kernel& k, const std::vector<Tensor>& buffe
       std::vector<void*> args;
       for (const Tensor& t : buffers) got.push_back(testing::copy_of(t));
       for (Tensor& t : got) args.push_back(t.data());
+      const int64_t failed = jit::jit_cache_stats().failed;
       jit::make_jit_backend(options)->prepare(k)->run(args.data());
+      ASSERT_EQ(jit::jit_cache_stats().failed, failed) << "code generation failed (see the "
+                                                          "dump: FERRITE_DUMP)\n"
+                                                       << kernel_to_string(k);
       for (size_t a = 0; a < want.size(); ++a) {
         if (want[a].dtype() == DType::F32 && ulps > 0) {
           testing::expect_close(want[a], got[a], ulps, 1e-6, "arg " + std::to_string(a));

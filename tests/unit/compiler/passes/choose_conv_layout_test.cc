@@ -57,6 +57,16 @@ TEST(ChooseConvLayout, RegionsOfConvolutionsShareChannelsLast) {
   EXPECT_TRUE(channels_last(r.pooled));
   EXPECT_FALSE(channels_last(r.e));
   EXPECT_FALSE(channels_last(r.f));
+  // The other nodes of a channels-last region store what the lowering realizes of them
+  // channels-last (the pool included); nodes outside one get no mark.
+  for (const auto& n : r.g->nodes) {
+    const bool store = n->attr_string(kStoreAttr, "") == kChannelsLastLayout;
+    if (n->op_type == "Relu" || n->op_type == "Add" || n->op_type == "MaxPool") {
+      EXPECT_TRUE(store) << n->describe();
+    } else {
+      EXPECT_FALSE(store) << n->describe();
+    }
+  }
 }
 
 TEST(ChooseConvLayout, BackendsThatWantNchwGetNoMarks) {
@@ -64,6 +74,7 @@ TEST(ChooseConvLayout, BackendsThatWantNchwGetNoMarks) {
   r.a->producer->attrs[kLayoutAttr] = attr_s(kChannelsLastLayout);
   choose_conv_layout(*r.g, false);
   for (const Value* v : {r.a, r.c, r.d, r.pooled, r.e, r.f}) EXPECT_FALSE(channels_last(v));
+  for (const auto& n : r.g->nodes) EXPECT_FALSE(n->attrs.count(kStoreAttr)) << n->describe();
 }
 
 }  // namespace

@@ -9,12 +9,15 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/compile.h"
 #include "compiler/graph/ferrite_ops.h"
+#include "compiler/plan/error.h"
 #include "runtime/backend.h"
 #include "tests/unit/compiler/lower/run_graph.h"
 #include "tests/unit/compiler/passes/fusion_case.h"
@@ -381,6 +384,53 @@ TEST(ChannelsLast, ConvOutputsAreStoredNhwcAndReadAsNchw) {
   const TensorRef& s2 = r.plan.externs[2].outputs[0];
   EXPECT_EQ(s2.strides, (std::vector<int64_t>{36, 9, 1}));
   expect_same_values(c, 2e-5f);
+}
+
+TEST(ChannelsLast, QuantizedActivationsBetweenInt8ConvolutionsAreStoredNhwc) {
+  // onnxruntime's QDQ form: x quantized, two convolutions of int8 weights each requantized
+  // (Relu between, in float), then a MaxPool of the dequantized result. fuse_qdq makes the
+  // convolutions QLinearConv; the layout pass stores their sums channels-last, and the
+  // uint8 activations the lowering realizes between them (ferrite_store) and the pool follow,
+  // so the second convolution reads its input channels-last without a reorder.
+  Case c = make_case(
+      [](GraphBuilder& b) {
+        auto u8 = [&](float scale, uint8_t zero) {
+          return std::make_pair(b.constant_f32({}, {scale}),
+                                b.constant(str_cat("z", scale), DType::U8, {}, &zero));
+        };
+        auto qdq = [&](Value* v, float scale, uint8_t zero) {
+          auto p = u8(scale, zero);
+          Value* q = b.op("QuantizeLinear", {v, p.first, p.second});
+          return b.op("DequantizeLinear", {q, p.first, p.second});
+        };
+        auto weights = [&](int64_t m, int64_t ch, uint32_t seed) {
+          std::vector<int8_t> w(static_cast<size_t>(m * ch * 9));
+          std::vector<float> r = random_floats(w.size(), seed);
+          for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int8_t>(r[i] * 100);
+          const int8_t zero = 0;
+          return b.op(
+              "DequantizeLinear",
+              {b.constant(str_cat("w", seed), DType::I8, {m, ch, 3, 3}, w.data()),
+               b.constant_f32({}, {0.01f}), b.constant(str_cat("wz", seed), DType::I8, {}, &zero)});
+        };
+        Value* x = qdq(b.input("x", DType::F32, {1, 8, 7, 7}), 0.02f, 128);
+        const std::map<std::string, Attribute> pads{{"pads", attr_is({1, 1, 1, 1})}};
+        Value* y = qdq(b.op("Conv", {x, weights(16, 8, 1)}, pads), 0.05f, 120);
+        y = qdq(b.op("Relu", {y}), 0.03f, 0);
+        Value* z = qdq(b.op("Conv", {y, weights(16, 16, 2)}, pads), 0.1f, 128);
+        b.output(b.op("MaxPool", {z},
+                      {{"kernel_shape", attr_is({2, 2})}, {"strides", attr_is({2, 2})}}));
+      },
+      true);
+  EXPECT_EQ(count_ops(*c.fused, "QLinearConv"), 2);
+  const Compiled r = run_graph(*c.fused, c.inputs, "reference");
+  ASSERT_EQ(r.plan.externs.size(), 2u);
+  const TensorRef& y1 = r.plan.externs[1].inputs[0];  // the requantized, relu'd activation
+  EXPECT_EQ(r.plan.buffers[static_cast<size_t>(y1.buffer)].dtype, DType::U8);
+  EXPECT_EQ(y1.strides, (std::vector<int64_t>{784, 1, 112, 16}));  // [N, H, W, C] storage
+  // Integer sums and requantization against float convolutions between the same QDQ pairs:
+  // a requantized value may land one step (0.1) apart where rounding ties differ.
+  expect_same_values(c, 0.1001f);
 }
 
 }  // namespace
