@@ -172,6 +172,12 @@ V KernelBuilder::binary(Op op, V a, V b) {
     fail("internal: ", op_name(op), " operands differ: ", scalar_type_name(a.type), " vs ",
          scalar_type_name(b.type));
   }
+  // x / 1 and x * 1 are x for every float (NaN and infinities included): a quantization
+  // whose scale was folded into the product before it divides by 1.
+  const Instr& rhs = k_.code[static_cast<size_t>(b.id)];
+  if ((op == Op::Div || op == Op::Mul) && rhs.op == Op::Const && rhs.fimm == 1.0 &&
+      (a.type == ScalarType::F32 || a.type == ScalarType::F64))
+    return a;
   Instr in = typed_instr(op, a);
   in.b = b.id;
   return emit(in);
