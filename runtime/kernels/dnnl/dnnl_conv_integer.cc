@@ -10,6 +10,7 @@
 #include "runtime/kernels/dnnl/dnnl_conv_integer.h"
 
 #include <string>
+#include <vector>
 
 #include "compiler/plan/error.h"
 #include "compiler/plan/externs/conv_call.h"
@@ -29,27 +30,41 @@ class DnnlConvInteger : public SteppedExtern {
   using SteppedExtern::SteppedExtern;
 
   // oneDNN would add an int32 bias in float32 (rounding sums past 2^24): it is added here, in
-  // int32, after the primitive.
+  // int32 (wrapping, as the reference's finish()), after the primitive, a row of channels at
+  // a time: contiguous in the channels-last Y oneDNN writes here (a channel-outer loop over
+  // it strode a cache line per element: ~1 ms on mobilenet's 96 x 112 x 112 maps).
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
     SteppedExtern::run(inputs, outputs);
     if (op_input_count(call_) < 5) return;
     const ConvIntegerArgs g = parse_conv_integer(call_, inputs, outputs);
     const ConvArgs& a = g.shape;
+    bias_.resize(static_cast<size_t>(a.c_out));  // allocated on the first run only
+    for (int64_t m = 0; m < a.c_out; ++m)
+      bias_[static_cast<size_t>(m)] = static_cast<uint32_t>(g.finish(0, m));
+    const uint32_t* b = bias_.data();
     for (int64_t n = 0; n < a.n; ++n)
-      for (int64_t m = 0; m < a.c_out; ++m)
-        for (int64_t o0 = 0; o0 < a.out[0]; ++o0)
-          for (int64_t o1 = 0; o1 < a.out[1]; ++o1)
-            for (int64_t o2 = 0; o2 < a.out[2]; ++o2) {
-              int32_t& y = g.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o0 * a.ys[2] +
-                               o1 * a.ys[3] + o2 * a.ys[4]];
-              y = g.finish(y, m);
+      for (int64_t o0 = 0; o0 < a.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < a.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < a.out[2]; ++o2) {
+            int32_t* y =
+                g.y + a.y_offset + n * a.ys[0] + o0 * a.ys[2] + o1 * a.ys[3] + o2 * a.ys[4];
+            if (a.ys[1] == 1) {
+              for (int64_t m = 0; m < a.c_out; ++m)
+                y[m] = static_cast<int32_t>(static_cast<uint32_t>(y[m]) + b[m]);
+            } else {
+              for (int64_t m = 0; m < a.c_out; ++m)
+                y[m * a.ys[1]] = static_cast<int32_t>(static_cast<uint32_t>(y[m * a.ys[1]]) + b[m]);
             }
+          }
   }
 
  protected:
   void check(const ExternBuffer* inputs, const ExternBuffer* outputs) const override {
     parse_conv_integer(call_, inputs, outputs);
   }
+
+ private:
+  std::vector<uint32_t> bias_;  // B wrapped into int32, per output channel
 };
 
 dnnl::memory::desc channels_last(const Dims& dims, dt type) {
