@@ -23,6 +23,10 @@
 // y (the op's result) and the operands, which are appended to the node's inputs after its
 // own; its one output is the node's output. The lowering lowers it on the extern's result and
 // attaches what it computes (lower/extern_epilogue.cc).
+//
+// ferrite_saturate (passes/fold_qdq_pairs.cc), on a QLinearConv or QLinearMatMul node: ints
+// [lo, hi], a range inside its output type that the requantized result is clamped to after
+// it is saturated (an integer Clip absorbed: a Relu or Clip between QDQ pairs).
 #pragma once
 
 namespace ferrite {
@@ -30,5 +34,6 @@ namespace ferrite {
 inline constexpr const char* kFerriteDomain = "ferrite";
 inline constexpr const char* kUnfusedAttr = "ferrite_unfused";
 inline constexpr const char* kEpilogueAttr = "ferrite_epilogue";
+inline constexpr const char* kSaturateAttr = "ferrite_saturate";
 
 }  // namespace ferrite

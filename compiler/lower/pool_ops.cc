@@ -71,10 +71,33 @@ WindowFn window_loader(const TensorBoxPtr& src, const PoolGeometry& g, double fi
   };
 }
 
-// What padding reads in a max pool: -inf, or an integer type's lowest value (-2^63 in the
-// i64 compute type, exact in a double).
+// What padding reads in a max pool: -inf, or the integer type's lowest value (so that a
+// backend sees the padded window inside the type's range: the JIT takes uint8 pools in
+// int32 lanes).
 double lowest(DType t) {
-  return dtype_is_float(t) ? -std::numeric_limits<double>::infinity() : -9223372036854775808.0;
+  switch (t) {
+    case DType::U8:
+    case DType::U16:
+    case DType::U32:
+    case DType::U64:
+    case DType::U4:
+    case DType::U2:
+    case DType::Bool:
+      return 0;
+    case DType::I8:
+      return -128;
+    case DType::I16:
+      return -32768;
+    case DType::I32:
+      return -2147483648.0;
+    case DType::I4:
+      return -8;
+    case DType::I2:
+      return -2;
+    default:
+      return dtype_is_float(t) ? -std::numeric_limits<double>::infinity()
+                               : -9223372036854775808.0;  // int64, exact in a double
+  }
 }
 
 // MaxPool's Indices: the first maximum of each window (ArgMax over the reduction points),

@@ -1,6 +1,7 @@
 // The quantized ops' shared pieces (quant_common.h).
 #include "compiler/lower/quant_common.h"
 
+#include <optional>
 #include <string>
 
 #include "compiler/graph/layout_attr.h"
@@ -157,7 +158,7 @@ TensorBoxPtr quant_param_view(const LowerCtx& c, size_t i, const std::vector<int
   });
 }
 
-V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r) {
+V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r, const QRange* then) {
   // In float32 to the end, the cast to int64 last: a vector backend converts only what it
   // stores (the JIT's rule), and the clamped value is exact there.
   const V z = b.cast(zero_point, ScalarType::F32);
@@ -166,7 +167,11 @@ V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r) {
   q = b.binary(Op::Add, q, z);
   q = b.binary(Op::Min, b.binary(Op::Max, q, b.constant(ScalarType::F32, r.lo)),
                b.constant(ScalarType::F32, r.hi));
-  return b.cast(b.where(b.unary(Op::IsNaN, q), z, q), ScalarType::I64);
+  q = b.where(b.unary(Op::IsNaN, q), z, q);
+  if (then)
+    q = b.binary(Op::Min, b.binary(Op::Max, q, b.constant(ScalarType::F32, then->lo)),
+                 b.constant(ScalarType::F32, then->hi));
+  return b.cast(q, ScalarType::I64);
 }
 
 V dequantize_value(KernelBuilder& b, V q, V zero_point, V scale) {
@@ -174,23 +179,36 @@ V dequantize_value(KernelBuilder& b, V q, V zero_point, V scale) {
   return b.binary(Op::Mul, b.cast(d, ScalarType::F32), b.cast(scale, ScalarType::F32));
 }
 
-TensorBoxPtr requantize(const LowerCtx& c, const TensorBoxPtr& acc, const TensorBoxPtr& s1,
-                        const TensorBoxPtr& s2, const TensorBoxPtr& ys, const TensorBoxPtr& yz,
-                        double alpha) {
-  const QRange r = quant_range(c, yz->dtype, "y_zero_point");
+TensorBoxPtr requant_multiplier(const LowerCtx& c, const TensorBoxPtr& s1, const TensorBoxPtr& s2,
+                                const TensorBoxPtr& ys, double alpha) {
   for (const TensorBoxPtr& s : {s1, s2, ys}) {
     if (!dtype_is_float(s->dtype) || s->dtype == DType::F64)
       c.unsupported("scales of type ", dtype_name(s->dtype));
   }
-  return make_pointwise(c, {acc, s1, s2, ys, yz}, yz->dtype,
-                        [r, alpha](KernelBuilder& b, const std::vector<V>& v) {
-                          V m = v[1];
-                          if (alpha != 1) m = b.binary(Op::Mul, b.constant(m, alpha), m);
-                          m = b.binary(Op::Div, b.binary(Op::Mul, m, v[2]), v[3]);
-                          const V real = b.binary(Op::Mul, b.cast(v[0], ScalarType::F32), m);
-                          return quantize_value(b, real, b.constant(ScalarType::F32, 1),
-                                                b.cast(v[4], ScalarType::I64), r);
-                        });
+  TensorBoxPtr m = make_pointwise(
+      c, {s1, s2, ys}, DType::F32, [alpha](KernelBuilder& b, const std::vector<V>& v) {
+        auto f32 = [&](size_t i) { return b.cast(v[i], ScalarType::F32); };
+        V f = f32(0);
+        if (alpha != 1) f = b.binary(Op::Mul, b.constant(f, alpha), f);
+        return b.binary(Op::Div, b.binary(Op::Mul, f, f32(1)), f32(2));
+      });
+  if (std::shared_ptr<const TensorData> folded = c.gl.constant_data(m))
+    m = constant_box(c.gl, folded, c.node.name + "_multiplier");
+  return m;
+}
+
+TensorBoxPtr requantize(const LowerCtx& c, const TensorBoxPtr& acc, const TensorBoxPtr& s1,
+                        const TensorBoxPtr& s2, const TensorBoxPtr& ys, const TensorBoxPtr& yz,
+                        double alpha, const QRange* then) {
+  const QRange r = quant_range(c, yz->dtype, "y_zero_point");
+  const TensorBoxPtr m = requant_multiplier(c, s1, s2, ys, alpha);
+  const std::optional<QRange> clamp = then ? std::optional<QRange>(*then) : std::nullopt;
+  return make_pointwise(
+      c, {acc, m, yz}, yz->dtype, [r, clamp](KernelBuilder& b, const std::vector<V>& v) {
+        const V real = b.binary(Op::Mul, b.cast(v[0], ScalarType::F32), v[1]);
+        return quantize_value(b, real, b.constant(ScalarType::F32, 1),
+                              b.cast(v[2], ScalarType::I64), r, clamp ? &*clamp : nullptr);
+      });
 }
 
 DynamicQ dynamic_quantize_u8(const LowerCtx& c, const TensorBoxPtr& x) {
@@ -337,15 +355,39 @@ TensorBoxPtr extern_zero_point(const LowerCtx& c, const TensorBoxPtr& z, DType t
   return nullptr;
 }
 
+// An int32 [m] of zeros: the bias of a requantizing ConvInteger extern without one.
+TensorBoxPtr zero_bias(const LowerCtx& c, int64_t m) {
+  auto data = std::make_shared<TensorData>();
+  data->dtype = DType::I32;
+  data->shape = {m};
+  data->bytes.assign(static_cast<size_t>(m) * sizeof(int32_t), 0);
+  return constant_box(c.gl, data, c.node.name + "_zero_bias");
+}
+
 // The ConvInteger extern (runtime/kernels/reference/conv_integer.h) for 8-bit operands of 1
 // to 3 spatial dims whose zero points are per tensor (X) and per tensor or output channel
 // (W), within the extern's bounds; null for any other (the loop-IR sum takes those).
 TensorBoxPtr conv_integer_extern(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
-                                 const TensorBoxPtr& bias, const PoolGeometry& g, int64_t group) {
+                                 TensorBoxPtr bias, const PoolGeometry& g, int64_t group,
+                                 const ConvRequant* rq) {
   auto eight_bit = [](DType t) { return t == DType::U8 || t == DType::I8; };
   const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
   if (!eight_bit(x.x->dtype) || !eight_bit(w.x->dtype) || xs.size() > 5) return nullptr;
   ConvIntegerCall call{{}, x.x->dtype == DType::I8, w.x->dtype == DType::I8};
+  TensorBoxPtr multiplier, yz;
+  if (rq) {
+    if (!eight_bit(rq->yz->dtype)) return nullptr;
+    const int64_t n = rq->multiplier->elements();
+    if (n != 1 && n != ws[0]) return nullptr;
+    multiplier = expand_view(reshape_view(rq->multiplier, {n}), {ws[0]});
+    yz = reshape_view(rq->yz, {1});
+    if (!bias) bias = zero_bias(c, ws[0]);
+    call.requantize = true;
+    call.y_signed = rq->yz->dtype == DType::I8;
+    call.y_lo = static_cast<int64_t>(rq->range.lo);
+    call.y_hi = static_cast<int64_t>(rq->range.hi);
+  }
+  const DType y_type = rq ? rq->yz->dtype : DType::I32;
   call.conv.group = group;
   call.conv.stride = g.strides;
   call.conv.dilation = g.dilations;
@@ -371,8 +413,12 @@ TensorBoxPtr conv_integer_extern(const LowerCtx& c, const IntOperand& x, const I
   e.origin = c.origin();
   for (const TensorBoxPtr& t : {x.x, w.x, xz, wz}) e.inputs.push_back(c.gl.extern_operand(t));
   if (bias) e.inputs.push_back(c.gl.extern_operand(bias));
+  if (rq) {
+    e.inputs.push_back(c.gl.extern_operand(multiplier));
+    e.inputs.push_back(c.gl.extern_operand(yz));
+  }
   if (c.node.attr_string(kLayoutAttr, "") != kChannelsLastLayout) {
-    Buffer* out = c.gl.new_buffer("", DType::I32, ys, BufferOrigin::Extern);
+    Buffer* out = c.gl.new_buffer("", y_type, ys, BufferOrigin::Extern);
     e.outputs.push_back(out);
     c.gl.add_extern(std::move(e));
     return make_buffer_box(out);
@@ -385,30 +431,47 @@ TensorBoxPtr conv_integer_extern(const LowerCtx& c, const IntOperand& x, const I
   stored.push_back(ys[1]);
   std::vector<int> perm{0, k + 1};
   for (int d = 1; d <= k; ++d) perm.push_back(d);
-  Buffer* out = c.gl.new_buffer("", DType::I32, stored, BufferOrigin::Extern);
+  Buffer* out = c.gl.new_buffer("", y_type, stored, BufferOrigin::Extern);
   e.outputs.push_back(out);
   e.output_perms.push_back(perm);
   c.gl.add_extern(std::move(e));
   return permute_view(make_buffer_box(out), perm);
 }
 
-}  // namespace
-
-TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
-                          const TensorBoxPtr& bias) {
+// The convolution's group and geometry, checked against X and W.
+PoolGeometry conv_geometry(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
+                           int64_t* group) {
   const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
   if (xs.size() < 3 || ws.size() != xs.size()) {
     c.error("X ", shape_text(xs), " and W ", shape_text(ws),
             " must be [N, C, D...] and [M, C / group, k...]");
   }
-  const int64_t group = c.node.attr_int("group", 1);
+  *group = c.node.attr_int("group", 1);
   const int64_t ch = xs[1], oc = ws[0];
-  if (group < 1 || ch % group != 0 || ws[1] * group != ch || oc % group != 0) {
-    c.error("W ", shape_text(ws), " does not fit X ", shape_text(xs), " in ", group, " groups");
+  if (*group < 1 || ch % *group != 0 || ws[1] * *group != ch || oc % *group != 0) {
+    c.error("W ", shape_text(ws), " does not fit X ", shape_text(xs), " in ", *group, " groups");
   }
   const std::vector<int64_t> spatial(xs.begin() + 2, xs.end()), kernel(ws.begin() + 2, ws.end());
-  const PoolGeometry g = pool_geometry(c, spatial, &kernel);
-  if (TensorBoxPtr y = conv_integer_extern(c, x, w, bias, g, group)) return y;
+  return pool_geometry(c, spatial, &kernel);
+}
+
+}  // namespace
+
+TensorBoxPtr requantized_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
+                              const TensorBoxPtr& bias, const ConvRequant& rq) {
+  int64_t group = 1;
+  const PoolGeometry g = conv_geometry(c, x, w, &group);
+  return conv_integer_extern(c, x, w, bias, g, group, &rq);
+}
+
+TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
+                          const TensorBoxPtr& bias) {
+  const std::vector<int64_t>&xs = x.x->size, &ws = w.x->size;
+  int64_t group = 1;
+  const PoolGeometry g = conv_geometry(c, x, w, &group);
+  const std::vector<int64_t> kernel(ws.begin() + 2, ws.end());
+  const int64_t oc = ws[0];
+  if (TensorBoxPtr y = conv_integer_extern(c, x, w, bias, g, group, nullptr)) return y;
   std::vector<int64_t> ranges = {xs[0], oc};
   ranges.insert(ranges.end(), g.out.begin(), g.out.end());
   std::vector<int64_t> reduce = {ws[1]};

@@ -45,17 +45,25 @@ TensorBoxPtr channel_param(const LowerCtx& c, size_t i, size_t rank, int64_t cha
 
 // clamp(round_half_to_even(x / scale) + zero_point) into `r`, as int64: x and scale float
 // (the division in float32, as onnxruntime does it), zero_point int64. NaN gives the zero
-// point.
-V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r);
+// point. `then` (optional): a range the result is clamped to after that (an integer Clip).
+V quantize_value(KernelBuilder& b, V x, V scale, V zero_point, QRange r,
+                 const QRange* then = nullptr);
 // (q - zero_point) * scale, float32: q and zero_point int64, scale float.
 V dequantize_value(KernelBuilder& b, V q, V zero_point, V scale);
 
 // y = saturate(round(acc * (((alpha * s1) * s2) / ys)) + yz) into yz's type: an int32 sum
 // requantized by a float32 multiplier formed as onnxruntime forms it (s1, s2, ys and yz
-// broadcast against acc).
+// broadcast against acc; the multiplier folded at compile time when the scales are
+// constants, so the kernel loads it). `then`: clamped to that range after (a node's
+// ferrite_saturate).
 TensorBoxPtr requantize(const LowerCtx& c, const TensorBoxPtr& acc, const TensorBoxPtr& s1,
                         const TensorBoxPtr& s2, const TensorBoxPtr& ys, const TensorBoxPtr& yz,
-                        double alpha = 1);
+                        double alpha = 1, const QRange* then = nullptr);
+
+// The float32 requantization multiplier ((alpha * s1) * s2) / ys, as onnxruntime forms it,
+// broadcast of the three; folded into a constant when the scales are constants.
+TensorBoxPtr requant_multiplier(const LowerCtx& c, const TensorBoxPtr& s1, const TensorBoxPtr& s2,
+                                const TensorBoxPtr& ys, double alpha = 1);
 
 // DynamicQuantizeLinear of float32 x: y_scale = (max(x, 0) - min(x, 0)) / 255 (1 when they
 // are equal, as onnxruntime's GetQuantizationParameter; the ONNX reference gives 1/255
@@ -81,6 +89,20 @@ TensorBoxPtr integer_matmul(const LowerCtx& c, const IntOperand& a, const IntOpe
 // kernel_shape, strides, dilations, pads, auto_pad); taps outside the input add 0; plus
 // `bias` (int32 [M], QLinearConv's; null: none) in int32, as onnxruntime adds it.
 // int32 [N, M, out...].
+// What a convolution's sums are requantized by (QLinearConv): the multiplier
+// (requant_multiplier: one value, or one per output channel), Y's zero point (8 bits), and
+// the range the result is clamped to after saturating (the type's, or a ferrite_saturate).
+struct ConvRequant {
+  TensorBoxPtr multiplier, yz;
+  QRange range;
+};
+
+// integer_conv's sums requantized as requantize() does it, clamped into rq.range, computed
+// by one ConvInteger extern that writes 8-bit Y; null when the extern does not take the
+// call (the caller then requantizes integer_conv's sums).
+TensorBoxPtr requantized_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
+                              const TensorBoxPtr& bias, const ConvRequant& rq);
+
 TensorBoxPtr integer_conv(const LowerCtx& c, const IntOperand& x, const IntOperand& w,
                           const TensorBoxPtr& bias = nullptr);
 

@@ -6,52 +6,10 @@
 #include <vector>
 
 #include "compiler/passes/captured_names.h"
+#include "compiler/passes/qdq_match.h"
 
 namespace ferrite {
 namespace {
-
-bool is(const Node* n, const char* op) {
-  return n && n->op_type == op && (n->domain.empty() || n->domain == "ai.onnx");
-}
-
-// Types are computed when the graph is lowered, after the passes: what is known here is the
-// type of inputs and constants. A quantized tensor's type is its zero point's.
-bool eight_bit(DType t) {
-  return t == DType::U8 || t == DType::I8;
-}
-
-// The 8-bit type of the tensor a DequantizeLinear reads or a QuantizeLinear writes, from its
-// zero point (or the tensor's own known type; QuantizeLinear's default, uint8, without
-// either); Undefined when it is not 8 bits.
-DType quantized_type(const Node* n, const Value* tensor) {
-  DType t = tensor ? tensor->type.dtype : DType::Undefined;
-  if (n->input(2)) t = n->input(2)->type.dtype;
-  if (t == DType::Undefined && n->op_type == "QuantizeLinear" && !n->has_attr("output_dtype"))
-    t = DType::U8;
-  return eight_bit(t) ? t : DType::Undefined;
-}
-
-// A scalar (or one-element) float32 scale with an optional zero point of `q`'s type: a
-// per-tensor DequantizeLinear / QuantizeLinear parameter pair.
-bool per_tensor(const Node* n) {
-  const Value *s = n->input(1), *z = n->input(2);
-  auto one = [](const Value* v) {
-    return v->type.rank_known &&
-           (v->type.shape.empty() || (v->type.shape.size() == 1 && v->type.shape[0] == 1));
-  };
-  return s && s->type.dtype == DType::F32 && one(s) && (!z || one(z)) &&
-         n->attr_int("block_size", 0) == 0;
-}
-
-// The DequantizeLinear producing `v` from an 8-bit tensor, float32 out; null otherwise.
-const Node* dequantize_of(const Value* v) {
-  const Node* d = v ? v->producer : nullptr;
-  if (!is(d, "DequantizeLinear") || quantized_type(d, d->input(0)) == DType::Undefined ||
-      d->input(1)->type.dtype != DType::F32 || d->attr_int("block_size", 0) != 0 ||
-      (d->has_attr("output_dtype") && d->attr_int("output_dtype", 1) != 1))
-    return nullptr;
-  return d;
-}
 
 // A weights DequantizeLinear: a constant 8-bit tensor, per tensor or per `channel_axis`
 // (its scale 1-D of that dim's size).
@@ -71,8 +29,8 @@ Node* sole_quantize(const Value* v, const std::set<const Value*>& outputs,
                     const std::set<std::string>& captured) {
   if (outputs.count(v) || captured.count(v->name) || v->users.size() != 1) return nullptr;
   Node* q = v->users[0];
-  if (!is(q, "QuantizeLinear") || q->input(0) != v || !per_tensor(q) || q->outputs.empty() ||
-      quantized_type(q, nullptr) == DType::Undefined)
+  if (!is_onnx_op(q, "QuantizeLinear") || q->input(0) != v || !per_tensor(q) ||
+      q->outputs.empty() || quantized_type(q, nullptr) == DType::Undefined)
     return nullptr;
   return q;
 }
@@ -82,7 +40,7 @@ Node* sole_quantize(const Value* v, const std::set<const Value*>& outputs,
 // values then go to QLinearConv as they are.
 const Value* int32_bias(const Value* b, const Node* dx, const Node* dw) {
   const Node* d = b ? b->producer : nullptr;
-  if (!is(d, "DequantizeLinear") || !d->input(0)->is_constant() ||
+  if (!is_onnx_op(d, "DequantizeLinear") || !d->input(0)->is_constant() ||
       d->input(0)->type.dtype != DType::I32 || !d->input(1)->is_constant() ||
       !dx->input(1)->is_constant())
     return nullptr;
@@ -148,7 +106,7 @@ void fuse_qdq(Graph& g) {
   g.rebuild_uses();
   for (const auto& owner : g.nodes) {
     Node* op = owner.get();
-    const bool conv = is(op, "Conv"), matmul = is(op, "MatMul");
+    const bool conv = is_onnx_op(op, "Conv"), matmul = is_onnx_op(op, "MatMul");
     if ((!conv && !matmul) || op->outputs.size() != 1 || !op->outputs[0]) continue;
     const Node *dx = dequantize_of(op->input(0)), *dw = dequantize_of(op->input(1));
     if (!dx || !dw || !per_tensor(dx)) continue;

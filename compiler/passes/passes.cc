@@ -9,6 +9,7 @@
 #include "compiler/passes/eliminate_dead_nodes.h"
 #include "compiler/passes/fold_conv_affine.h"
 #include "compiler/passes/fold_matmul_affine.h"
+#include "compiler/passes/fold_qdq_pairs.h"
 #include "compiler/passes/fuse_attention.h"
 #include "compiler/passes/fuse_block_weights.h"
 #include "compiler/passes/fuse_extern_epilogues.h"
@@ -30,6 +31,7 @@ void run_graph_passes(Graph& g, const std::string& dump_dir, bool fuse, bool cha
       {"eliminate_dead_nodes", eliminate_dead_nodes, false},
       {"remove_identities", remove_identities, false},
       {"fuse_qdq", fuse_qdq, true},
+      {"fold_qdq_pairs", fold_qdq_pairs, true},
       {"fuse_block_weights", fuse_block_weights, true},
       {"fold_conv_affine", fold_conv_affine, true},
       {"fold_matmul_affine", fold_matmul_affine, true},

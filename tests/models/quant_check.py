@@ -392,6 +392,16 @@ def dynamic_lstm_cases():
     return cs
 
 
+def max_pool_3x3_s2(a):
+    """MaxPool of a [1, C, 7, 7] int64 tensor: 3x3 windows, strides 2, pads 1 (ignored)."""
+    padded = np.pad(a, [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=-1)
+    pooled = np.zeros(a.shape[:2] + (4, 4), np.int64)
+    for i in range(4):
+        for j in range(4):
+            pooled[:, :, i, j] = padded[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max(axis=(2, 3))
+    return pooled
+
+
 def qdq_models():
     """QDQ graphs as onnxruntime's static quantizer writes them (DequantizeLinear of uint8
     activations and of int8 weights per output channel, an int32 bias, the float op, then
@@ -422,11 +432,7 @@ def qdq_models():
     w2 = rng.integers(-127, 128, size=(6, 5, 3, 3)).astype(np.int8)
     ws2, ys2, yz2 = scales(6), np.float32(0.5), np.uint8(90)
     bias2 = rng.integers(-2000, 2000, size=6).astype(np.int32)
-    pooled = np.full((1, 5, 4, 4), 0, np.int64)
-    padded = np.pad(y.astype(np.int64), [(0, 0), (0, 0), (1, 1), (1, 1)], constant_values=-1)
-    for i in range(4):
-        for j in range(4):
-            pooled[:, :, i, j] = padded[:, :, 2 * i:2 * i + 3, 2 * j:2 * j + 3].max(axis=(2, 3))
+    pooled = max_pool_3x3_s2(y.astype(np.int64))
     acc2 = conv_int(pooled - yz, w2.astype(np.int64), [1, 1], [1, 1], [1, 1, 1, 1], 1)
     acc2 += bias2.reshape(1, 6, 1, 1)
     y2 = requantize(acc2, (ys * ws2 / ys2).astype(np.float32).reshape(1, 6, 1, 1), yz2, np.uint8)
@@ -446,6 +452,31 @@ def qdq_models():
         helper.make_node("Conv", ["d2", "w2f", "b2f"], ["y2f"], pads=[1, 1, 1, 1]),
         helper.make_node("QuantizeLinear", ["y2f", "ys2", "yz2"], ["y"])]
     models.append(("qdq_conv_pool_conv", nodes2, inits2, [("x", x)], y2))
+    # A ReLU6 and a MaxPool between QDQ pairs of one scale and zero point, as other
+    # quantizers write them (fold_qdq_pairs: the Clip becomes the QLinearConv's saturation
+    # range [Q(0), Q(6)], the pool runs on the integers), and a Reshape after a pair.
+    ys3, yz3 = np.float32(0.05), np.uint8(100)
+    y3 = requantize(acc, (xs * ws / ys3).astype(np.float32).reshape(1, 5, 1, 1), yz3, np.uint8)
+    q6 = int(np.rint(np.float32(6) / ys3)) + int(yz3)
+    clipped = np.clip(y3.astype(np.int64), int(yz3), q6)
+    pooled3 = max_pool_3x3_s2(clipped)
+    inits3 = inits + [numpy_helper.from_array(a, n) for n, a in [
+        ("ys3", np.array(ys3)), ("yz3", np.array(yz3)), ("lo", np.array(np.float32(0))),
+        ("hi", np.array(np.float32(6))), ("flat", np.array([1, -1], np.int64))]]
+    nodes3 = nodes[:-1] + [
+        helper.make_node("QuantizeLinear", ["yf", "ys3", "yz3"], ["q1"]),
+        helper.make_node("DequantizeLinear", ["q1", "ys3", "yz3"], ["d1"]),
+        helper.make_node("Clip", ["d1", "lo", "hi"], ["r1"]),
+        helper.make_node("QuantizeLinear", ["r1", "ys3", "yz3"], ["q2"]),
+        helper.make_node("DequantizeLinear", ["q2", "ys3", "yz3"], ["d2"]),
+        helper.make_node("MaxPool", ["d2"], ["p2"], kernel_shape=[3, 3], strides=[2, 2],
+                         pads=[1, 1, 1, 1]),
+        helper.make_node("QuantizeLinear", ["p2", "ys3", "yz3"], ["q3"]),
+        helper.make_node("DequantizeLinear", ["q3", "ys3", "yz3"], ["d3"]),
+        helper.make_node("Reshape", ["d3", "flat"], ["f3"]),
+        helper.make_node("QuantizeLinear", ["f3", "ys3", "yz3"], ["y"])]
+    models.append(("qdq_conv_relu6_pool", nodes3, inits3, [("x", x)],
+                   pooled3.reshape(1, -1).astype(np.uint8)))
     a = ints(np.uint8, 3, 6)
     b = rng.integers(-127, 128, size=(6, 4)).astype(np.int8)
     bs = scales(4)

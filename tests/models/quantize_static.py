@@ -4,7 +4,8 @@ installable here): every Conv and MatMul with float32 weights (initializers) rea
 through QuantizeLinear -> DequantizeLinear (uint8, per tensor) and its weights through
 DequantizeLinear of int8 weights (symmetric, per output channel: Conv's axis 0, MatMul's
 columns), a Conv's bias as int32 scaled by x_scale * w_scale, and its output goes through
-QuantizeLinear -> DequantizeLinear (uint8, per tensor) to its readers. Activation ranges come
+QuantizeLinear -> DequantizeLinear (uint8, per tensor) to its readers, a Relu or Clip after it
+removed as onnxruntime's quantizer removes it. Activation ranges come
 from running the float model on the calibration inputs with the ferrite CLI (every quantized
 node's input and output made a graph output); each range includes 0.
 
@@ -22,6 +23,8 @@ import numpy as np
 import onnx
 from onnx import helper, numpy_helper
 
+ACTIVATIONS = ("Relu", "Clip")
+
 
 def quantizable(graph):
     inits = {t.name: t for t in graph.initializer}
@@ -33,6 +36,29 @@ def quantizable(graph):
         if n.op_type == "Conv" or (n.op_type == "MatMul" and len(w.dims) == 2):
             nodes.append(n)
     return nodes, inits
+
+
+def drop_activations(graph, targets):
+    """As onnxruntime's quantizer does with asymmetric activations (QDQRemovableActivation):
+    a Relu or Clip that alone reads a quantized product's output is removed, the product
+    writing the activation's output, whose calibrated range (inside the activation's, and
+    containing 0) then clamps as the activation did. Returns the positions of the removed
+    nodes in graph.node."""
+    readers = {}
+    for i, n in enumerate(graph.node):
+        for name in n.input:
+            readers.setdefault(name, []).append(i)
+    outputs = {o.name for o in graph.output}
+    dropped = set()
+    for n in targets:
+        out = n.output[0]
+        rs = readers.get(out, [])
+        act = graph.node[rs[0]] if len(rs) == 1 else None
+        if act is not None and act.op_type in ACTIVATIONS and act.input[0] == out and \
+                out not in outputs:
+            n.output[0] = act.output[0]
+            dropped.add(rs[0])
+    return dropped
 
 
 def calibrate(model, names, cli, feeds):
@@ -115,11 +141,13 @@ class Rewriter:
              self.const(p + "_bz", np.zeros(scale.shape, np.int32))], [p + "_bdq"], axis=0))
         return p + "_bdq"
 
-    def run(self, targets):
+    def run(self, targets, dropped):
         targets = {id(n) for n in targets}
         out = []
         produced_by_target = {}
-        for n in self.g.node:
+        for i, n in enumerate(self.g.node):
+            if i in dropped:
+                continue
             pre = []
             inputs = list(n.input)
             # Readers of a quantized node's output read its QDQ copy.
@@ -154,10 +182,13 @@ def main():
     ap.add_argument("--input", action="append", default=[], help="NAME=FILE.npy")
     a = ap.parse_args()
     model = onnx.load(a.model)
+    original = onnx.ModelProto()
+    original.CopyFrom(model)
     targets, _ = quantizable(model.graph)
+    dropped = drop_activations(model.graph, targets)
     names = sorted({n.input[0] for n in targets} | {n.output[0] for n in targets})
-    ranges = calibrate(model, names, a.cli, [f.split("=", 1) for f in a.input])
-    Rewriter(model, ranges).run(targets)
+    ranges = calibrate(original, names, a.cli, [f.split("=", 1) for f in a.input])
+    Rewriter(model, ranges).run(targets, dropped)
     onnx.checker.check_model(model)
     onnx.save(model, a.out)
     print(f"{a.out}: {len(targets)} products quantized")

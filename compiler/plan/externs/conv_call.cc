@@ -55,6 +55,12 @@ ExternAttrs encode(const ConvIntegerCall& c) {
   ExternAttrs a = encode(c.conv);
   a.ints["x_signed"] = c.x_signed ? 1 : 0;
   a.ints["w_signed"] = c.w_signed ? 1 : 0;
+  if (c.requantize) {
+    a.ints["requantize"] = 1;
+    a.ints["y_signed"] = c.y_signed ? 1 : 0;
+    a.ints["y_lo"] = c.y_lo;
+    a.ints["y_hi"] = c.y_hi;
+  }
   return a;
 }
 
@@ -65,6 +71,15 @@ ConvIntegerCall decode_conv_integer_call(const ExternCall& call, size_t spatial)
   c.conv = decode_conv_call(call, spatial);
   c.x_signed = decode_flag(call, "ConvInteger", "x_signed");
   c.w_signed = decode_flag(call, "ConvInteger", "w_signed");
+  c.requantize = decode_flag(call, "ConvInteger", "requantize");
+  if (!c.requantize) return c;
+  c.y_signed = decode_flag(call, "ConvInteger", "y_signed");
+  const int64_t lo = c.y_signed ? -128 : 0, hi = c.y_signed ? 127 : 255;
+  c.y_lo = decode_int(call, "y_lo", lo);
+  c.y_hi = decode_int(call, "y_hi", hi);
+  if (c.y_lo < lo || c.y_lo > hi || c.y_hi < lo || c.y_hi > hi)
+    fail("ConvInteger: y_lo = ", c.y_lo, " and y_hi = ", c.y_hi, " must lie in [", lo, ", ", hi,
+         "]");
   return c;
 }
 

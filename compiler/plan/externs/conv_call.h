@@ -34,19 +34,25 @@ ExternAttrs encode(const ConvCall& c);
 // ConvInteger (whose geometry is a Conv's).
 ConvCall decode_conv_call(const ExternCall& call, size_t spatial);
 
-// ConvInteger: a Conv's geometry over 8-bit operands, and their types.
+// ConvInteger: a Conv's geometry over 8-bit operands, and their types; optionally its sums
+// requantized into 8 bits (QLinearConv's output, runtime/kernels/reference/conv_integer.h).
 struct ConvIntegerCall {
   ConvCall conv;          // transpose false
   bool x_signed = false;  // X (and its zero point) int8, else uint8
   bool w_signed = false;  // W (and its zero points) int8, else uint8
+  bool requantize = false;
+  bool y_signed = false;         // requantize: Y (and its zero point) int8, else uint8
+  int64_t y_lo = 0, y_hi = 255;  // requantize: the range Y is clamped to after saturating
 
   ExternOp op() const { return ExternOp::ConvInteger; }
 };
 
-// The Conv's ints plus "x_signed" and "w_signed" (0 or 1).
+// The Conv's ints plus "x_signed" and "w_signed" (0 or 1); with requantize, "requantize" 1,
+// "y_signed", "y_lo" and "y_hi".
 ExternAttrs encode(const ConvIntegerCall& c);
 // decode_conv_call's checks, and the flags (default 0; another value than 0 or 1 is an
-// error). The op must be ConvInteger.
+// error); y_lo and y_hi default to Y's type's range and must lie inside it. The op must be
+// ConvInteger.
 ConvIntegerCall decode_conv_integer_call(const ExternCall& call, size_t spatial);
 
 }  // namespace ferrite

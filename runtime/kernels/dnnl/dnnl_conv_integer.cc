@@ -7,8 +7,17 @@
 // X and Y reordered around the primitive; a constant W is reordered once into the blocked
 // layout the primitive asks for. Only VNNI (or AMX) implementations are taken (without them
 // oneDNN's vpmaddubsw pair sums saturate); other calls run on the portable backend.
+//
+// A requantizing call (QLinearConv) with constant multipliers and Y zero point is one
+// primitive writing 8-bit Y: the multipliers as per-channel output scales, then an eltwise
+// round post-op (so that Y's zero point, oneDNN's dst zero point, is added to a whole
+// number: round(s * M) + YZ as the reference rounds, not round(s * M + YZ), which differs
+// at ties), a clip into [y_lo - YZ, y_hi - YZ] when that is narrower than Y's type, and
+// oneDNN's saturating conversion. The bias goes in as oneDNN's int32 bias, which it adds in
+// float32 to the sum: the same as the reference's int32 add while both stay below 2^24.
 #include "runtime/kernels/dnnl/dnnl_conv_integer.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -27,7 +36,8 @@ using dt = dnnl::memory::data_type;
 
 class DnnlConvInteger : public SteppedExtern {
  public:
-  using SteppedExtern::SteppedExtern;
+  DnnlConvInteger(const ExternCall& call, int threads, bool requantize)
+      : SteppedExtern(call, threads), requantize_(requantize) {}
 
   // oneDNN would add an int32 bias in float32 (rounding sums past 2^24): it is added here, in
   // int32 (wrapping, as the reference's finish()), after the primitive, a row of channels at
@@ -35,7 +45,7 @@ class DnnlConvInteger : public SteppedExtern {
   // it strode a cache line per element: ~1 ms on mobilenet's 96 x 112 x 112 maps).
   void run(const ExternBuffer* inputs, const ExternBuffer* outputs) override {
     SteppedExtern::run(inputs, outputs);
-    if (op_input_count(call_) < 5) return;
+    if (requantize_ || op_input_count(call_) < 5) return;
     const ConvIntegerArgs g = parse_conv_integer(call_, inputs, outputs);
     const ConvArgs& a = g.shape;
     bias_.resize(static_cast<size_t>(a.c_out));  // allocated on the first run only
@@ -64,8 +74,64 @@ class DnnlConvInteger : public SteppedExtern {
   }
 
  private:
+  bool requantize_;             // the primitive writes 8-bit Y, the bias inside
   std::vector<uint32_t> bias_;  // B wrapped into int32, per output channel
 };
+
+// The constants of a requantizing call that the primitive takes at creation.
+struct Requantize {
+  std::vector<float> multipliers;  // M, one per output channel
+  int32_t zero_point = 0;          // YZ
+  int32_t lo = 0, hi = 0;          // y_lo, y_hi
+  bool narrower = false;           // [lo, hi] inside the type's range, not all of it
+};
+
+// False when M or YZ is no plan constant, or M holds a value that is not finite.
+bool requantize_constants(const ExternCall& call, const std::vector<ExternBuffer>& constants,
+                          const ConvIntegerCall& attrs, Requantize* r) {
+  for (size_t i : {size_t{5}, size_t{6}})
+    if (!is_constant_input(constants, i) || !constants[i].data) return false;
+  const TensorRef &rm = call.inputs[5], &rz = call.inputs[6];
+  try {
+    check_view("ConvInteger", "M", rm, constants[5]);
+    check_view("ConvInteger", "YZ", rz, constants[6]);
+  } catch (const Error&) {
+    return false;  // the fallback reports it
+  }
+  if (constants[5].dtype != DType::F32 || rm.shape.size() != 1 || rz.shape.size() != 1 ||
+      constants[6].dtype != (attrs.y_signed ? DType::I8 : DType::U8))
+    return false;
+  const float* m = static_cast<const float*>(constants[5].data);
+  for (int64_t j = 0; j < rm.shape[0]; ++j) {
+    const float v = m[rm.offset + j * rm.strides[0]];
+    if (!std::isfinite(v)) return false;
+    r->multipliers.push_back(v);
+  }
+  r->zero_point = int8_element(constants[6], rz.offset);
+  r->lo = static_cast<int32_t>(attrs.y_lo);
+  r->hi = static_cast<int32_t>(attrs.y_hi);
+  r->narrower =
+      attrs.y_lo > (attrs.y_signed ? -128 : 0) || attrs.y_hi < (attrs.y_signed ? 127 : 255);
+  return true;
+}
+
+// The primitive's attribute: the source zero point at run time, and for a requantizing call
+// the output scales, Y's zero point and the post-ops.
+dnnl::primitive_attr conv_attr(const Requantize* rq) {
+  dnnl::primitive_attr attr = user_scratchpad_attr();
+  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+  if (!rq) return attr;
+  attr.set_output_scales(1 << 1, rq->multipliers);
+  attr.set_zero_points(DNNL_ARG_DST, 0, {rq->zero_point});
+  dnnl::post_ops ops;
+  ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_round, 0.0f, 0.0f);
+  if (rq->narrower)
+    ops.append_eltwise(1.0f, dnnl::algorithm::eltwise_clip,
+                       static_cast<float>(rq->lo - rq->zero_point),
+                       static_cast<float>(rq->hi - rq->zero_point));
+  attr.set_post_ops(ops);
+  return attr;
+}
 
 dnnl::memory::desc channels_last(const Dims& dims, dt type) {
   return dnnl::memory::desc(dims, type, dense_strides(dims, channels_last_order(dims.size())));
@@ -74,17 +140,19 @@ dnnl::memory::desc channels_last(const Dims& dims, dt type) {
 // Throws dnnl::error when oneDNN has no implementation.
 std::unique_ptr<DnnlExtern> build(const ExternCall& call, const View& x, const View& w,
                                   const View& y, const ConvSpatial& s, const PackedForms& packed,
-                                  const ExternBuffer* w_constant, int threads) {
-  dnnl::primitive_attr attr = user_scratchpad_attr();
-  attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+                                  const ExternBuffer* w_constant, const Requantize* rq,
+                                  int threads) {
+  const dnnl::primitive_attr attr = conv_attr(rq);
   using P = dnnl::convolution_forward;
+  const int64_t m = y.dims[1];
+  const dnnl::memory::desc bias = rq ? dnnl::memory::desc({m}, dt::s32, {1}) : dnnl::memory::desc();
   P::primitive_desc pd(
       P::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
               channels_last(x.dims, x.type),
-              dnnl::memory::desc(w.dims, dt::s8, dnnl::memory::format_tag::any),
-              channels_last(y.dims, dt::s32), s.strides, s.dilations, s.pad_l, s.pad_r),
+              dnnl::memory::desc(w.dims, dt::s8, dnnl::memory::format_tag::any), bias,
+              channels_last(y.dims, y.type), s.strides, s.dilations, s.pad_l, s.pad_r),
       attr, cpu_engine());
-  auto conv = std::make_unique<DnnlConvInteger>(call, threads);
+  auto conv = std::make_unique<DnnlConvInteger>(call, threads, rq != nullptr);
   conv->set_implementation(pd.impl_info_str());
   const std::string impl = conv->implementation();
   if (!worth_using(impl, true, false) ||
@@ -99,6 +167,11 @@ std::unique_ptr<DnnlExtern> build(const ExternCall& call, const View& x, const V
   steps.add_reorder(
       steps.bind(dnnl::memory::desc({1}, x.type, {1}), false, 2, call.inputs[2].offset), zp);
   args[DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC] = zp;
+  if (rq) {
+    const TensorRef& rb = call.inputs[4];
+    const View b{{m}, {rb.strides[0]}, rb.offset, dt::s32};
+    args[DNNL_ARG_BIAS] = steps.input(b, pd.bias_desc(), 4, nullptr);
+  }
   dnnl::memory copy_back;
   args[DNNL_ARG_DST] = steps.output(y, pd.dst_desc(), 0, &copy_back);
   const dnnl::memory dst = args[DNNL_ARG_DST];
@@ -134,8 +207,11 @@ std::unique_ptr<DnnlExtern> prepare_conv_integer(const ExternCall& call,
     if (ry.strides[d] < 0 || (ry.strides[d] == 0 && ry.shape[d] > 1)) return nullptr;
   ConvSpatial s;
   if (!conv_spatial(a, rx.shape.size() - 2, &s)) return nullptr;
+  Requantize rq;
+  if (attrs.requantize && !requantize_constants(call, constants, attrs, &rq)) return nullptr;
   const dt tx = attrs.x_signed ? dt::s8 : dt::u8;
-  const View x{rx.shape, rx.strides, rx.offset, tx}, y{ry.shape, ry.strides, ry.offset, dt::s32};
+  const dt ty = !attrs.requantize ? dt::s32 : attrs.y_signed ? dt::s8 : dt::u8;
+  const View x{rx.shape, rx.strides, rx.offset, tx}, y{ry.shape, ry.strides, ry.offset, ty};
   View w = conv_weights_view(a, rw);
   w.type = dt::s8;
   const ExternBuffer* w_constant = nullptr;
@@ -149,7 +225,7 @@ std::unique_ptr<DnnlExtern> prepare_conv_integer(const ExternCall& call,
   }
   ThreadScope scope(threads);
   try {
-    return build(call, x, w, y, s, packed, w_constant, threads);
+    return build(call, x, w, y, s, packed, w_constant, attrs.requantize ? &rq : nullptr, threads);
   } catch (const dnnl::error&) {
     return nullptr;  // no oneDNN implementation
   }

@@ -117,8 +117,7 @@ void multiply(const ConvIntegerArgs& g, const Int16Panel& weights, const Int16Pa
         const int64_t q = p + c;
         const int64_t at = a.y_offset + n * a.ys[0] + q / (a.out[1] * a.out[2]) * a.ys[2] +
                            q / a.out[2] % a.out[1] * a.ys[3] + q % a.out[2] * a.ys[4];
-        for (int r = 0; r < rows; ++r)
-          g.y[at + (m + r) * a.ys[1]] = g.finish(block[r * 4 + c], m + r);
+        for (int r = 0; r < rows; ++r) g.store(at + (m + r) * a.ys[1], block[r * 4 + c], m + r);
       }
     }
   }

@@ -95,7 +95,12 @@ ConvArgs parse_conv_shapes(const ExternCall& call) {
   a.integer = op == ExternOp::ConvInteger;
   const size_t n_in = op_input_count(call);
   const size_t least = a.integer ? 4 : 2;  // the optional bias follows
-  if ((n_in != least && n_in != least + 1) || call.outputs.size() != 1)
+  // A requantizing ConvInteger: the bias, the multipliers and Y's zero point follow.
+  const bool requantize = a.integer && decode_flag(call, a.op(), "requantize");
+  if (requantize && (n_in != least + 3 || call.outputs.size() != 1))
+    fail(a.op(), ": expected ", least + 3, " inputs (requantize) and 1 output, got ", n_in, " and ",
+         call.outputs.size());
+  if (!requantize && ((n_in != least && n_in != least + 1) || call.outputs.size() != 1))
     fail(a.op(), ": expected ", least, " or ", least + 1, " inputs and 1 output, got ", n_in,
          " and ", call.outputs.size());
   const TensorRef &x = call.inputs[0], &w = call.inputs[1], &y = call.outputs[0];
@@ -105,7 +110,7 @@ ConvArgs parse_conv_shapes(const ExternCall& call) {
   check_shape(a, "X", x, rank);
   check_shape(a, "W", w, rank);
   check_shape(a, "Y", y, rank);
-  a.has_bias = n_in == least + 1;
+  a.has_bias = n_in > least;
   const ConvCall attrs = decode_conv_call(call, rank - 2);
   a.group = attrs.group;
   parse_channels(a, x, w, y);

@@ -20,6 +20,29 @@ void check_operand(const char* what, const TensorRef& r, const ExternBuffer& buf
   check_view(kOp, what, r, buf);
 }
 
+// The requantizing inputs (M float32 [M], YZ [1] of Y's type) and ranges.
+void parse_requantize(const ExternCall& call, const ExternBuffer* inputs,
+                      const ConvIntegerCall& attrs, ConvIntegerArgs* g) {
+  const TensorRef &rm = call.inputs[5], &ryz = call.inputs[6];
+  const int64_t m = g->shape.c_out;
+  if (inputs[5].dtype != DType::F32)
+    fail(kOp, ": M must be float32, got ", dtype_name(inputs[5].dtype));
+  if (rm.shape.size() != 1 || rm.shape[0] != m)
+    fail(kOp, ": M must be M = ", m, " values, got ", dims_text(rm.shape));
+  check_view(kOp, "M", rm, inputs[5]);
+  check_operand("YZ", ryz, inputs[6], 1, attrs.y_signed);
+  if (ryz.shape[0] != 1) fail(kOp, ": YZ must be one value, got ", dims_text(ryz.shape));
+  g->requantize = true;
+  g->y_signed = attrs.y_signed;
+  g->multiplier = static_cast<const float*>(inputs[5].data) + rm.offset;
+  g->multiplier_stride = rm.strides[0];
+  g->y_zero_point = static_cast<float>(int8_element(inputs[6], ryz.offset));
+  g->type_lo = attrs.y_signed ? -128.0f : 0.0f;
+  g->type_hi = attrs.y_signed ? 127.0f : 255.0f;
+  g->y_lo = static_cast<float>(attrs.y_lo);
+  g->y_hi = static_cast<float>(attrs.y_hi);
+}
+
 }  // namespace
 
 ConvIntegerArgs parse_conv_integer(const ExternCall& call, const ExternBuffer* inputs,
@@ -36,8 +59,9 @@ ConvIntegerArgs parse_conv_integer(const ExternCall& call, const ExternBuffer* i
   check_operand("W", call.inputs[1], inputs[1], rank, g.w_signed);
   check_operand("XZ", rxz, inputs[2], 1, g.x_signed);
   check_operand("WZ", rwz, inputs[3], 1, g.w_signed);
-  if (outputs[0].dtype != DType::I32)
+  if (!attrs.requantize && outputs[0].dtype != DType::I32)
     fail(kOp, ": Y must be int32, got ", dtype_name(outputs[0].dtype));
+  if (attrs.requantize) check_operand("Y", ry, outputs[0], rank, attrs.y_signed);
   check_view(kOp, "Y", ry, outputs[0]);
   if (rxz.shape[0] != 1) fail(kOp, ": XZ must be one value, got ", dims_text(rxz.shape));
   const int64_t m = g.shape.c_out;
@@ -50,7 +74,12 @@ ConvIntegerArgs parse_conv_integer(const ExternCall& call, const ExternBuffer* i
   }
   g.x = inputs[0].data;
   g.w = inputs[1].data;
-  g.y = static_cast<int32_t*>(outputs[0].data);
+  if (attrs.requantize) {
+    parse_requantize(call, inputs, attrs, &g);
+    g.y8 = outputs[0].data;
+  } else {
+    g.y = static_cast<int32_t*>(outputs[0].data);
+  }
   g.x_zero_point = int8_element(inputs[2], rxz.offset);
   g.w_zero_points.resize(static_cast<size_t>(m));
   for (int64_t j = 0; j < m; ++j)
@@ -90,8 +119,9 @@ void reference_conv_integer(const ExternCall& call, const ExternBuffer* inputs,
                                               j0 * a.ws[2] + j1 * a.ws[3] + j2 * a.ws[4]);
                     acc += int64_t{xv - g.x_zero_point} * (wv - wz);
                   }
-            g.y[a.y_offset + n * a.ys[0] + m * a.ys[1] + o[0] * a.ys[2] + o[1] * a.ys[3] +
-                o[2] * a.ys[4]] = g.finish(acc, m);
+            g.store(a.y_offset + n * a.ys[0] + m * a.ys[1] + o[0] * a.ys[2] + o[1] * a.ys[3] +
+                        o[2] * a.ys[4],
+                    acc, m);
           }
 }
 

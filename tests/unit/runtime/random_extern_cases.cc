@@ -325,20 +325,49 @@ Case random_conv_integer(Draw& d) {
   const bool symmetric = d.chance(2);  // W's zero points 0: what oneDNN takes (as constants)
   c.ins.push_back(make_operand(tw, {g.m}, {0}, {shared}, d.pick(0, 2),
                                [&](int64_t) { return symmetric ? 0.0 : value(tw); }));
-  const bool bias = d.chance(2);  // int32, near its ends at times: the sums wrap
+  // Requantized into 8 bits (QLinearConv): the bias then stays small (oneDNN adds it in
+  // float32, exact below 2^24), multipliers of 1/2 or 1/4 at times (ties, which round before
+  // the zero point is added), Y's range narrowed at times (an absorbed Clip).
+  ConvIntegerCall attrs{g.attrs(), tx == DType::I8, tw == DType::I8};
+  attrs.requantize = d.chance(2);
+  const bool bias = attrs.requantize || d.chance(2);  // int32; near its ends at times: wraps
   if (bias) {
     c.ins.push_back(make_operand(DType::I32, {g.m}, {0}, {}, d.pick(0, 2), [&](int64_t) {
-      const int64_t edge = d.chance(3) ? (int64_t{1} << 31) - 1 - d.pick(0, 1000) : 1000;
+      const int64_t edge = !attrs.requantize && d.chance(3)
+                               ? (int64_t{1} << 31) - 1 - d.pick(0, 1000)
+                               : d.pick(0, 1000);
       return static_cast<double>(d.chance(2) ? edge : -edge);
     }));
   }
-  c.outs.push_back(output_operand(d, DType::I32, g.y_dims()));
-  encode_extern(ConvIntegerCall{g.attrs(), tx == DType::I8, tw == DType::I8}, &c.call);
+  DType ty = DType::I32;
+  if (attrs.requantize) {
+    ty = d.chance(2) ? DType::U8 : DType::I8;
+    attrs.y_signed = ty == DType::I8;
+    const double tie = d.chance(2) ? 0.5 : 0.25;
+    const bool ties = d.chance(3), one = d.chance(3);  // one multiplier for every channel
+    c.ins.push_back(make_operand(DType::F32, {g.m}, {0}, {one}, d.pick(0, 2),
+                                 [&](int64_t) { return ties ? tie : d.real(1e-4, 2e-2); }));
+    c.ins.push_back(make_operand(ty, {1}, {0}, {}, d.pick(0, 2), [&](int64_t) {
+      return static_cast<double>(attrs.y_signed ? d.pick(-20, 20) : d.pick(0, 255));
+    }));
+    attrs.y_lo = attrs.y_signed ? -128 : 0;
+    attrs.y_hi = attrs.y_signed ? 127 : 255;
+    if (d.chance(3)) attrs.y_lo = d.pick(attrs.y_lo, attrs.y_lo + 100);
+    if (d.chance(3)) attrs.y_hi = d.pick(attrs.y_hi - 100, attrs.y_hi);
+  }
+  c.outs.push_back(output_operand(d, ty, g.y_dims()));
+  encode_extern(attrs, &c.call);
   set_operands(&c);
-  if (d.chance(2)) c.constants = bias ? std::vector<size_t>{1, 3, 4} : std::vector<size_t>{1, 3};
+  if (d.chance(2)) {
+    c.constants = bias ? std::vector<size_t>{1, 3, 4} : std::vector<size_t>{1, 3};
+    if (attrs.requantize) c.constants.insert(c.constants.end(), {5, 6});
+  }
   c.text = str_cat("ConvInteger ", dtype_name(tx), " x ", dtype_name(tw), " ", g.text(),
                    shared ? " shared" : " per-channel", symmetric ? " zero" : "", " zero points",
-                   bias ? ", bias" : "");
+                   bias ? ", bias" : "",
+                   attrs.requantize ? str_cat(", requantized into ", dtype_name(ty), " [",
+                                              attrs.y_lo, ", ", attrs.y_hi, "]")
+                                    : "");
   return c;
 }
 
