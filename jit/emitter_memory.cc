@@ -303,9 +303,11 @@ void KernelEmitter::active_lanes(bool tail, const Xmm& avx2_mask) {
 void KernelEmitter::gather32(DType dt, const Xmm& d, const Xmm& offsets, const Xmm& avx2_mask,
                              const Xmm& spare) {
   const bool bytes = dt == DType::U8 || dt == DType::I8;
-  if (bytes) {
-    // Each lane reads the aligned dword holding its byte, which never crosses a page
-    // boundary, so it faults only where the byte itself would; then shifts the byte down.
+  const bool half = dt == DType::F16;
+  if (bytes || half) {
+    // Each lane reads the aligned dword holding its byte (or 2-aligned halfword, as every
+    // buffer is 64-byte aligned), which never crosses a page boundary, so it faults only
+    // where the element itself would; then shifts the element down.
     // Lane offset t = offset + (base & 3) from base & ~3: dword at t & ~3, byte t & 3.
     mov(eax, edx);
     and_(eax, 3);
@@ -332,9 +334,23 @@ void KernelEmitter::gather32(DType dt, const Xmm& d, const Xmm& offsets, const X
     f32 ? vgatherdps(d, ptr[rdx + offsets], avx2_mask)
         : vpgatherdd(d, ptr[rdx + offsets], avx2_mask);
   }
-  if (!bytes) return;
+  if (!bytes && !half) return;
   vpsrlvd(d, d, spare);
-  if (dt == DType::I8) {
+  if (half) {
+    // The halfwords (the high ones are shifted out) packed to consecutive words, widened.
+    if (avx512()) {
+      const Xbyak::Ymm w(d.getIdx());
+      vpmovdw(w, d);
+      vcvtph2ps(d, w);
+    } else {
+      const Xbyak::Ymm y(d.getIdx());
+      const Xbyak::Xmm x(d.getIdx());
+      vpand(y, y, consts_.u32(0xFFFFu));
+      vpackusdw(y, y, y);  // per 128-bit half: its 4 words twice
+      vpermq(y, y, 0x08);  // qwords 0 and 2: the 8 words in order
+      vcvtph2ps(y, x);
+    }
+  } else if (dt == DType::I8) {
     vpslld(d, d, 24);
     vpsrad(d, d, 24);
   } else {
@@ -360,7 +376,8 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
     vmovaps(y1, Xbyak::Ymm(mask.getIdx()));
   }
   if (acc.checked) check_lane_reads(acc.instr, a, b, y1);
-  const bool bytes = dt == DType::U8 || dt == DType::I8;
+  // Elements narrower than 32 bits are gathered through their dwords (gather32).
+  const bool narrow = dt == DType::U8 || dt == DType::I8 || dt == DType::F16;
   if (acc.vec_coeff == 0) {  // one element, read when some lane needs it
     Label none, done;
     if (avx512()) {
@@ -369,7 +386,7 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
       vtestps(y1, y1);
     }
     jz(none, T_NEAR);
-    if (bytes) {
+    if (narrow) {
       broadcast_load(dt, b, d);
     } else {
       vbroadcastss(d, dword[b]);
@@ -381,7 +398,7 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
     L(done);
     return;
   }
-  if (acc.vec_coeff == 1 && !bytes) {
+  if (acc.vec_coeff == 1 && !narrow) {
     // Skipped when no lane is read: a masked move whose masked-off lanes lie in unmapped
     // pages takes a fault-suppression assist, about 500 times the cost of the move (a pool
     // with pads of 10^6 ran 475 ns per output, 5 s over 9 million).
@@ -404,7 +421,7 @@ void KernelEmitter::masked_read(int a, const Reg64& b, const Xmm& d, const Xmm& 
     L(done);
     return;
   }
-  // Strided, or consecutive bytes: a gather of the lanes to read.
+  // Strided, or consecutive narrow elements: a gather of the lanes to read.
   const int64_t stride = acc.vec_coeff * acc.esize;
   imul(rdx, rbx, static_cast<int>(stride));
   add(rdx, b);

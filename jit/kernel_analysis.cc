@@ -15,10 +15,10 @@ namespace ferrite {
 namespace jit {
 namespace {
 
-// uint8 and int8 elements are gathered through the aligned dwords that hold them
+// uint8, int8 and float16 elements are gathered through the aligned dwords that hold them
 // (KernelEmitter::gather32), so strided, masked and indexed loads take them as 32-bit ones.
 bool gathers_bytes(DType t) {
-  return t == DType::U8 || t == DType::I8;
+  return t == DType::U8 || t == DType::I8 || t == DType::F16;
 }
 
 using namespace ranges;  // NOLINT: the interval arithmetic reads best unqualified

@@ -61,15 +61,16 @@ run_ctest() {  # run_ctest KIND [ctest args...]: ctest in build/KIND, summary ke
   return "$status"
 }
 
-export_models() {  # tests/models into build/models, again only when its scripts changed
-  local out=build/models hash
+export_models() {  # tests/models into build/models (float16 twins: build/models_half), again
+  local out=build/models half=build/models_half hash  # only when its scripts changed
   hash=$(cat tests/models/*.py | sha256sum | cut -d' ' -f1)
   if [ "$(cat "$out/.export-hash" 2>/dev/null)" = "$hash" ]; then
     echo "$out is up to date"
     return 0
   fi
-  rm -rf "$out"  # no stale or half-written cases; the hash is written only on success
-  /usr/bin/python3 tests/models/export_models.py --out "$out" && echo "$hash" >"$out/.export-hash"
+  rm -rf "$out" "$half"  # no stale or half-written cases; the hash is written only on success
+  /usr/bin/python3 tests/models/export_models.py --out "$out" --half-out "$half" &&
+    echo "$hash" >"$out/.export-hash"
 }
 
 build_and_test() {  # build_and_test KIND [ctest args...]

@@ -232,7 +232,9 @@ std::vector<TensorBoxPtr> GraphLowering::lower_subgraph(const Graph& body,
   }
   for (const Value* v : body.outputs) ++uses_[v];
   scopes_.push_back(&body);
+  owners_.push_back(&owner);
   for (const auto& n : body.nodes) lower_node(*n);
+  owners_.pop_back();
   scopes_.pop_back();
   std::vector<TensorBoxPtr> outs;
   for (const Value* v : body.outputs) outs.push_back(box_for(v));
@@ -363,9 +365,13 @@ TensorBoxPtr GraphLowering::apply_realize_policy(const Node& n, const Value* v,
   if (!now) return t;
   // A convolution's own output is realized already, but for the requantized one of
   // QLinearConv, computed from its channels-last sums.
-  const bool channels_last = n.attr_string(kStoreAttr, "") == kChannelsLastLayout ||
-                             n.attr_string(kLayoutAttr, "") == kChannelsLastLayout;
-  if (channels_last && !s.def->is_reduction && t->size.size() >= 3) return realize_channels_last(t);
+  const bool channels_last =
+      n.attr_string(kStoreAttr, "") == kChannelsLastLayout ||
+      n.attr_string(kLayoutAttr, "") == kChannelsLastLayout ||
+      (!owners_.empty() && owners_.back()->attr_string(kLayoutAttr, "") == kChannelsLastLayout);
+  if (channels_last && !s.def->is_reduction && t->size.size() >= 3 &&
+      t->size[1] >= kMinChannelsLast)
+    return realize_channels_last(t);
   realize(t);
   return t;
 }

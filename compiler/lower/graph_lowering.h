@@ -95,6 +95,15 @@ class GraphLowering {
   ExternNode& extern_node(size_t index) { return prog_.externs[index]; }
   // Items in the program so far (a lowering that must know whether another realized one).
   size_t program_size() const { return prog_.order.size(); }
+  // t (a pointwise value [N, C, spatial...]) realized stored [N, spatial..., C], as a view in
+  // logical order.
+  TensorBoxPtr realize_channels_last(const TensorBoxPtr& t);
+  // A value of fewer channels than this is stored in logical order even in a channels-last
+  // region: its channels-last store strides by the channel count, which a vector backend
+  // takes only along the few channels (an image's 3: 3 of 16 lanes, 0.38 ms to quantize
+  // mobilenet's input against ~0.02 stored in order), and the convolution reading it reorders
+  // it itself (oneDNN) or gathers its windows channels-last anyway (the portable backend).
+  static constexpr int64_t kMinChannelsLast = 8;
   // The contents of `t` when it is a compile-time constant (folding it if it can), or null.
   std::shared_ptr<const TensorData> constant_data(const TensorBoxPtr& t);
 
@@ -137,11 +146,9 @@ class GraphLowering {
   // Realizes `t` (the value v of node n) when the policy says so (narrow types, values read
   // often or expensive to recompute): in channels-last order when n has ferrite_store, or
   // is a convolution marked channels-last whose output is computed (QLinearConv's
-  // requantization; graph/layout_attr.h). Returns the box that stands for v.
+  // requantization; graph/layout_attr.h), or a value of the epilogue of such a convolution
+  // (a half one's, whose narrow values are realized). Returns the box that stands for v.
   TensorBoxPtr apply_realize_policy(const Node& n, const Value* v, const TensorBoxPtr& t);
-  // t (a pointwise value [N, C, spatial...]) realized stored [N, spatial..., C], as a view in
-  // logical order.
-  TensorBoxPtr realize_channels_last(const TensorBoxPtr& t);
   TensorBoxPtr try_fold(const TensorBoxPtr& t);
   bool fold_buffer(Buffer* buf);
   // Whether `b` can never become a compile-time constant: an input, an extern's result,
@@ -160,6 +167,7 @@ class GraphLowering {
   std::map<const Value*, TensorBoxPtr> env_;
   std::map<const Value*, int> uses_;
   std::vector<const Graph*> scopes_;  // the graph being lowered, innermost last
+  std::vector<const Node*> owners_;   // the node of each subgraph in scopes_ (after the first)
   std::vector<LoweredGuard> guards_;
   int next_buffer_ = 0;
   int next_kernel_ = 0;

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "compiler/graph/ferrite_ops.h"
+#include "compiler/graph/layout_attr.h"
 #include "compiler/lower/lowering.h"
 #include "compiler/plan/scalar_ops.h"
 
@@ -45,8 +46,17 @@ LowerFn in_float32(LowerFn fn) {
     Node plain = c.node;
     plain.attrs.erase(kEpilogueAttr);
     LowerCtx f{c.gl, plain, c.in, c.opset};
-    for (TensorBoxPtr& t : f.in)
-      if (t && is_half(t->dtype)) t = widened(c, t);
+    // A channels-last convolution's X (graph/layout_attr.h) is widened into channels-last
+    // storage, the order the convolution reads: in logical order it would be reordered again.
+    const bool nhwc = c.node.attr_string(kLayoutAttr, "") == kChannelsLastLayout;
+    for (size_t i = 0; i < f.in.size(); ++i) {
+      TensorBoxPtr& t = f.in[i];
+      if (!t || !is_half(t->dtype)) continue;
+      t = widened(c, t);
+      if (i == 0 && nhwc && t->size.size() >= 3 && t->size[1] >= GraphLowering::kMinChannelsLast &&
+          !t->storage->realized())
+        t = c.gl.realize_channels_last(t);
+    }
     std::vector<TensorBoxPtr> outs = fn(f);
     for (TensorBoxPtr& o : outs)
       if (o && o->dtype == DType::F32)

@@ -2,11 +2,16 @@
 """Exports the end-to-end test models (torch_models.py) as ONNX backend-test cases.
 
     /usr/bin/python3 tests/models/export_models.py --out DIR [--only name1,name2]
+                                                   [--half-out HALF_DIR]
 
 writes, per model, DIR/<name>/model.onnx and DIR/<name>/test_data_set_<k>/{input,output}_<i>.pb
 (onnx TensorProtos named after the graph's inputs and outputs) — the layout of the ONNX node
 tests — and any further oracle a model has as DIR/<name>/<oracle>.npy (gpt_dyn's greedy
 decode), so `ferrite conformance DIR` runs them and compares against PyTorch's outputs.
+With --half-out, the float16 twins of HALF_TWINS go to HALF_DIR/<twin>: the model rewritten
+by quantize_float16.py (onnxconverter-common's form, float32 inputs and outputs), the same
+test data (PyTorch's float32 outputs, which a float16 model matches only to its 11-bit
+precision: tests/CMakeLists.txt runs them with a looser bound).
 Every model and input comes from a seed derived from the model's name: the files are the
 same on every run, and `--only` writes the same cases as a full run.
 """
@@ -24,7 +29,10 @@ import torch
 from onnx import numpy_helper
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import quantize_float16  # noqa: E402
 from torch_models import MODELS  # noqa: E402
+
+HALF_TWINS = {"resnet18": "resnet18_fp16", "bert2_op17": "bert2_fp16"}
 
 
 def to_numpy(values):
@@ -100,10 +108,23 @@ def export_case(name, out_dir):
     return os.path.getsize(model_path)
 
 
+def export_half_twin(name, out_dir, half_dir):
+    twin_dir = os.path.join(half_dir, HALF_TWINS[name])
+    shutil.rmtree(twin_dir, ignore_errors=True)
+    shutil.copytree(os.path.join(out_dir, name), twin_dir)
+    model_path = os.path.join(twin_dir, "model.onnx")
+    model = onnx.load(model_path)
+    quantize_float16.convert(model)
+    onnx.checker.check_model(model)
+    onnx.save(model, model_path)
+    return os.path.getsize(model_path)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="directory to write the cases into")
     parser.add_argument("--only", default="", help="comma-separated model names (default: all)")
+    parser.add_argument("--half-out", default="", help="directory for the float16 twins")
     args = parser.parse_args()
     names = [n for n in args.only.split(",") if n] or list(MODELS)
     unknown = [n for n in names if n not in MODELS]
@@ -115,6 +136,10 @@ def main():
         start = time.time()
         size = export_case(name, args.out)
         print(f"{name}: {size / 1e6:.1f} MB, {time.time() - start:.1f}s", flush=True)
+        if args.half_out and name in HALF_TWINS:
+            os.makedirs(args.half_out, exist_ok=True)
+            size = export_half_twin(name, args.out, args.half_out)
+            print(f"{HALF_TWINS[name]}: {size / 1e6:.1f} MB", flush=True)
 
 
 if __name__ == "__main__":
