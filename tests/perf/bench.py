@@ -62,11 +62,15 @@ EXPORT_MODELS = ["mlp", "resnet18", "mobilenet_v2", "bert2_op13", "bert2_op17", 
 # Quantized twins of exported models, written by this harness with the project's quantizers
 # (tests/models/quantize_static.py: onnxruntime's static QDQ form, uint8 activations
 # calibrated on the model's test input by the ferrite CLI, int8 per-channel weights;
-# quantize_dynamic.py: its dynamic form, DynamicQuantizeLinear + MatMulInteger). name ->
-# (float model, quantizer). Not in the default model list; name them with --models.
+# quantize_dynamic.py: its dynamic form, DynamicQuantizeLinear + MatMulInteger;
+# quantize_float16.py: float16 weights and activations, float32 inputs and outputs, as
+# onnxconverter-common writes them). name -> (float model, quantizer). Not in the default
+# model list; name them with --models.
 QUANTIZED_MODELS = {"resnet18_qdq": ("resnet18", "static"),
                     "mobilenet_v2_qdq": ("mobilenet_v2", "static"),
-                    "bert2_int8": ("bert2_op17", "dynamic")}
+                    "bert2_int8": ("bert2_op17", "dynamic"),
+                    "resnet18_fp16": ("resnet18", "float16"),
+                    "bert2_fp16": ("bert2_op17", "float16")}
 QUANTIZED_REL_ERR = 0.1  # their outputs against the float model's, which the check uses
 EXAMPLE_MODEL = "example_mlp"  # examples/models/mlp.onnx with a seeded input
 ALL_MODELS = [EXAMPLE_MODEL] + EXPORT_MODELS

@@ -1,11 +1,13 @@
 // The portable backend's ConvInteger extern (semantics in runtime/kernels/reference/
-// conv_integer.h), on the int16 dot-product blocks of matmul_int8.h: the weights minus their
-// zero points packed as int16 rows (a constant W with constant zero points once, by the first
-// run); for each image and group the input minus its zero point as int16 channels-last,
-// and for each chunk of output points their windows gathered from it (a run of the group's
-// channels per kernel tap, 0 where the tap leaves the input), then 4x4 blocks of the output,
-// each 16 int16 pair dot products over the window. Chunks are fixed by the call, so the
-// result does not depend on the thread count.
+// conv_integer.h). Group 1 and depthwise convolutions run direct (conv_int8_direct.h): the
+// input minus its zero point as int16 channels-last once per image, the weights minus theirs
+// packed once (a constant W with constant zero points, by the first run) — by pairs of
+// input channels interleaved per output channel, or per channel for depthwise —, then for
+// each output point its taps' input rows (a row of zeros where a tap leaves the input)
+// against a vector of output channels, and the bias and requantization a vector at a time.
+// Other groupings gather each chunk of output points' windows (a run of the group's
+// channels per kernel tap) and take 4x4 blocks of int16 pair dot products (matmul_int8.h).
+// Chunks are fixed by the call, so the result does not depend on the thread count.
 #pragma once
 
 #include <memory>
