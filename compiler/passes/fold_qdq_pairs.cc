@@ -182,11 +182,42 @@ bool absorb(Node* n, const std::set<const Value*>& outputs, const std::set<std::
   return true;
 }
 
+// A float value f computed from DQ(x) exactly as DQ(f(x)) would be (f moves or picks
+// elements: the dequantization is increasing and elementwise), and the QuantizeLinear that
+// now computes f(x) with its parameters.
+struct Twin {
+  Value* y;
+  Node* q;
+  Value *scale, *zero;
+};
+
+// Every other reader of each twin's float value reads DQ(f(x)) instead, so that f is no
+// longer computed in float too (resnet18's max pool feeds a QLinearConv and, in float, the
+// residual Add: the pool ran twice, once dequantizing every tap).
+void read_twins(Graph& g, const std::vector<Twin>& twins) {
+  const std::set<std::string> captured = captured_names(g);
+  bool added = false;
+  for (const Twin& t : twins) {
+    if (t.y->users.empty() || captured.count(t.y->name)) continue;
+    Value* out = g.add_value(t.y->name + "_dq", t.y->type);
+    std::vector<Value*> ins = {t.q->outputs[0], t.scale};
+    if (t.zero) ins.push_back(t.zero);
+    const std::vector<Node*> users = t.y->users;
+    Node* dq = g.add_node("DequantizeLinear", ins, {out}, t.q->name + "_dq");
+    for (Node* u : users)
+      for (Value*& in : u->inputs)
+        if (in == t.y && u != dq) in = out;
+    added = true;
+  }
+  if (added) g.topo_sort();
+}
+
 }  // namespace
 
 void fold_qdq_pairs(Graph& g) {
   g.rebuild_uses();
   std::set<const Node*> rewritten;
+  std::vector<Twin> twins;
   for (const auto& owner : g.nodes) {
     Node* q = owner.get();
     if (!is_onnx_op(q, "QuantizeLinear") || q->outputs.size() != 1 || !q->outputs[0]) continue;
@@ -210,9 +241,14 @@ void fold_qdq_pairs(Graph& g) {
     } else {
       continue;
     }
-    if (rewrite(g, q, f, xs, p)) rewritten.insert(q);
+    Value *scale = q->input(1), *zero = q->input(2);
+    if (!rewrite(g, q, f, xs, p)) continue;
+    rewritten.insert(q);
+    if (f && (moves_data(f) || is_onnx_op(f, "Concat")))
+      twins.push_back({f->outputs[0], q, scale, zero});
   }
   if (rewritten.empty()) return;
+  read_twins(g, twins);
   g.remove_dead();
   g.rebuild_uses();
   const std::set<std::string> captured = captured_names(g);

@@ -1,7 +1,7 @@
 // Lane-wise value ops of the block interpreter. f32 goes through the Highway loops of
-// simd_f32.h; i64 add/sub/mul and bool logic are plain loops the compiler vectorizes; the
-// rest (f64, casts, rare integer ops) applies scalar_ops lane by lane, which keeps them
-// identical to the reference by construction.
+// simd_f32.h; i64 add/sub/mul/max/min, comparisons and bool logic are plain loops the compiler
+// vectorizes; the rest (f64, casts, rare integer ops) applies scalar_ops lane by lane, which keeps
+// them identical to the reference by construction.
 #include <algorithm>
 
 #include "compiler/plan/interpret.h"
@@ -80,6 +80,12 @@ bool int_binary(Op op, const int64_t* a, const int64_t* b, void* out, int n) {
       break;
     case Op::Mul:
       for (int l = 0; l < n; ++l) o[l] = static_cast<int64_t>(u(a[l]) * u(b[l]));
+      break;
+    case Op::Max:  // integer pools (scalar_ops: a > b ? a : b)
+      for (int l = 0; l < n; ++l) o[l] = a[l] > b[l] ? a[l] : b[l];
+      break;
+    case Op::Min:
+      for (int l = 0; l < n; ++l) o[l] = a[l] < b[l] ? a[l] : b[l];
       break;
     case Op::Eq:
       for (int l = 0; l < n; ++l) ob[l] = a[l] == b[l];

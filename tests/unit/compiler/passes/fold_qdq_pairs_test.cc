@@ -118,6 +118,39 @@ TEST(FoldQdqPairs, MaxPoolRunsOnTheIntegers) {
   EXPECT_EQ(pool->attr_ints("kernel_shape"), (std::vector<int64_t>{2, 2}));
 }
 
+// The pooled float value read elsewhere too (resnet18's residual Add): that reader reads
+// DequantizeLinear of the integer pool, and the float pool is gone; unless the float value
+// is a graph output itself.
+TEST(FoldQdqPairs, AnotherReaderOfAMovedValueReadsItsDequantization) {
+  for (bool float_output : {false, true}) {
+    GraphBuilder b;
+    const float s = 0.05f;
+    const uint8_t z = 100;
+    Value* x = b.input("x", DType::U8, {1, 2, 4, 4});
+    Value* t = b.input("t", DType::F32, {1, 2, 3, 3});
+    Value* ds = b.constant("ds", DType::F32, {}, &s);
+    Value* dz = b.constant("dz", DType::U8, {}, &z);
+    Value* pooled = b.op("MaxPool", {b.op("DequantizeLinear", {x, ds, dz})},
+                         {{"kernel_shape", attr_is({2, 2})}});
+    b.output(b.op("QuantizeLinear", {pooled, ds, dz}));
+    b.output(b.op("Add", {pooled, t}));
+    if (float_output) b.output(pooled);
+    std::unique_ptr<Graph> g = b.finish();
+    fold_qdq_pairs(*g);
+    g->validate();
+    EXPECT_EQ(count_ops(*g, "MaxPool"), float_output ? 2 : 1) << float_output;
+    const Node* add = only(*g, "Add");
+    ASSERT_NE(add, nullptr);
+    const Node* dq = add->input(0)->producer;
+    ASSERT_NE(dq, nullptr);
+    EXPECT_EQ(dq->op_type, "DequantizeLinear");
+    ASSERT_NE(dq->input(0)->producer, nullptr);
+    EXPECT_EQ(dq->input(0)->producer->op_type, "MaxPool");
+    EXPECT_EQ(dq->input(0)->producer->input(0)->name, "x");
+    EXPECT_EQ(dq->input(1), ds);
+  }
+}
+
 TEST(FoldQdqPairs, ConcatOfPairsWithOneScaleConcatenatesTheIntegers) {
   for (bool same : {true, false}) {
     GraphBuilder b;
