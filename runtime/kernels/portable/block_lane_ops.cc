@@ -3,6 +3,7 @@
 // vectorizes; the rest (f64, casts, rare integer ops) applies scalar_ops lane by lane, which keeps
 // them identical to the reference by construction.
 #include <algorithm>
+#include <limits>
 
 #include "compiler/plan/interpret.h"
 #include "runtime/kernels/portable/block_executor.h"
@@ -235,6 +236,20 @@ void BlockExecutor::lane_cast(int i) {
     const int64_t* a = slot<int64_t>(in.a);
     float* o = slot<float>(i);
     for (int l = 0; l < len_; ++l) o[l] = static_cast<float>(a[l]);
+    return;
+  }
+  if (from == ScalarType::F32 && to == ScalarType::I64) {  // quantizations
+    // eval_cast's float_to_i64: NaN 0, saturated at +-2^63 (exact in float).
+    const float* a = slot<float>(in.a);
+    int64_t* o = slot<int64_t>(i);
+    constexpr float kTwo63 = 9223372036854775808.0f;
+    for (int l = 0; l < len_; ++l) {
+      const float x = a[l];
+      o[l] = x != x        ? 0
+             : x >= kTwo63 ? std::numeric_limits<int64_t>::max()
+             : x < -kTwo63 ? std::numeric_limits<int64_t>::min()
+                           : static_cast<int64_t>(x);
+    }
     return;
   }
   map_scalar1(from, to, slot<void>(in.a), slot<void>(i), len_,
