@@ -212,6 +212,10 @@ TensorBoxPtr requantize(const LowerCtx& c, const TensorBoxPtr& acc, const Tensor
 }
 
 DynamicQ dynamic_quantize_u8(const LowerCtx& c, const TensorBoxPtr& x) {
+  // x is read three times (its minimum, its maximum, its quantization): a computed x (a
+  // MatMul's bias and Gelu before a quantized MatMul: erf three times per element) is
+  // computed once.
+  if (!x->storage->realized() && x->is_identity_view()) c.gl.realize(x);
   std::vector<int> all;
   for (size_t d = 0; d < x->size.size(); ++d) all.push_back(static_cast<int>(d));
   const TensorBoxPtr lo = make_reduction(c, x, all, false, ReduceKind::Min, DType::F32);

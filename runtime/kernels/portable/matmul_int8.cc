@@ -3,14 +3,12 @@
 #include <algorithm>
 
 #include "compiler/plan/error.h"
+#include "runtime/kernels/portable/conv_int8_direct.h"
 #include "runtime/kernels/portable/parallel.h"
 #include "runtime/kernels/reference/matmul_integer.h"
 
 namespace ferrite {
 namespace {
-
-// Columns of B per chunk: 128 columns of K = 768 are 192 KiB of int16, an L2's share.
-constexpr int64_t kChunkColumns = 128;
 
 // A's rows [batch offset oa] minus its zero point.
 void pack_a(const MatMulIntegerArgs& g, int64_t oa, Int16Panel* p) {
@@ -24,37 +22,34 @@ void pack_a(const MatMulIntegerArgs& g, int64_t oa, Int16Panel* p) {
   }
 }
 
-// B's columns [batch offset ob] minus their zero points.
-void pack_b(const MatMulIntegerArgs& g, int64_t ob, Int16Panel* p) {
+// B's columns [batch offset ob] minus their zero points, as a 1x1 convolution's weights
+// (conv_int8_direct.h: blocks of kInt8ConvChannelBlock columns, pairs of rows interleaved).
+void pack_b(const MatMulIntegerArgs& g, int64_t ob, int64_t pairs, std::vector<int16_t>* w) {
   const MatMulArgs& s = g.shape;
+  const int64_t b = kInt8ConvChannelBlock;
+  w->assign(static_cast<size_t>(2 * pairs * int8_conv_channels_padded(s.n)), int16_t{0});
   for (int64_t j = 0; j < s.n; ++j) {
-    int16_t* dst = p->line(j);
     const int32_t z = g.b_zero_points[static_cast<size_t>(j)];
     const int64_t col = ob + j * s.lb.col_stride;
+    int16_t* dst = w->data() + j / b * pairs * 2 * b + j % b * 2;
     for (int64_t k = 0; k < s.k; ++k)
-      dst[k] = static_cast<int16_t>(g.b_at(col + k * s.lb.row_stride) - z);
-    std::fill(dst + s.k, dst + int16_padded(s.k), int16_t{0});
+      dst[k / 2 * 2 * b + k % 2] = static_cast<int16_t>(g.b_at(col + k * s.lb.row_stride) - z);
   }
 }
 
-// C's rows [r0, r1) of one batch item from the packed panels.
-void multiply_rows(const MatMulIntegerArgs& g, const Int16Panel& a, const Int16Panel& b, int64_t oc,
-                   int64_t r0, int64_t r1) {
+// C's rows [r0, r1) of one batch item: the packed rows of A as points against B's columns.
+void multiply_rows(const MatMulIntegerArgs& g, const Int16Panel& a, const std::vector<int16_t>& b,
+                   int64_t oc, int64_t r0, int64_t r1) {
   const MatMulArgs& s = g.shape;
-  const int64_t kp = int16_padded(s.k);
-  int32_t block[16];
-  for (int64_t j0 = 0; j0 < s.n; j0 += kChunkColumns) {
-    const int64_t j1 = std::min(s.n, j0 + kChunkColumns);
-    for (int64_t i = r0; i < r1; i += 4) {
-      const int rows = static_cast<int>(std::min<int64_t>(4, r1 - i));
-      for (int64_t j = j0; j < j1; j += 4) {
-        const int cols = static_cast<int>(std::min<int64_t>(4, j1 - j));
-        int16_dot_block(a.line(i), b.line(j), kp, kp, rows, cols, block);
-        for (int r = 0; r < rows; ++r)
-          for (int c = 0; c < cols; ++c)
-            g.c[oc + (i + r) * s.lc.row_stride + (j + c) * s.lc.col_stride] = block[r * 4 + c];
-      }
-    }
+  const int64_t npad = int8_conv_channels_padded(s.n);
+  std::vector<const int16_t*> rows(static_cast<size_t>(r1 - r0));
+  for (int64_t i = r0; i < r1; ++i) rows[static_cast<size_t>(i - r0)] = a.line(i);
+  std::vector<int32_t> sums(static_cast<size_t>((r1 - r0) * npad));
+  int8_conv_points(rows.data(), r1 - r0, 1, (s.k + 1) / 2, b.data(), npad, sums.data());
+  for (int64_t i = r0; i < r1; ++i) {
+    const int32_t* row = sums.data() + (i - r0) * npad;
+    int32_t* c = g.c + oc + i * s.lc.row_stride;
+    for (int64_t j = 0; j < s.n; ++j) c[j * s.lc.col_stride] = row[j];
   }
 }
 
@@ -82,13 +77,12 @@ class PortableMatMulInteger : public PreparedExtern {
     const int64_t per_part = std::max<int64_t>(1, row_blocks / std::max<int64_t>(1, 4 * threads_));
     const int64_t parts_per_item = (row_blocks + per_part - 1) / per_part;
     a_.resize(s.m, kp);
-    if (!b_packed_) b_.resize(s.n, kp);
     int64_t packed_ob = -1;
     for (int64_t bi = 0; bi < batches; ++bi) {
       int64_t oa, ob, oc;
       s.batch_offsets(bi, &oa, &ob, &oc);
       pack_a(g, oa, &a_);
-      if (!b_packed_ && ob != packed_ob) pack_b(g, ob, &b_);
+      if (!b_packed_ && ob != packed_ob) pack_b(g, ob, (s.k + 1) / 2, &b_);
       packed_ob = ob;
       parallel_parts(threads_, parts_per_item, [&](int64_t p) {
         const int64_t r0 = p * per_part * 4;
@@ -102,7 +96,8 @@ class PortableMatMulInteger : public PreparedExtern {
   const ExternCall& call_;
   int threads_;
   bool b_constant_ = false, b_packed_ = false;
-  Int16Panel a_, b_;
+  Int16Panel a_;
+  std::vector<int16_t> b_;
 };
 
 }  // namespace

@@ -1,12 +1,13 @@
 // The portable backend's MatMulInteger extern (semantics in
 // runtime/kernels/reference/matmul_integer.h). The operands minus their zero points are
-// packed as int16 (A by rows, B by columns, K padded to a whole vector; a constant B with
-// constant zero points once, at prepare), and each 4x4 block of C is 16 dot products of
-// int16 pairs widened into int32 lanes (Highway's ReorderWidenMulAccumulate: pmaddwd on x86,
-// i32x4.dot_i16x8_s in wasm, the NEON widening multiply-adds), over column chunks whose
-// packed B stays in cache. |a - z| and |b - z| are at most 255, so no product of two
-// overflows int16 pairs' int32 sums; the sums over K wrap modulo 2^32 as the reference's do.
-// Threads take blocks of rows; the result does not depend on their number.
+// packed as int16: A by rows (K padded to a whole vector), B as a 1x1 convolution's weights
+// (conv_int8_direct.h: blocks of 16 columns with pairs of rows interleaved; a constant B with
+// constant zero points once, at the first run), and C's rows are that convolution's output
+// points: each pair of A's values broadcast against a vector of B's columns, one widening
+// multiply-add (pmaddwd, i32x4.dot_i16x8_s, the NEON widening multiply-adds) per pair, in
+// int32 lanes. |a - z| and |b - z| are at most 255, so no product of two overflows int16
+// pairs' int32 sums; the sums over K wrap modulo 2^32 as the reference's do. Threads take
+// blocks of rows; the result does not depend on their number.
 #pragma once
 
 #include <cstdint>
