@@ -16,6 +16,12 @@ bool is_conv(const Node& n) {
   return n.domain.empty() && kConvs.count(n.op_type) != 0;
 }
 
+// The integer convolutions: every backend's reads and writes its activations channels-last
+// (oneDNN's int8 convolutions, and the portable ones, which widen the input channels-last).
+bool is_integer_conv(const Node& n) {
+  return n.domain.empty() && (n.op_type == "QLinearConv" || n.op_type == "ConvInteger");
+}
+
 bool is_pool(const Node& n) {
   static const std::set<std::string> kPools{"MaxPool",       "AveragePool", "GlobalAveragePool",
                                             "GlobalMaxPool", "LpPool",      "GlobalLpPool"};
@@ -78,7 +84,6 @@ void choose_conv_layout(Graph& g, bool prefer_channels_last) {
     if (is_conv(*n)) n->attrs.erase(kLayoutAttr);
     n->attrs.erase(kStoreAttr);
   }
-  if (!prefer_channels_last) return;
   std::map<const Value*, size_t> producer;
   for (size_t i = 0; i < g.nodes.size(); ++i)
     for (const Value* v : g.nodes[i]->outputs)
@@ -93,9 +98,10 @@ void choose_conv_layout(Graph& g, bool prefer_channels_last) {
       if (p != producer.end() && in_region(*g.nodes[p->second])) r.join(i, p->second);
     }
   }
-  std::map<size_t, int> convs, pools;
+  std::map<size_t, int> convs, float_convs, pools;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (is_conv(*g.nodes[i])) ++convs[r.find(i)];
+    if (is_conv(*g.nodes[i]) && !is_integer_conv(*g.nodes[i])) ++float_convs[r.find(i)];
     if (is_pool(*g.nodes[i])) ++pools[r.find(i)];
   }
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -103,6 +109,8 @@ void choose_conv_layout(Graph& g, bool prefer_channels_last) {
     if (!in_region(n)) continue;
     const size_t region = r.find(i);
     if (convs[region] < 2 && pools[region] == 0) continue;
+    // Without the backend's preference, only a region of integer convolutions.
+    if (!prefer_channels_last && (convs[region] == 0 || float_convs[region] > 0)) continue;
     n.attrs[is_conv(n) ? kLayoutAttr : kStoreAttr] = attr_s(kChannelsLastLayout);
   }
 }

@@ -15,9 +15,11 @@
 // output the lowering realizes (a quantized activation between two int8 convolutions, a
 // value read twice) is stored channels-last too, and a pool runs channels-last (as it does
 // over any input stored so) even over a value computed from the convolution's output (a
-// dequantization). With
-// `prefer_channels_last` false (backends whose convolutions want NCHW, the portable one) the
-// pass marks nothing.
+// dequantization). With `prefer_channels_last` false (backends whose float convolutions
+// want NCHW, the portable one) the pass marks only the regions whose convolutions are all
+// integer ones (QLinearConv, ConvInteger): every backend's integer convolution works on
+// channels-last data (the portable one widens its input channels-last), so NCHW there
+// only adds a transposition on each side of every convolution.
 #pragma once
 
 #include "compiler/graph/graph.h"

@@ -46,7 +46,7 @@ mkdir -p "$dir/logs"
 
 export OMP_NUM_THREADS=1 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-export minutes dir
+export minutes dir jobs  # run_target runs in a child shell (xargs): -fork=$jobs needs them
 run_target() {  # run_target TARGET: one campaign of one target, its log in DIR/logs
   local t=$1 seeds dict
   local limits="-max_len=65536"
@@ -83,13 +83,20 @@ for t in "${targets[@]}"; do
   /usr/bin/python3 - "$t" "$dir/logs/$t.log" <<'EOF'
 import re, sys
 target, log = sys.argv[1], sys.argv[2]
-lines = [l for l in open(log, errors="replace") if re.match(r"#\d+: cov:", l)]
-if not lines:
-    print(f"{target:13s} no stats (see {log})")
-    sys.exit(0)
-m = re.match(r"#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s:? (\d+) "
-             r"oom/timeout/crash: (\d+)/(\d+)/(\d+) time: (\d+)s", lines[-1])
-n, cov, ft, corp, eps, oom, to, crash, secs = m.groups()
+text = open(log, errors="replace").read()
+lines = re.findall(r"^#\d+: cov: .*$", text, re.M)
+if lines:  # fork mode: the parent's last line
+    m = re.match(r"#(\d+): cov: (\d+) ft: (\d+) corp: (\d+) exec/s:? (\d+) "
+                 r"oom/timeout/crash: (\d+)/(\d+)/(\d+) time: (\d+)s", lines[-1])
+    n, cov, ft, corp, eps, oom, to, crash, secs = m.groups()
+else:  # one process (-fork=0): its DONE line and final stats
+    m = re.search(r"^#(\d+)\s+DONE\s+cov: (\d+) ft: (\d+) corp: (\d+)/\S+ .*exec/s: (\d+)", text, re.M)
+    t = re.search(r"^Done \d+ runs in (\d+) second", text, re.M)
+    if not m:
+        print(f"{target:13s} no stats (see {log})")
+        sys.exit(0)
+    n, cov, ft, corp, eps = m.groups()
+    oom, to, crash, secs = "0", "0", "0", t.group(1) if t else "?"
 cpu = [int(l.split()[1]) for l in open(log, errors="replace") if l.startswith("cpu_seconds:")]
 per_cpu = f"{int(n) / cpu[-1]:7.0f}" if cpu and cpu[-1] else "      ?"
 print(f"{target:13s} {int(n):>10,} execs  {eps:>6} exec/s  {per_cpu} exec/CPU-s  cov {cov:>6}  "

@@ -235,14 +235,29 @@ void BlockExecutor::lane_cast(int i) {
   if (from == ScalarType::I64 && to == ScalarType::F32) {  // iota and index arithmetic
     const int64_t* a = slot<int64_t>(in.a);
     float* o = slot<float>(i);
-    for (int l = 0; l < len_; ++l) o[l] = static_cast<float>(a[l]);
+    // A block of values inside int32 (8-bit data, indices) converts through int32 lanes,
+    // which every SIMD target converts (int64 to float has no instruction before AVX-512).
+    uint64_t outside = 0;
+    for (int l = 0; l < len_; ++l) outside |= (u(a[l]) + 0x80000000u) >> 32;
+    if (outside == 0) {
+      for (int l = 0; l < len_; ++l) o[l] = static_cast<float>(static_cast<int32_t>(a[l]));
+    } else {
+      for (int l = 0; l < len_; ++l) o[l] = static_cast<float>(a[l]);
+    }
     return;
   }
   if (from == ScalarType::F32 && to == ScalarType::I64) {  // quantizations
     // eval_cast's float_to_i64: NaN 0, saturated at +-2^63 (exact in float).
     const float* a = slot<float>(in.a);
     int64_t* o = slot<int64_t>(i);
-    constexpr float kTwo63 = 9223372036854775808.0f;
+    constexpr float kTwo63 = 9223372036854775808.0f, kTwo31 = 2147483648.0f;
+    // A block inside int32 (no NaN: it fails the comparisons) converts through int32 lanes.
+    int inside = 1;
+    for (int l = 0; l < len_; ++l) inside &= (a[l] >= -kTwo31) & (a[l] < kTwo31);
+    if (inside) {
+      for (int l = 0; l < len_; ++l) o[l] = static_cast<int32_t>(a[l]);
+      return;
+    }
     for (int l = 0; l < len_; ++l) {
       const float x = a[l];
       o[l] = x != x        ? 0

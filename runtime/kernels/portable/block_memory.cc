@@ -110,12 +110,13 @@ void BlockExecutor::lane_load(int i) {
       auto* dst = static_cast<typename S::Lane*>(out);
       if (stride == 1 && std::is_same<typename S::Mem, typename S::Lane>::value) {
         std::memcpy(dst, src, len_ * sizeof(*dst));
+      } else if (stride == 1) {  // a widening loop the compiler vectorizes
+        for (int l = 0; l < len_; ++l) dst[l] = S::load(src[l]);
       } else {
         for (int l = 0; l < len_; ++l) dst[l] = S::load(src[l * stride]);
       }
-      if (mask)
-        for (int l = 0; l < len_; ++l)
-          if (!mask[l]) dst[l] = 0;
+      if (mask)  // a select, not a branch per lane
+        for (int l = 0; l < len_; ++l) dst[l] = mask[l] ? dst[l] : typename S::Lane{0};
     });
     return;
   }
@@ -150,6 +151,8 @@ void BlockExecutor::lane_store(int i) {
       const auto* src = static_cast<const typename S::Lane*>(value);
       if (stride == 1 && std::is_same<typename S::Mem, typename S::Lane>::value) {
         std::memcpy(dst, src, len_ * sizeof(*src));
+      } else if (stride == 1) {  // a narrowing loop the compiler vectorizes
+        for (int l = 0; l < len_; ++l) dst[l] = S::store(src[l]);
       } else {
         for (int l = 0; l < len_; ++l) dst[l * stride] = S::store(src[l]);
       }

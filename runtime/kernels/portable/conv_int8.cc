@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 
 #include "runtime/kernels/portable/conv_int8_direct.h"
 #include "runtime/kernels/portable/matmul_int8.h"
@@ -41,63 +42,96 @@ void pack_weights(const ConvIntegerArgs& g, int64_t kp, Int16Panel* p) {
 // Channels [c0, c0 + count) of image n minus X's zero point, channels-last: element
 // (i0, i1, i2, c) at ((i0 * in1 + i1) * in2 + i2) * stride + c - c0, and 0 in the `stride`
 // - count values after each position's. A window's taps are then runs of values.
-void pack_input(const ConvIntegerArgs& g, int64_t n, int64_t c0, int64_t count, int64_t stride,
-                std::vector<int16_t>* xt) {
+template <typename T>
+void pack_input_typed(const ConvIntegerArgs& g, const T* x, int64_t n, int64_t c0, int64_t count,
+                      int64_t stride, int16_t* out) {
   const ConvArgs& a = g.shape;
-  xt->resize(static_cast<size_t>(a.in_size() * stride));
-  int16_t* out = xt->data();
+  const auto z = static_cast<int16_t>(g.x_zero_point);
   if (stride > count)
     for (int64_t i = 0; i < a.in_size(); ++i)
       std::fill(out + i * stride + count, out + (i + 1) * stride, int16_t{0});
-  if (a.xs[1] == 1) {  // X channels-last already: a copy, position by position
+  if (a.xs[1] == 1) {  // X channels-last already: position by position, a loop over channels
     int16_t* at = out;
-    const int64_t base = a.x_offset + n * a.xs[0] + c0;
+    const T* base = x + a.x_offset + n * a.xs[0] + c0;
     for (int64_t i0 = 0; i0 < a.in[0]; ++i0)
       for (int64_t i1 = 0; i1 < a.in[1]; ++i1)
         for (int64_t i2 = 0; i2 < a.in[2]; ++i2, at += stride) {
-          const int64_t from = base + i0 * a.xs[2] + i1 * a.xs[3] + i2 * a.xs[4];
+          const T* from = base + i0 * a.xs[2] + i1 * a.xs[3] + i2 * a.xs[4];
           for (int64_t c = 0; c < count; ++c)
-            at[c] = static_cast<int16_t>(g.x_at(from + c) - g.x_zero_point);
+            at[c] = static_cast<int16_t>(static_cast<int16_t>(from[c]) - z);
         }
     return;
   }
   for (int64_t c = 0; c < count; ++c) {
-    const int64_t base = a.x_offset + n * a.xs[0] + (c0 + c) * a.xs[1];
-    int64_t at = c;
+    const T* base = x + a.x_offset + n * a.xs[0] + (c0 + c) * a.xs[1];
+    int16_t* at = out + c;
     for (int64_t i0 = 0; i0 < a.in[0]; ++i0)
-      for (int64_t i1 = 0; i1 < a.in[1]; ++i1)
+      for (int64_t i1 = 0; i1 < a.in[1]; ++i1) {
+        const T* row = base + i0 * a.xs[2] + i1 * a.xs[3];
         for (int64_t i2 = 0; i2 < a.in[2]; ++i2, at += stride)
-          out[at] = static_cast<int16_t>(g.x_at(base + i0 * a.xs[2] + i1 * a.xs[3] + i2 * a.xs[4]) -
-                                         g.x_zero_point);
+          *at = static_cast<int16_t>(static_cast<int16_t>(row[i2 * a.xs[4]]) - z);
+      }
   }
 }
 
+void pack_input(const ConvIntegerArgs& g, int64_t n, int64_t c0, int64_t count, int64_t stride,
+                std::vector<int16_t>* xt) {
+  xt->resize(static_cast<size_t>(g.shape.in_size() * stride));
+  if (g.x_signed) {
+    pack_input_typed(g, static_cast<const int8_t*>(g.x), n, c0, count, stride, xt->data());
+  } else {
+    pack_input_typed(g, static_cast<const uint8_t*>(g.x), n, c0, count, stride, xt->data());
+  }
+}
+
+// Output points in order, their coordinates stepped without divisions (a division per
+// coordinate and point cost more than a small convolution's products).
+struct PointWalk {
+  PointWalk(const ConvArgs& a, int64_t p)
+      : a(a), o{p / (a.out[1] * a.out[2]), p / a.out[2] % a.out[1], p % a.out[2]} {}
+  void next() {
+    if (++o[2] < a.out[2]) return;
+    o[2] = 0;
+    if (++o[1] < a.out[1]) return;
+    o[1] = 0;
+    ++o[0];
+  }
+  const ConvArgs& a;
+  std::array<int64_t, 3> o;
+};
+
 // The windows of output points [p0, p1) over the packed input `xt`: one line per point, a
-// run of Cg values per kernel tap (0 where the tap leaves X), in the weights' order.
+// run of Cg values per kernel tap (0 where the tap leaves X), in the weights' order. Along
+// the innermost kernel dim the taps of an undilated window are adjacent in `xt`: one copy
+// of kernel[2] * Cg values where the whole run is inside X (an image's 7x7 window is 7
+// copies of 21 values, not 49 of 3).
 void pack_windows(const ConvIntegerArgs& g, const int16_t* xt, int64_t p0, int64_t p1, int64_t kp,
                   Int16Panel* panel) {
   const ConvArgs& a = g.shape;
-  const int64_t cg = a.c_in_group();
-  const auto run = static_cast<size_t>(cg) * sizeof(int16_t);
+  const int64_t cg = a.c_in_group(), k2 = a.kernel[2];
+  const bool adjacent = a.dilation[2] == 1;
   panel->resize(p1 - p0, kp);
-  for (int64_t p = p0; p < p1; ++p) {
-    const std::array<int64_t, 3> o = {p / (a.out[1] * a.out[2]), p / a.out[2] % a.out[1],
-                                      p % a.out[2]};
+  PointWalk w(a, p0);
+  for (int64_t p = p0; p < p1; ++p, w.next()) {
     int16_t* dst = panel->line(p - p0);
     int16_t* tap = dst;
+    const int64_t first2 = w.o[2] * a.stride[2] - a.pad_begin[2];
+    const bool run_inside = adjacent && first2 >= 0 && first2 + k2 <= a.in[2];
     for (int64_t j0 = 0; j0 < a.kernel[0]; ++j0) {
-      const int64_t i0 = o[0] * a.stride[0] + j0 * a.dilation[0] - a.pad_begin[0];
+      const int64_t i0 = w.o[0] * a.stride[0] + j0 * a.dilation[0] - a.pad_begin[0];
       for (int64_t j1 = 0; j1 < a.kernel[1]; ++j1) {
-        const int64_t i1 = o[1] * a.stride[1] + j1 * a.dilation[1] - a.pad_begin[1];
-        for (int64_t j2 = 0; j2 < a.kernel[2]; ++j2, tap += cg) {
-          const int64_t i2 = o[2] * a.stride[2] + j2 * a.dilation[2] - a.pad_begin[2];
-          if (i0 >= 0 && i0 < a.in[0] && i1 >= 0 && i1 < a.in[1] && i2 >= 0 && i2 < a.in[2]) {
-            const int16_t* from = xt + ((i0 * a.in[1] + i1) * a.in[2] + i2) * cg;
-            if (cg < 8) {  // a few channels (an image's): no call per tap
-              for (int64_t c = 0; c < cg; ++c) tap[c] = from[c];
-            } else {
-              std::memcpy(tap, from, run);
-            }
+        const int64_t i1 = w.o[1] * a.stride[1] + j1 * a.dilation[1] - a.pad_begin[1];
+        const bool row_inside = i0 >= 0 && i0 < a.in[0] && i1 >= 0 && i1 < a.in[1];
+        const int16_t* row = row_inside ? xt + (i0 * a.in[1] + i1) * a.in[2] * cg : nullptr;
+        if (row_inside && run_inside) {
+          std::memcpy(tap, row + first2 * cg, static_cast<size_t>(k2 * cg) * sizeof(int16_t));
+          tap += k2 * cg;
+          continue;
+        }
+        for (int64_t j2 = 0; j2 < k2; ++j2, tap += cg) {
+          const int64_t i2 = first2 + j2 * a.dilation[2];
+          if (row_inside && i2 >= 0 && i2 < a.in[2]) {
+            std::memcpy(tap, row + i2 * cg, static_cast<size_t>(cg) * sizeof(int16_t));
           } else {
             std::fill(tap, tap + cg, int16_t{0});
           }
@@ -164,22 +198,6 @@ void pack_direct_weights(const ConvIntegerArgs& g, int64_t pairs, int64_t mpad, 
   }
 }
 
-// Output points in order, their coordinates stepped without divisions (a division per
-// coordinate and point cost more than a small convolution's products).
-struct PointWalk {
-  PointWalk(const ConvArgs& a, int64_t p)
-      : a(a), o{p / (a.out[1] * a.out[2]), p / a.out[2] % a.out[1], p % a.out[2]} {}
-  void next() {
-    if (++o[2] < a.out[2]) return;
-    o[2] = 0;
-    if (++o[1] < a.out[1]) return;
-    o[1] = 0;
-    ++o[0];
-  }
-  const ConvArgs& a;
-  std::array<int64_t, 3> o;
-};
-
 // The input rows of points [p0, p1)'s taps: into `xt` (pack_input, `stride` values per
 // position) where the tap is inside X, else `zeros`.
 void tap_rows(const ConvArgs& a, const int16_t* xt, int64_t stride, const int16_t* zeros,
@@ -201,26 +219,87 @@ void tap_rows(const ConvArgs& a, const int16_t* xt, int64_t stride, const int16_
   }
 }
 
+// A 1x1 convolution's points [p0, p1) of image n: each point's input position, its C
+// channels minus X's zero point, widened into `out` (`stride` values a point, 0 after the
+// C), or `zeros` where the position leaves X. Per chunk, so that the widened values stay in
+// cache rather than a whole int16 copy of X streaming through memory.
 template <typename T>
-void store_channels(const int32_t* q, int64_t count, int64_t step, T* y) {
-  if (step == 1) {  // channels-last: a loop the compiler vectorizes
-    for (int64_t m = 0; m < count; ++m) y[m] = static_cast<T>(q[m]);
-  } else {
-    for (int64_t m = 0; m < count; ++m) y[m * step] = static_cast<T>(q[m]);
+void pack_points_typed(const ConvIntegerArgs& g, const T* x, int64_t n, int64_t p0, int64_t p1,
+                       int64_t stride, const int16_t* zeros, int16_t* out, const int16_t** rows) {
+  const ConvArgs& a = g.shape;
+  const int64_t count = a.c_in, cs = a.xs[1];
+  const auto z = static_cast<int16_t>(g.x_zero_point);
+  PointWalk w(a, p0);
+  for (int64_t p = p0; p < p1; ++p, w.next()) {
+    int64_t i[3];
+    bool inside = true;
+    for (int d = 0; d < 3; ++d) {
+      i[d] = w.o[static_cast<size_t>(d)] * a.stride[static_cast<size_t>(d)] -
+             a.pad_begin[static_cast<size_t>(d)];
+      inside = inside && i[d] >= 0 && i[d] < a.in[static_cast<size_t>(d)];
+    }
+    if (!inside) {
+      rows[p - p0] = zeros;
+      continue;
+    }
+    const T* from = x + a.x_offset + n * a.xs[0] + i[0] * a.xs[2] + i[1] * a.xs[3] + i[2] * a.xs[4];
+    int16_t* to = out + (p - p0) * stride;
+    if (cs == 1) {
+      for (int64_t c = 0; c < count; ++c)
+        to[c] = static_cast<int16_t>(static_cast<int16_t>(from[c]) - z);
+    } else {
+      for (int64_t c = 0; c < count; ++c)
+        to[c] = static_cast<int16_t>(static_cast<int16_t>(from[c * cs]) - z);
+    }
+    std::fill(to + count, to + stride, int16_t{0});
+    rows[p - p0] = to;
   }
 }
 
-// The finished values q[m] (m < M) of the output point at `w` into Y.
-void store_point(const ConvIntegerArgs& g, int64_t n, const PointWalk& w, const int32_t* q) {
-  const ConvArgs& a = g.shape;
-  const int64_t at =
-      a.y_offset + n * a.ys[0] + w.o[0] * a.ys[2] + w.o[1] * a.ys[3] + w.o[2] * a.ys[4];
-  if (!g.requantize) {
-    store_channels(q, a.c_out, a.ys[1], g.y + at);
-  } else if (g.y_signed) {
-    store_channels(q, a.c_out, a.ys[1], static_cast<int8_t*>(g.y8) + at);
+void pack_points(const ConvIntegerArgs& g, int64_t n, int64_t p0, int64_t p1, int64_t stride,
+                 const int16_t* zeros, int16_t* out, const int16_t** rows) {
+  if (g.x_signed) {
+    pack_points_typed(g, static_cast<const int8_t*>(g.x), n, p0, p1, stride, zeros, out, rows);
   } else {
-    store_channels(q, a.c_out, a.ys[1], static_cast<uint8_t*>(g.y8) + at);
+    pack_points_typed(g, static_cast<const uint8_t*>(g.x), n, p0, p1, stride, zeros, out, rows);
+  }
+}
+
+// The finished values q[(p - p0) * mpad + m] (m < M) of output points [p0, p1) into Y. Y
+// channels-last: each point's M values in a row; else (NCHW) channel by channel, so that
+// the points of one output row are written in order rather than a byte per channel plane.
+template <typename T>
+void store_chunk(const ConvArgs& a, int64_t n, int64_t p0, int64_t p1, const int32_t* q,
+                 int64_t mpad, T* y) {
+  int64_t offsets[kChunkPoints];
+  PointWalk w(a, p0);
+  for (int64_t p = p0; p < p1; ++p, w.next())
+    offsets[p - p0] =
+        a.y_offset + n * a.ys[0] + w.o[0] * a.ys[2] + w.o[1] * a.ys[3] + w.o[2] * a.ys[4];
+  // Locals, not a's fields: a store of bytes may alias them, and the loops would reload them.
+  const int64_t count = a.c_out, step = a.ys[1], points = p1 - p0;
+  if (step == 1) {  // a loop the compiler vectorizes per point
+    for (int64_t i = 0; i < points; ++i) {
+      T* to = y + offsets[i];
+      const int32_t* from = q + i * mpad;
+      for (int64_t m = 0; m < count; ++m) to[m] = static_cast<T>(from[m]);
+    }
+    return;
+  }
+  for (int64_t m = 0; m < count; ++m) {
+    T* plane = y + m * step;
+    for (int64_t i = 0; i < points; ++i) plane[offsets[i]] = static_cast<T>(q[i * mpad + m]);
+  }
+}
+
+void store_chunk(const ConvIntegerArgs& g, int64_t n, int64_t p0, int64_t p1, const int32_t* q,
+                 int64_t mpad) {
+  if (!g.requantize) {
+    store_chunk(g.shape, n, p0, p1, q, mpad, g.y);
+  } else if (g.y_signed) {
+    store_chunk(g.shape, n, p0, p1, q, mpad, static_cast<int8_t*>(g.y8));
+  } else {
+    store_chunk(g.shape, n, p0, p1, q, mpad, static_cast<uint8_t*>(g.y8));
   }
 }
 
@@ -277,16 +356,22 @@ class PortableConvInteger : public PreparedExtern {
       if (g.b) bias[static_cast<size_t>(m)] = g.b[a.b_offset + m * a.b_stride];
       if (g.requantize) mult[static_cast<size_t>(m)] = g.multiplier[m * g.multiplier_stride];
     }
+    // A 1x1 convolution widens each chunk's points as it goes (pack_points).
+    const bool pointwise = !depthwise && a.kernel_size() == 1;
     const std::vector<int16_t> zeros(static_cast<size_t>(stride), 0);
     const int64_t chunks = (points + kChunkPoints - 1) / kChunkPoints;
     for (int64_t n = 0; n < a.n; ++n) {
-      pack_input(g, n, 0, a.c_in, stride, &input_);
+      if (!pointwise) pack_input(g, n, 0, a.c_in, stride, &input_);
       parallel_parts(threads_, chunks, [&](int64_t chunk) {
         const int64_t p0 = chunk * kChunkPoints, p1 = std::min(points, p0 + kChunkPoints);
         std::vector<const int16_t*> rows(static_cast<size_t>((p1 - p0) * taps));
-        std::vector<int32_t> sums(static_cast<size_t>((p1 - p0) * mpad));
+        // Every sum is written before it is read: no zero-filling.
+        const std::unique_ptr<int32_t[]> sums(new int32_t[static_cast<size_t>((p1 - p0) * mpad)]);
         Int16Panel windows;
-        if (fused) {
+        if (pointwise) {
+          windows.resize(p1 - p0, stride);
+          pack_points(g, n, p0, p1, stride, zeros.data(), windows.line(0), rows.data());
+        } else if (fused) {
           pack_windows(g, input_.data(), p0, p1, kp, &windows);
           for (int64_t p = p0; p < p1; ++p)
             rows[static_cast<size_t>(p - p0)] = windows.line(p - p0);
@@ -295,17 +380,26 @@ class PortableConvInteger : public PreparedExtern {
         }
         if (depthwise) {
           int8_depthwise_points(rows.data(), p1 - p0, taps, direct_weights_.data(), mpad,
-                                sums.data());
+                                sums.get());
         } else {
           int8_conv_points(rows.data(), p1 - p0, taps, pairs, direct_weights_.data(), mpad,
-                           sums.data());
+                           sums.get());
         }
-        int8_conv_finish(sums.data(), p1 - p0, mpad, bias.data(),
+        if (g.requantize && a.ys[1] == 1) {  // channels-last bytes: written as they finish
+          uint8_t* bytes[kChunkPoints];
+          PointWalk w(a, p0);
+          for (int64_t p = p0; p < p1; ++p, w.next())
+            bytes[p - p0] = static_cast<uint8_t*>(g.y8) + a.y_offset + n * a.ys[0] +
+                            w.o[0] * a.ys[2] + w.o[1] * a.ys[3] + w.o[2] * a.ys[4];
+          int8_conv_finish_bytes(sums.get(), p1 - p0, mpad, bias.data(), mult.data(),
+                                 g.y_zero_point, g.type_lo, g.type_hi, g.y_lo, g.y_hi, g.y_signed,
+                                 a.c_out, bytes);
+          return;
+        }
+        int8_conv_finish(sums.get(), p1 - p0, mpad, bias.data(),
                          g.requantize ? mult.data() : nullptr, g.y_zero_point, g.type_lo, g.type_hi,
-                         g.y_lo, g.y_hi, sums.data());
-        PointWalk w(a, p0);
-        for (int64_t p = p0; p < p1; ++p, w.next())
-          store_point(g, n, w, sums.data() + (p - p0) * mpad);
+                         g.y_lo, g.y_hi, sums.get());
+        store_chunk(g, n, p0, p1, sums.get(), mpad);
       });
     }
   }

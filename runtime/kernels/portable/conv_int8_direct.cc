@@ -2,6 +2,7 @@
 #include "runtime/kernels/portable/conv_int8_direct.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #undef HWY_TARGET_INCLUDE
@@ -91,44 +92,90 @@ void ConvPoints(const int16_t* const* rows, int64_t points, int64_t taps, int64_
 }
 #endif  // HWY_TARGET == HWY_SCALAR
 
+// A vector of channels at a time, its weights for up to kDepthwiseTaps taps held in
+// registers while every point of the chunk passes (a 3x3 window: one group).
+constexpr int64_t kDepthwiseTaps = 9;
+
 void DepthwisePoints(const int16_t* const* rows, int64_t points, int64_t taps, const int16_t* w,
                      int64_t cpad, int32_t* sums) {
   const D32 d32;
   const hn::Rebind<int16_t, D32> d16;
+  using V = hn::Vec<D32>;
   const int64_t n = static_cast<int64_t>(hn::Lanes(d32));
-  for (int64_t p = 0; p < points; ++p) {
-    const int16_t* const* r = rows + p * taps;
-    for (int64_t c = 0; c < cpad; c += n) {
-      auto acc = hn::Zero(d32);
-      for (int64_t t = 0; t < taps; ++t) {
-        const auto x = hn::PromoteTo(d32, hn::LoadU(d16, r[t] + c));
-        const auto k = hn::PromoteTo(d32, hn::LoadU(d16, w + t * cpad + c));
-        acc = hn::Add(acc, hn::Mul(x, k));
+  for (int64_t c = 0; c < cpad; c += n) {
+    for (int64_t t0 = 0; t0 < taps; t0 += kDepthwiseTaps) {
+      const int64_t group = std::min(kDepthwiseTaps, taps - t0);
+      V wv[kDepthwiseTaps];
+      for (int64_t j = 0; j < group; ++j)
+        wv[j] = hn::PromoteTo(d32, hn::LoadU(d16, w + (t0 + j) * cpad + c));
+      for (int64_t p = 0; p < points; ++p) {
+        const int16_t* const* r = rows + p * taps + t0;
+        int32_t* out = sums + p * cpad + c;
+        V acc = t0 == 0 ? hn::Zero(d32) : hn::LoadU(d32, out);
+        for (int64_t j = 0; j < group; ++j)
+          acc = hn::Add(acc, hn::Mul(hn::PromoteTo(d32, hn::LoadU(d16, r[j] + c)), wv[j]));
+        hn::StoreU(acc, d32, out);
       }
-      hn::StoreU(acc, d32, sums + p * cpad + c);
     }
   }
 }
 
 void Finish(const int32_t* sums, int64_t points, int64_t mpad, const int32_t* bias,
             const float* mult, float yz, float type_lo, float type_hi, float lo, float hi,
-            int32_t* q) {
+            int32_t* q, uint8_t* const* bytes, int64_t count, bool y_signed) {
   const D32 d32;
   const hn::Rebind<float, D32> df;
+  const hn::Rebind<uint8_t, D32> du8;
+  const hn::Rebind<int8_t, D32> di8;
   const int64_t n = static_cast<int64_t>(hn::Lanes(d32));
   const auto z = hn::Set(df, yz);
-  for (int64_t j = 0; j < points * mpad; j += n) {
-    const int64_t i = j % mpad;
-    const auto s = hn::Add(hn::LoadU(d32, sums + j), hn::LoadU(d32, bias + i));
-    if (!mult) {
-      hn::StoreU(s, d32, q + j);
-      continue;
-    }
+  const auto tlo = hn::Set(df, type_lo), thi = hn::Set(df, type_hi);
+  const auto vlo = hn::Set(df, lo), vhi = hn::Set(df, hi);
+  // [lo, hi] inside the type's range (a Clip's, or the type's own): one clamp does both.
+  const bool nested = lo >= type_lo && hi <= type_hi;
+  // Integral floats of magnitude below 2^22 plus 1.5 * 2^23 hold the integer in their low
+  // mantissa bits: a conversion in two operations, where ConvertTo also fixes overflows.
+  const bool small = std::fabs(type_lo) < 4194304.0f && std::fabs(type_hi) < 4194304.0f;
+  const auto magic = hn::Set(df, 12582912.0f);
+  const auto magic_bits = hn::BitCast(d32, magic);
+  auto finish = [&](const int32_t* sp, int64_t i) {
+    const auto s = hn::Add(hn::LoadU(d32, sp + i), hn::LoadU(d32, bias + i));
+    if (!mult) return s;
     auto r = hn::Add(hn::Round(hn::Mul(hn::ConvertTo(df, s), hn::LoadU(df, mult + i))), z);
     r = hn::IfThenElse(hn::Eq(r, r), r, z);
-    r = hn::Min(hn::Max(r, hn::Set(df, type_lo)), hn::Set(df, type_hi));
-    r = hn::Min(hn::Max(r, hn::Set(df, lo)), hn::Set(df, hi));
-    hn::StoreU(hn::ConvertTo(d32, r), d32, q + j);
+    if (nested) {
+      r = hn::Min(hn::Max(r, vlo), vhi);
+    } else {
+      r = hn::Min(hn::Max(r, tlo), thi);
+      r = hn::Min(hn::Max(r, vlo), vhi);
+    }
+    return small ? hn::Sub(hn::BitCast(d32, hn::Add(r, magic)), magic_bits) : hn::ConvertTo(d32, r);
+  };
+  if (!bytes) {
+    for (int64_t p = 0; p < points; ++p)
+      for (int64_t i = 0; i < mpad; i += n)
+        hn::StoreU(finish(sums + p * mpad, i), d32, q + p * mpad + i);
+    return;
+  }
+  // Requantized values (inside the 8-bit type) narrowed into each point's `count` bytes;
+  // the last partial vector through a buffer, so that no byte past them is written.
+  int32_t tail[kInt8ConvChannelBlock];
+  for (int64_t p = 0; p < points; ++p) {
+    uint8_t* dst = bytes[p];
+    for (int64_t i = 0; i < count; i += n) {
+      const auto v = finish(sums + p * mpad, i);
+      if (i + n <= count) {
+        if (y_signed) {
+          hn::StoreU(hn::DemoteTo(di8, v), di8, reinterpret_cast<int8_t*>(dst + i));
+        } else {
+          hn::StoreU(hn::DemoteTo(du8, v), du8, dst + i);
+        }
+      } else {
+        hn::StoreU(v, d32, tail);
+        for (int64_t j = 0; j < count - i; ++j)
+          dst[i + j] = static_cast<uint8_t>(static_cast<uint32_t>(tail[j]));
+      }
+    }
   }
 }
 
@@ -156,7 +203,15 @@ void int8_depthwise_points(const int16_t* const* rows, int64_t points, int64_t t
 void int8_conv_finish(const int32_t* sums, int64_t points, int64_t mpad, const int32_t* bias,
                       const float* mult, float yz, float type_lo, float type_hi, float lo, float hi,
                       int32_t* q) {
-  HWY_DYNAMIC_DISPATCH(Finish)(sums, points, mpad, bias, mult, yz, type_lo, type_hi, lo, hi, q);
+  HWY_DYNAMIC_DISPATCH(Finish)
+  (sums, points, mpad, bias, mult, yz, type_lo, type_hi, lo, hi, q, nullptr, 0, false);
+}
+
+void int8_conv_finish_bytes(const int32_t* sums, int64_t points, int64_t mpad, const int32_t* bias,
+                            const float* mult, float yz, float type_lo, float type_hi, float lo,
+                            float hi, bool y_signed, int64_t count, uint8_t* const* bytes) {
+  HWY_DYNAMIC_DISPATCH(Finish)
+  (sums, points, mpad, bias, mult, yz, type_lo, type_hi, lo, hi, nullptr, bytes, count, y_signed);
 }
 
 }  // namespace ferrite

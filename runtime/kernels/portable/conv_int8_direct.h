@@ -39,4 +39,10 @@ void int8_conv_finish(const int32_t* sums, int64_t points, int64_t mpad, const i
                       const float* mult, float yz, float type_lo, float type_hi, float lo, float hi,
                       int32_t* q);
 
+// The same requantization (mult non-null; Y uint8, or int8 with y_signed) written as bytes:
+// point p's channels m < count (<= mpad) at bytes[p][m], no byte past them touched.
+void int8_conv_finish_bytes(const int32_t* sums, int64_t points, int64_t mpad, const int32_t* bias,
+                            const float* mult, float yz, float type_lo, float type_hi, float lo,
+                            float hi, bool y_signed, int64_t count, uint8_t* const* bytes);
+
 }  // namespace ferrite

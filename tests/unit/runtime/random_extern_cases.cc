@@ -308,6 +308,14 @@ Case random_conv_integer(Draw& d) {
     g = conv_geometry::conv2d(d.pick(1, 2), ch, depthwise ? ch : 16 * d.pick(1, 2),
                               depthwise ? ch : (d.chance(3) ? 2 : 1),
                               {d.pick(4, 12), d.pick(4, 12)}, 3, d.pick(1, 2), 1, d.pick(0, 1));
+  } else if (d.chance(2)) {  // the portable direct paths: 1x1 (widened per chunk of points),
+    // odd channel counts, depthwise windows past one group of taps in registers (5x5)
+    const int64_t c = d.pick(4, 40);
+    const bool depthwise = d.chance(3);
+    const int64_t kernel = depthwise ? 5 : (d.chance(2) ? 1 : 3);
+    g = conv_geometry::conv2d(d.pick(1, 2), c, depthwise ? c : d.pick(1, 40), depthwise ? c : 1,
+                              {d.pick(3, 10), d.pick(3, 10)}, kernel, d.pick(1, 2), d.pick(1, 2),
+                              d.pick(0, kernel / 2 + 1));
   }
   g.bias = false;
   Case c;

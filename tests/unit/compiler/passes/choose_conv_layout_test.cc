@@ -77,5 +77,36 @@ TEST(ChooseConvLayout, BackendsThatWantNchwGetNoMarks) {
   for (const auto& n : r.g->nodes) EXPECT_FALSE(n->attrs.count(kStoreAttr)) << n->describe();
 }
 
+// Without the backend's preference, a region whose convolutions are all integer ones is
+// still channels-last (every backend's integer convolution works channels-last); a region
+// with a float convolution, or a lone integer one, is not.
+TEST(ChooseConvLayout, IntegerRegionsAreChannelsLastForEveryBackend) {
+  GraphBuilder b;
+  Value* x = b.input("x", DType::U8, {1, 4, 6, 6});
+  const std::vector<int8_t> w8(16, 3);
+  const uint8_t zero = 0;
+  const float scale = 0.5f;
+  Value* w = b.constant("w", DType::I8, {4, 4, 1, 1}, w8.data());
+  Value* xz = b.constant("xz", DType::U8, {}, &zero);
+  Value* s = b.constant("s", DType::F32, {}, &scale);
+  // Region: ConvInteger -> DequantizeLinear -> Relu -> QuantizeLinear -> ConvInteger.
+  Value* a = b.op("ConvInteger", {x, w, xz});
+  Value* q = b.op("QuantizeLinear", {b.op("Relu", {b.op("DequantizeLinear", {a, s})}), s, xz});
+  Value* c = b.op("ConvInteger", {q, w, xz});
+  // A lone integer convolution, and a float one beside an integer one.
+  Value* lone = b.op("ConvInteger", {x, w, xz});
+  Value* mixed_int = b.op("ConvInteger", {x, w, xz});
+  Value* mixed_float = conv(b, b.op("Relu", {b.op("DequantizeLinear", {mixed_int, s})}), 4, 4);
+  for (Value* v : {c, lone, mixed_float}) b.output(v);
+  std::unique_ptr<Graph> g = b.finish();
+  choose_conv_layout(*g, false);
+  EXPECT_TRUE(channels_last(a));
+  EXPECT_TRUE(channels_last(c));
+  EXPECT_EQ(q->producer->attr_string(kStoreAttr, ""), kChannelsLastLayout);
+  EXPECT_FALSE(channels_last(lone));
+  EXPECT_FALSE(channels_last(mixed_int));
+  EXPECT_FALSE(channels_last(mixed_float));
+}
+
 }  // namespace
 }  // namespace ferrite
