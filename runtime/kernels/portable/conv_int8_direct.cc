@@ -159,7 +159,7 @@ void Finish(const int32_t* sums, int64_t points, int64_t mpad, const int32_t* bi
   }
   // Requantized values (inside the 8-bit type) narrowed into each point's `count` bytes;
   // the last partial vector through a buffer, so that no byte past them is written.
-  int32_t tail[kInt8ConvChannelBlock];
+  int32_t tail[kInt8ConvChannelBlock] = {};
   for (int64_t p = 0; p < points; ++p) {
     uint8_t* dst = bytes[p];
     for (int64_t i = 0; i < count; i += n) {
