@@ -53,6 +53,23 @@ Tensor::Tensor(DType dtype, std::vector<int64_t> shape, const void* data)
   if (nbytes_ > 0) std::memcpy(data_.get(), data, nbytes_);
 }
 
+Tensor::Tensor(std::vector<int64_t> shape, std::vector<std::string> strings)
+    : dtype_(DType::String), shape_(std::move(shape)), strings_(std::move(strings)) {
+  int64_t n = 1;
+  for (int64_t d : shape_) {
+    if (d < 0) fail("tensor: negative dimension in shape ", shape_text(shape_));
+    if (__builtin_mul_overflow(n, d, &n))
+      fail("tensor: element count of shape ", shape_text(shape_), " overflows");
+  }
+  if (static_cast<uint64_t>(n) != strings_.size())
+    fail("tensor: ", strings_.size(), " strings for shape ", shape_text(shape_));
+}
+
+Tensor Tensor::copy_of(const Tensor& t) {
+  if (t.dtype() == DType::String) return Tensor(t.shape(), t.strings());
+  return Tensor(t.dtype(), t.shape(), t.data());
+}
+
 int64_t Tensor::elements() const {
   int64_t n = 1;
   for (int64_t d : shape_) n *= d;  // the constructor checked that this cannot overflow

@@ -67,6 +67,11 @@ typedef enum FerriteDType {
   FERRITE_INT16 = 5,
   FERRITE_INT32 = 6,
   FERRITE_INT64 = 7,
+  /* Strings (UTF-8 by ONNX's convention). An input's data is an array of one NUL-terminated
+   * `const char*` per element (nbytes: the count times sizeof(const char*)). An output's
+   * buffer (aligned for pointers) receives the same: its first bytes are the element count of
+   * `char*`, pointing at the NUL-terminated strings that follow them in the buffer. */
+  FERRITE_STRING = 8,
   FERRITE_BOOL = 9, /* one byte per element, 0 or 1 */
   FERRITE_FLOAT16 = 10,
   FERRITE_FLOAT64 = 11,

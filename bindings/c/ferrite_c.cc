@@ -3,6 +3,7 @@
 #include "bindings/c/ferrite.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -80,7 +81,30 @@ FerriteStatus guarded(FerriteStatus error_status, Body&& body) {
 }
 
 bool known_dtype(int code, DType* out) {
-  return code != 8 && ferrite::dtype_from_onnx(code, out) && ferrite::dtype_size(*out) != 0;
+  if (code == FERRITE_STRING) {
+    *out = DType::String;
+    return true;
+  }
+  return ferrite::dtype_from_onnx(code, out) && ferrite::dtype_size(*out) != 0;
+}
+
+// A string output as the C API writes it: a `char*` per element, then the NUL-terminated
+// strings they point at.
+size_t string_output_bytes(const ferrite::Tensor& t) {
+  size_t n = t.strings().size() * sizeof(char*);
+  for (const std::string& s : t.strings()) n += s.size() + 1;
+  return n;
+}
+
+void write_string_output(const ferrite::Tensor& t, void* data) {
+  char** pointers = static_cast<char**>(data);
+  char* text = static_cast<char*>(data) + t.strings().size() * sizeof(char*);
+  for (size_t i = 0; i < t.strings().size(); ++i) {
+    const std::string& s = t.strings()[i];
+    pointers[i] = text;
+    std::memcpy(text, s.c_str(), s.size() + 1);
+    text += s.size() + 1;
+  }
 }
 
 FerriteStatus create_session(std::unique_ptr<ferrite::Engine> engine, FerriteSession** out) {
@@ -147,12 +171,22 @@ ferrite::Tensor input_tensor(const char* name, const FerriteTensor& in) {
     if (!empty && elements > SIZE_MAX / n) bad_argument("input '", name, "': shape too large");
     elements = empty ? 0 : elements * n;
   }
-  const size_t element_size = ferrite::dtype_size(dtype);
+  const size_t element_size =
+      dtype == DType::String ? sizeof(const char*) : ferrite::dtype_size(dtype);
   if (elements > SIZE_MAX / element_size || elements * element_size != in.nbytes) {
     bad_argument("input '", name, "': nbytes is ", in.nbytes, ", but its shape and dtype make ",
                  elements, " elements of ", element_size, " bytes");
   }
   if (in.nbytes && !in.data) bad_argument("input '", name, "': data is NULL");
+  if (dtype == DType::String) {
+    const char* const* items = static_cast<const char* const*>(in.data);
+    std::vector<std::string> strings(elements);
+    for (size_t i = 0; i < elements; ++i) {
+      if (!items[i]) bad_argument("input '", name, "': string ", i, " is NULL");
+      strings[i] = items[i];
+    }
+    return ferrite::Tensor(std::move(shape), std::move(strings));
+  }
   return ferrite::Tensor(dtype, std::move(shape), in.data);
 }
 
@@ -405,8 +439,15 @@ FerriteStatus ferrite_session_run(FerriteSession* session, size_t input_count,
       o.dtype = static_cast<FerriteDType>(r.dtype());
       o.rank = r.shape().size();
       for (size_t d = 0; d < o.rank; ++d) o.shape[d] = r.shape()[d];
-      o.nbytes = r.nbytes();
+      o.nbytes = r.dtype() == DType::String ? string_output_bytes(r) : r.nbytes();
       fits = fits && o.nbytes <= o.capacity && (o.data || o.nbytes == 0);
+      if (r.dtype() == DType::String && o.data &&
+          reinterpret_cast<uintptr_t>(o.data) % alignof(char*) != 0) {
+        return failure(FERRITE_INVALID_ARGUMENT,
+                       ferrite::str_cat("output '", session->outputs[selected[i]].name,
+                                        "': a string output's buffer must be aligned for "
+                                        "pointers"));
+      }
     }
     if (!fits) {
       std::string sizes;
@@ -419,7 +460,11 @@ FerriteStatus ferrite_session_run(FerriteSession* session, size_t input_count,
     }
     for (size_t i = 0; i < output_count; ++i) {
       const ferrite::Tensor& r = results[selected[i]];
-      if (r.nbytes()) std::memcpy(outputs[i].data, r.data(), r.nbytes());
+      if (r.dtype() == DType::String) {
+        write_string_output(r, outputs[i].data);
+      } else if (r.nbytes()) {
+        std::memcpy(outputs[i].data, r.data(), r.nbytes());
+      }
     }
     return FERRITE_OK;
   });

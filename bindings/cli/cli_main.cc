@@ -39,7 +39,8 @@ commands:
                              times and 'compiles: N' (plans the compiler made)
     --input NAME=FILE.npy    feed input NAME from an .npy file (repeatable). Inputs not
                              given are generated: floats uniform in [-1,1), integers in
-                             [0,4), bools false, symbolic dims 1 (fixed seed)
+                             [0,4), bools false, strings of up to 7 of "ab c", symbolic
+                             dims 1 (fixed seed)
     --output-dir DIR         write each output to DIR/NAME.npy
     --backend B              reference | portable | jit (default: jit on x86, else portable)
     --bench N                after a warm-up, time N more runs; ends with 'median_ms: X'

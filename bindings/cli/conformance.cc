@@ -47,6 +47,7 @@ Tensor load_tensor_pb(const fs::path& path) {
 }
 
 Tensor tensor_of(const TensorData& d, const std::string& file) {
+  if (d.dtype == DType::String && d.strings) return Tensor(d.shape, *d.strings);
   if (dtype_size(d.dtype) == 0)
     throw UnsupportedError(str_cat(file, ": ", dtype_name(d.dtype), " tensors are not supported"));
   const int64_t elements = d.elements();
@@ -127,11 +128,15 @@ void run_values_set(Engine& engine, const fs::path& set_dir, const Tolerance& to
   }
 }
 
+// Sequences, optionals or strings among the inputs or outputs: no plan holds them.
 bool has_containers(const Engine& engine) {
   for (size_t i = 0; i < engine.inputs().size(); ++i)
-    if (engine.input_container(i) != Container::Tensor) return true;
+    if (engine.input_container(i) != Container::Tensor || engine.inputs()[i].dtype == DType::String)
+      return true;
   for (size_t i = 0; i < engine.outputs().size(); ++i)
-    if (engine.output_container(i) != Container::Tensor) return true;
+    if (engine.output_container(i) != Container::Tensor ||
+        engine.outputs()[i].dtype == DType::String)
+      return true;
   return false;
 }
 

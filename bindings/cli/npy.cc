@@ -3,6 +3,7 @@
 // else, so a malformed file fails with a message instead of being half understood.
 #include "bindings/cli/npy.h"
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -177,6 +178,62 @@ std::string npy_descr(DType dtype) {
   fail("a ", dtype_name(dtype), " tensor cannot be stored in an npy file");
 }
 
+// numpy's unicode arrays ('<U{n}'): n UTF-32 code units per element, NUL-padded.
+bool unicode_width(const std::string& descr, uint64_t* width) {
+  if (descr.size() < 3 || descr.compare(0, 2, "<U") != 0 || descr.size() > 12) return false;
+  uint64_t n = 0;
+  for (size_t i = 2; i < descr.size(); ++i) {
+    if (descr[i] < '0' || descr[i] > '9') return false;
+    n = n * 10 + static_cast<uint64_t>(descr[i] - '0');
+  }
+  *width = n;
+  return true;
+}
+
+void append_utf8(std::string* s, uint32_t c, const std::string& what) {
+  if (c >= 0xD800 && (c < 0xE000 || c > 0x10FFFF))
+    fail(what, ": ", c, " is not a Unicode scalar value");
+  if (c < 0x80) {
+    s->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    s->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    s->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    s->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    s->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    s->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    s->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    s->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    s->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    s->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+}
+
+// The code points of UTF-8 text; a malformed sequence is an error naming `what`.
+std::vector<uint32_t> code_points(const std::string& s, const std::string& what) {
+  std::vector<uint32_t> out;
+  for (size_t i = 0; i < s.size();) {
+    const uint8_t b = static_cast<uint8_t>(s[i]);
+    const int extra = b < 0x80         ? 0
+                      : (b >> 5) == 6  ? 1
+                      : (b >> 4) == 14 ? 2
+                      : (b >> 3) == 30 ? 3
+                                       : -1;
+    if (extra < 0 || i + static_cast<size_t>(extra) >= s.size())
+      fail(what, ": a string is not UTF-8");
+    uint32_t c = extra == 0 ? b : b & (0x3F >> extra);
+    for (int k = 1; k <= extra; ++k) {
+      const uint8_t t = static_cast<uint8_t>(s[i + static_cast<size_t>(k)]);
+      if ((t >> 6) != 2) fail(what, ": a string is not UTF-8");
+      c = (c << 6) | (t & 0x3F);
+    }
+    out.push_back(c);
+    i += static_cast<size_t>(extra) + 1;
+  }
+  return out;
+}
+
 Tensor parse_npy(const uint8_t* data, size_t size, const std::string& what) {
   if (size < 10 || std::memcmp(data, kMagic, kMagicSize) != 0) fail(what, ": not an npy file");
   const int major = data[6], minor = data[7];
@@ -191,7 +248,9 @@ Tensor parse_npy(const uint8_t* data, size_t size, const std::string& what) {
   const std::string text(reinterpret_cast<const char*>(data) + 8 + len_bytes, header_len);
   const Header h = HeaderParser(text, what).parse();
   if (h.fortran_order) fail(what, ": Fortran-order arrays are not supported (save in C order)");
-  const DType dtype = dtype_of_descr(h.descr, what);
+  uint64_t width = 0;
+  const bool unicode = unicode_width(h.descr, &width);
+  const DType dtype = unicode ? DType::String : dtype_of_descr(h.descr, what);
 
   const size_t payload = size - data_offset;
   uint64_t count = 1;
@@ -201,6 +260,20 @@ Tensor parse_npy(const uint8_t* data, size_t size, const std::string& what) {
       fail(what, ": shape too large");
     }
     count *= static_cast<uint64_t>(d);
+  }
+  if (unicode) {  // UTF-32 code units to UTF-8 strings, the NUL padding dropped
+    if (width > (uint64_t{1} << 30) || count * width * 4 != payload)
+      fail(what, ": data is ", payload, " bytes, but ", count, " strings of ", width,
+           " characters need ", count * width * 4);
+    std::vector<std::string> strings(static_cast<size_t>(count));
+    const uint8_t* p = data + data_offset;
+    for (uint64_t k = 0; k < count; ++k) {
+      uint64_t len = width;
+      while (len > 0 && read_le(p + (k * width + len - 1) * 4, 4) == 0) --len;
+      for (uint64_t c = 0; c < len; ++c)
+        append_utf8(&strings[k], read_le(p + (k * width + c) * 4, 4), what);
+    }
+    return Tensor(h.shape, std::move(strings));
   }
   const uint64_t expected = count * dtype_size(dtype);
   if (expected != payload) {
@@ -225,7 +298,15 @@ Tensor read_npy(const std::string& path) {
 }
 
 std::vector<uint8_t> encode_npy(const Tensor& t) {
-  std::string header = header_dict(npy_descr(t.dtype()), t.shape());
+  // Strings as numpy's unicode ('<U{n}', n the most code points of any).
+  std::vector<std::vector<uint32_t>> text;
+  size_t width = 1;
+  for (const std::string& s : t.strings()) {
+    text.push_back(code_points(s, "a string output"));
+    width = std::max(width, text.back().size());
+  }
+  std::string header = header_dict(
+      t.dtype() == DType::String ? str_cat("<U", width) : npy_descr(t.dtype()), t.shape());
   // numpy pads so the data starts on a 64-byte boundary; the header ends with '\n'.
   const size_t unpadded = 10 + header.size() + 1;
   header.append((64 - unpadded % 64) % 64, ' ');
@@ -236,7 +317,14 @@ std::vector<uint8_t> encode_npy(const Tensor& t) {
   out.push_back(static_cast<uint8_t>(header.size() & 0xff));
   out.push_back(static_cast<uint8_t>(header.size() >> 8));
   out.insert(out.end(), header.begin(), header.end());
-  if (t.dtype() == DType::BF16 || dtype_is_minifloat(t.dtype())) {
+  if (t.dtype() == DType::String) {
+    for (const std::vector<uint32_t>& cs : text) {
+      for (size_t k = 0; k < width; ++k) {
+        const uint32_t c = k < cs.size() ? cs[k] : 0;
+        for (int b = 0; b < 4; ++b) out.push_back(static_cast<uint8_t>(c >> (8 * b)));
+      }
+    }
+  } else if (t.dtype() == DType::BF16 || dtype_is_minifloat(t.dtype())) {
     for (int64_t i = 0; i < t.elements(); ++i) {
       const float f = static_cast<float>(element_as_double(t, i));
       const uint8_t* p = reinterpret_cast<const uint8_t*>(&f);

@@ -28,7 +28,9 @@ bool is_integer(DType t) {
 // Integers exactly (int64/uint64 would lose digits through double).
 std::string format_element(const Tensor& t, int64_t i) {
   std::ostringstream os;
-  if (t.dtype() == DType::Bool) {
+  if (t.dtype() == DType::String) {
+    os << '"' << t.strings()[static_cast<size_t>(i)] << '"';
+  } else if (t.dtype() == DType::Bool) {
     os << (load<uint8_t>(t, i) ? "true" : "false");
   } else if (t.dtype() == DType::I64) {
     os << load<int64_t>(t, i);
@@ -175,9 +177,22 @@ std::string format_values(const Tensor& t, int64_t max_count) {
 }
 
 Tensor generated_input(DType dtype, const std::vector<int64_t>& shape, uint64_t seed) {
+  uint64_t state = seed;
+  if (dtype == DType::String) {  // up to 7 characters of "ab c", so some split into words
+    int64_t n = 1;
+    for (int64_t d : shape) {
+      if (d < 0 || __builtin_mul_overflow(n, d, &n) || n > (int64_t{1} << 24))
+        fail("cannot generate ", n, " strings");
+    }
+    std::vector<std::string> strings(static_cast<size_t>(n));
+    for (std::string& s : strings) {
+      const uint64_t r = next_random(&state);
+      for (uint64_t k = 0; k < r % 8; ++k) s += "ab c"[(r >> (8 + 2 * k)) & 3];
+    }
+    return Tensor(shape, std::move(strings));
+  }
   if (dtype_size(dtype) == 0) fail("cannot generate values of type ", dtype_name(dtype));
   Tensor t(dtype, shape);
-  uint64_t state = seed;
   for (int64_t i = 0; i < t.elements(); ++i) store_element(&t, i, next_random(&state));
   return t;
 }
@@ -187,6 +202,15 @@ std::string compare_tensors(const Tensor& actual, const Tensor& expected, double
   const std::string type_diff = type_mismatch(actual, expected);
   if (!type_diff.empty()) return type_diff;
   const bool is_float = dtype_is_float(actual.dtype());
+  if (actual.dtype() == DType::String) {  // exactly, byte for byte
+    for (size_t i = 0; i < actual.strings().size(); ++i) {
+      if (actual.strings()[i] != expected.strings()[i])
+        return str_cat("value at index ", i, " of ", actual.strings().size(), " is ",
+                       format_element(actual, static_cast<int64_t>(i)), ", expected ",
+                       format_element(expected, static_cast<int64_t>(i)));
+    }
+    return "";
+  }
   if (!is_float && dtype_size(actual.dtype()) == 0) {
     return str_cat("cannot compare ", dtype_name(actual.dtype()), " tensors");
   }

@@ -20,7 +20,8 @@ std::string format_type(DType dtype, const std::vector<int64_t>& shape);
 // "[0.25, -1, 3]" with at most `max_count` elements, then ", ..." if there are more.
 std::string format_values(const Tensor& t, int64_t max_count);
 
-// A reproducible input: floats uniform in [-1,1), integers in [0,4), bools false. The
+// A reproducible input: floats uniform in [-1,1), integers in [0,4), bools false, strings
+// of up to 7 characters of "ab c". The
 // generator is our own (splitmix64) so native and wasm builds produce the same values.
 Tensor generated_input(DType dtype, const std::vector<int64_t>& shape, uint64_t seed);
 

@@ -10,10 +10,6 @@
 namespace ferrite {
 namespace {
 
-Tensor copy_of(const Tensor& t) {
-  return Tensor(t.dtype(), t.shape(), t.data());
-}
-
 // A one-element tensor's value as int64 (a trip count) or bool (a condition).
 int64_t scalar_i64(const std::string& what, const char* name, const Tensor& t) {
   if (t.elements() != 1 || dtype_is_float(t.dtype()) || t.dtype() == DType::Bool)
@@ -162,10 +158,58 @@ std::vector<EngineValue> CutNode::run(const std::vector<const EngineValue*>& in,
       return run_scan(in, outer);
     case ModelCut::Kind::SequenceMap:
       return run_sequence_map(in, outer);
+    case ModelCut::Kind::StringMover:
+      return run_string_mover(in);
     case ModelCut::Kind::Single:
       break;
   }
   return run_part(0, {}, outer);  // the node alone reads its inputs by name
+}
+
+std::vector<EngineValue> CutNode::run_string_mover(const std::vector<const EngineValue*>& in) {
+  const std::string& what = cut_.node;
+  // The elements of every string input, one input after another; each such input is fed as
+  // the positions of its elements there, and the node's outputs are positions to read back.
+  std::vector<const std::string*> pool;
+  std::vector<EngineValue> fed(in.size());
+  NamedValues formal;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (!in[i]) continue;
+    const std::string name = str_cat("in", i);
+    if (i < cut_.string_inputs.size() && cut_.string_inputs[i]) {
+      const Tensor& t = in[i]->tensor(str_cat(what, ": input ", i));
+      if (t.dtype() != DType::String)
+        fail(what, ": input ", i, " must be strings, got ", tensor_type_text(t));
+      Tensor positions(DType::I64, t.shape());
+      for (size_t k = 0; k < t.strings().size(); ++k) {
+        positions.as<int64_t>()[k] = static_cast<int64_t>(pool.size());
+        pool.push_back(&t.strings()[k]);
+      }
+      fed[i] = EngineValue::of(std::move(positions));
+    } else {
+      fed[i] = *in[i];
+    }
+    formal[name] = &fed[i];
+  }
+  std::vector<EngineValue> moved = run_part(0, formal, {});
+  std::vector<EngineValue> out;
+  int64_t kept = 0;
+  for (size_t k = 0; k < moved.size(); ++k) {
+    const Tensor& p = moved[k].tensor(str_cat(what, ": output ", k));
+    if (p.dtype() != DType::I64) fail(what, ": output ", k, " is not the positions of strings");
+    std::vector<std::string> strings;
+    strings.reserve(static_cast<size_t>(p.elements()));
+    for (int64_t e = 0; e < p.elements(); ++e) {
+      const int64_t at = p.as<int64_t>()[e];
+      if (at < 0 || static_cast<uint64_t>(at) >= pool.size())
+        fail(what, ": output ", k, " reads no input element");  // a fill value, e.g. Pad's
+      strings.push_back(*pool[static_cast<size_t>(at)]);
+      kept += static_cast<int64_t>(strings.back().size() + sizeof(std::string));
+    }
+    check_memory_limit(kept, memory_limit_, str_cat(what, ": its outputs"));
+    out.push_back(EngineValue::of(Tensor(p.shape(), std::move(strings))));
+  }
+  return out;
 }
 
 std::vector<EngineValue> CutNode::run_if(const std::vector<const EngineValue*>& in,
@@ -315,7 +359,7 @@ std::vector<EngineValue> CutNode::scan_once(const std::vector<const Tensor*>& in
   const std::vector<int64_t> dirs =
       per_item(what, "scan_input_directions", cut_.scan_input_directions, m);
   std::vector<EngineValue> state;
-  for (size_t k = 0; k < n_state; ++k) state.push_back(EngineValue::of(copy_of(*in[k])));
+  for (size_t k = 0; k < n_state; ++k) state.push_back(EngineValue::of(Tensor::copy_of(*in[k])));
   std::vector<size_t> at(static_cast<size_t>(m));
   int64_t length = -1;
   for (size_t j = 0; j < at.size(); ++j) {
@@ -421,8 +465,9 @@ std::vector<std::pair<std::string, const Engine*>> CutNode::engines() const {
   for (size_t i = 0; i < parts_.size(); ++i) {
     if (!parts_[i]) continue;
     const char* name = cut_.kind == ModelCut::Kind::If ? (i == 0 ? "then branch" : "else branch")
-                       : cut_.kind == ModelCut::Kind::Single ? "the node alone"
-                                                             : "body";
+                       : cut_.kind == ModelCut::Kind::Single      ? "the node alone"
+                       : cut_.kind == ModelCut::Kind::StringMover ? "the node on positions"
+                                                                  : "body";
     out.emplace_back(name, parts_[i].get());
   }
   return out;

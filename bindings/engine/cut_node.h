@@ -47,6 +47,9 @@ class CutNode {
                                     const NamedValues& outer);
   std::vector<EngineValue> run_sequence_map(const std::vector<const EngineValue*>& in,
                                             const NamedValues& outer);
+  // A mover of strings: the node compiled on the positions of its string inputs' elements
+  // (model_compiler.h's StringMover), its outputs read back as strings.
+  std::vector<EngineValue> run_string_mover(const std::vector<const EngineValue*>& in);
   // One Scan-9 over `in` (states, then scan inputs; none null): final states, scan outputs.
   std::vector<EngineValue> scan_once(const std::vector<const Tensor*>& in,
                                      const NamedValues& outer);

@@ -225,7 +225,7 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
     // A tensor type we cannot hold (string, undefined) makes the whole model unusable.
     const bool undefined_ok =
         in.info.dtype == DType::Undefined && (part_ || in.container != Container::Tensor);
-    if (dtype_size(in.info.dtype) == 0 && !undefined_ok) {
+    if (dtype_size(in.info.dtype) == 0 && !undefined_ok && in.info.dtype != DType::String) {
       throw UnsupportedError(str_cat("input '", in.info.name, "' has element type ",
                                      dtype_name(in.info.dtype), ", which is not supported"));
     }
@@ -233,10 +233,6 @@ void Engine::init(std::unique_ptr<ModelCompiler> compiler, EngineOptions options
     declared_.push_back(in);
   }
   for (const DeclaredIo& out : compiler_->outputs()) {
-    if (out.info.dtype == DType::String) {
-      throw UnsupportedError(
-          str_cat("output '", out.info.name, "' has element type string, which is not supported"));
-    }
     outputs_.push_back(out.info);
     output_dim_names_.push_back(out.dim_names);
     output_containers_.push_back(out.container);
@@ -298,7 +294,7 @@ std::vector<Tensor> Engine::run(const std::vector<std::pair<std::string, const T
   std::vector<Tensor> tensors;
   for (size_t k = 0; k < out.size(); ++k) {
     const Tensor& t = out[k].tensor(str_cat("output '", outputs_[k].name, "'"));
-    tensors.emplace_back(t.dtype(), t.shape(), t.data());
+    tensors.push_back(Tensor::copy_of(t));
   }
   return tensors;
 }

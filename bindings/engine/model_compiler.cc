@@ -2,6 +2,7 @@
 #include "bindings/engine/model_compiler.h"
 
 #include "bindings/engine/sequence_ops.h"
+#include "bindings/engine/string_ops.h"
 #include "bindings/engine/value_sized_ops.h"
 #include "compiler/frontend/onnx/onnx_import.h"
 #include "compiler/graph/graph_cut.h"
@@ -24,7 +25,39 @@ DeclaredIo declared(const Value& v) {
 
 std::shared_ptr<const Tensor> tensor_of(const std::shared_ptr<const TensorData>& d) {
   if (!d) return nullptr;
+  if (d->dtype == DType::String)
+    return std::make_shared<const Tensor>(d->shape,
+                                          d->strings ? *d->strings : std::vector<std::string>());
   return std::make_shared<const Tensor>(d->dtype, d->shape, d->bytes.data());
+}
+
+// A mover of strings (graph_cut.h's is_string_mover; the node of `single`, a graph of it
+// alone) as a graph of its own that moves the positions of the elements instead: its inputs
+// in0, in1, ... (int64 where the node reads strings; omitted optional inputs stay omitted),
+// its outputs out0, out1, ...
+std::shared_ptr<const Graph> positions_graph(const Graph& single) {
+  const Node& n = *single.nodes[0];
+  auto g = std::make_shared<Graph>();
+  g->opsets = single.opsets;
+  std::vector<Value*> ins, outs;
+  for (size_t i = 0; i < n.inputs.size(); ++i) {
+    const Value* v = n.inputs[i];
+    if (!v) {
+      ins.push_back(nullptr);
+      continue;
+    }
+    TensorType t;
+    t.dtype = v->type.dtype == DType::String ? DType::I64 : v->type.dtype;
+    t.rank_known = false;
+    ins.push_back(g->add_input(str_cat("in", i), t));
+  }
+  for (size_t k = 0; k < n.outputs.size(); ++k) outs.push_back(g->add_value(str_cat("out", k)));
+  Node* copy = g->add_node(n.op_type, ins, outs, n.name);
+  copy->domain = n.domain;
+  copy->attrs = n.attrs;
+  for (Value* v : outs) g->add_output(v);
+  g->rebuild_uses();
+  return g;
 }
 
 class GraphCompiler final : public ModelCompiler {
@@ -104,7 +137,26 @@ class GraphCompiler final : public ModelCompiler {
       return it->second.g;
     };
     const bool plain = n.domain.empty() || n.domain == "ai.onnx";
-    if (plain && n.op_type == "SequenceMap") {
+    const bool control = plain && (n.op_type == "If" || n.op_type == "Loop" ||
+                                   n.op_type == "Scan" || n.op_type == "SequenceMap");
+    const bool on_strings = !control && !is_sequence_op(n.op_type, n.domain) && cut->single &&
+                            !cut->single->nodes.empty() &&
+                            runs_on_strings(*cut->single, *cut->single->nodes[0]);
+    if (on_strings && is_string_mover(n.op_type, n.domain)) {
+      // Compiled for the positions of its string inputs' elements (cut_node.h).
+      cut_->kind = ModelCut::Kind::StringMover;
+      std::shared_ptr<const Graph> moved = positions_graph(*cut->single);
+      cut_->parts.push_back([moved, options = options_]() -> std::unique_ptr<ModelCompiler> {
+        return std::make_unique<GraphCompiler>(copy_graph(*moved), options);
+      });
+      std::vector<std::string> formal;
+      for (const Value* v : moved->inputs) formal.push_back(v->name);
+      cut_->part_inputs.push_back(formal);
+      for (const Value* v : cut->single->nodes[0]->inputs)
+        cut_->string_inputs.push_back(v && v->type.dtype == DType::String);
+    } else if (on_strings) {
+      cut_->kind = ModelCut::Kind::ValueSized;
+    } else if (plain && n.op_type == "SequenceMap") {
       cut_->kind = ModelCut::Kind::SequenceMap;
       std::shared_ptr<const Graph> body = body_of("body");
       cut_->parts.push_back(standalone(body));
@@ -159,8 +211,9 @@ class GraphCompiler final : public ModelCompiler {
     cut_->node_outputs = cut->node_outputs;
     for (const auto& d : cut->node_constants) cut_->node_constants.push_back(tensor_of(d));
     auto node = std::make_shared<const Node>(std::move(cut->node));
-    cut_->run_node = [node, what = cut_->node, n = cut_->node_outputs.size()](
+    cut_->run_node = [node, what = cut_->node, n = cut_->node_outputs.size(), on_strings](
                          const std::vector<const EngineValue*>& in, int64_t memory_limit) {
+      if (on_strings) return run_string_op(*node, what, n, in, memory_limit);
       if (!is_value_sized_op(node->op_type, node->domain))
         return run_sequence_op(*node, what, n, in, memory_limit);
       std::vector<const Tensor*> tensors;

@@ -44,7 +44,9 @@ struct ModelCut {
   // sequence or optional) by run_node; If, Loop and Scan by engines of their
   // branches or body (parts, below); Single by an engine of the node alone (parts[0]),
   // compiled for its inputs' shapes and values.
-  enum class Kind { ValueSized, If, Loop, Scan, SequenceMap, Single };
+  // StringMover: a node that moves string elements (graph_cut.h's is_string_mover), compiled
+  // (parts[0]) on the positions of the elements of its string inputs (string_inputs).
+  enum class Kind { ValueSized, If, Loop, Scan, SequenceMap, Single, StringMover };
   Kind kind = Kind::ValueSized;
   std::unique_ptr<ModelCompiler> head, tail;  // either may be null (nothing to compute)
   // If: then, else; Loop: the body; Single: the node alone. Made when first run, so an If
@@ -64,6 +66,7 @@ struct ModelCut {
   bool scan_batched = false;
   std::vector<int64_t> scan_input_axes, scan_input_directions, scan_output_axes,
       scan_output_directions;
+  std::vector<bool> string_inputs;       // StringMover: per node input, whether strings
   std::string node;                      // "NonZero 'nz'", for messages
   std::vector<std::string> node_inputs;  // "" for an omitted optional input
   std::vector<std::string> node_outputs;

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <utility>
 
+#include "bindings/engine/engine_op.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/resource_limits.h"
@@ -13,22 +14,7 @@ namespace {
 
 using ItemRef = EngineValue::TensorRef;
 
-struct SeqCtx {
-  const Node& node;
-  const std::string& what;
-  const std::vector<const EngineValue*>& in;
-  int64_t memory_limit;
-
-  template <class... Args>
-  [[noreturn]] void error(const Args&... args) const {
-    fail(what, ": ", args...);
-  }
-  const EngineValue* optional(size_t i) const { return i < in.size() ? in[i] : nullptr; }
-  const EngineValue& input(size_t i) const {
-    if (!optional(i)) error("missing required input ", i);
-    return *in[i];
-  }
-  const Tensor& tensor(size_t i) const { return input(i).tensor(str_cat(what, ": input ", i)); }
+struct SeqCtx : EngineOp {
   const std::vector<ItemRef>& items(size_t i) const {
     return input(i).items(str_cat(what, ": input ", i));
   }
@@ -178,7 +164,7 @@ std::vector<EngineValue> run_sequence_op(const Node& node, const std::string& wh
                                          size_t num_outputs,
                                          const std::vector<const EngineValue*>& inputs,
                                          int64_t memory_limit) {
-  const SeqCtx c{node, what, inputs, memory_limit};
+  const SeqCtx c{{node, what, inputs, memory_limit}};
   const std::string& op = node.op_type;
   EngineValue out;
   if (op == "Identity" || op == "Optional") {

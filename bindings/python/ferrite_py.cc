@@ -171,8 +171,17 @@ NodeArg node_arg(const IoInfo& io, const std::vector<std::string>& dim_names, Co
   return arg;
 }
 
-// A numpy array owning a Tensor's buffer (no copy).
+// A numpy array owning a Tensor's buffer (no copy); a string tensor's strings as an array
+// of Python str objects (UTF-8 decoded), as onnxruntime gives them.
 py::array to_numpy(Tensor t) {
+  if (t.dtype() == DType::String) {
+    py::list items;
+    for (const std::string& s : t.strings()) items.append(py::str(s));
+    py::tuple shape(t.shape().size());
+    for (size_t k = 0; k < t.shape().size(); ++k) shape[k] = py::int_(t.shape()[k]);
+    const py::module_ np = py::module_::import("numpy");
+    return np.attr("array")(items, py::arg("dtype") = "object").attr("reshape")(shape);
+  }
   const py::dtype dtype = numpy_dtype(t.dtype());
   std::vector<py::ssize_t> shape(t.shape().begin(), t.shape().end());
   auto owner = std::make_unique<Tensor>(std::move(t));
@@ -289,7 +298,7 @@ class InferenceSession {
     py::list out;
     for (size_t k : selected) {
       Tensor& r = results[k];
-      out.append(to_numpy(--remaining[k] ? Tensor(r.dtype(), r.shape(), r.data()) : std::move(r)));
+      out.append(to_numpy(--remaining[k] ? Tensor::copy_of(r) : std::move(r)));
     }
     return out;
   }
@@ -328,7 +337,7 @@ class InferenceSession {
       std::lock_guard<std::mutex> lock(mutex_);
       results = engine_->run_values(feeds);
     }
-    auto array = [](const Tensor& t) { return to_numpy(Tensor(t.dtype(), t.shape(), t.data())); };
+    auto array = [](const Tensor& t) { return to_numpy(Tensor::copy_of(t)); };
     py::list out;
     for (size_t k : selected) {
       const EngineValue& v = results[k];
@@ -400,12 +409,24 @@ class InferenceSession {
            std::string(py::str(py::type::of(value).attr("__name__"))),
            " that numpy cannot convert");
     }
+    std::vector<int64_t> shape(a.shape(), a.shape() + a.ndim());
+    const char kind = a.dtype().kind();
+    if (kind == 'U' || kind == 'O') {  // str elements (numpy's unicode, or objects): strings
+      std::vector<std::string> strings;
+      for (const py::handle& item : a.attr("flat")) {
+        if (!py::isinstance<py::str>(item))
+          fail("input '", name, "': an element of the array is a ",
+               std::string(py::str(py::type::of(item).attr("__name__"))), ", not a str");
+        strings.push_back(item.cast<std::string>());
+      }
+      return Tensor(std::move(shape), std::move(strings));
+    }
     DType dtype;
     if (!dtype_of(a.dtype(), &dtype)) {
       fail("input '", name, "': numpy dtype ", std::string(py::str(a.dtype())),
            " is not supported");
     }
-    return Tensor(dtype, std::vector<int64_t>(a.shape(), a.shape() + a.ndim()), a.data());
+    return Tensor(dtype, std::move(shape), a.data());
   }
 
   static void check_backend(const std::string& backend) {

@@ -39,6 +39,9 @@ struct TensorData {
   DType dtype = DType::F32;
   std::vector<int64_t> shape;
   ConstantBytes bytes;  // shared by reference: see aligned_bytes.h
+  // A string tensor's elements (DType::String, no bytes), shared by reference. No plan
+  // holds strings: the engine's string ops read them (graph_cut.h's runs_on_strings).
+  std::shared_ptr<const std::vector<std::string>> strings;
 
   int64_t elements() const;
   template <class T>

@@ -127,8 +127,83 @@ bool is_sequence_op(const std::string& op_type, const std::string& domain) {
   return false;
 }
 
+bool is_string_op(const std::string& op_type, const std::string& domain) {
+  return (domain.empty() || domain == "ai.onnx") &&
+         (op_type == "StringConcat" || op_type == "StringSplit" || op_type == "StringNormalizer" ||
+          op_type == "RegexFullMatch");
+}
+
+bool is_string_mover(const std::string& op_type, const std::string& domain) {
+  static const std::set<std::string> kMovers = {
+      "Identity", "Reshape",  "Flatten",        "Squeeze",         "Unsqueeze", "Transpose",
+      "Gather",   "GatherND", "GatherElements", "Concat",          "Slice",     "Split",
+      "Expand",   "Tile",     "Where",          "ReverseSequence", "Compress"};
+  return (domain.empty() || domain == "ai.onnx") && kMovers.count(op_type);
+}
+
+bool runs_on_strings(const Graph& g, const Node& n) {
+  if (is_string_op(n.op_type, n.domain)) return true;
+  for (const Value* v : n.outputs)
+    if (v && v->type.dtype == DType::String) return true;
+  for (const Value* v : reads(g, n))
+    if (v->type.dtype == DType::String) return true;
+  return false;
+}
+
+namespace {
+
+bool is_string(const Value* v) {
+  return v && v->type.dtype == DType::String;
+}
+
+// Whether node `n` computes its outputs as strings (with the types its inputs have now).
+bool makes_strings(const Node& n) {
+  const bool plain = n.domain.empty() || n.domain == "ai.onnx";
+  if (plain && (n.op_type == "StringConcat" || n.op_type == "StringNormalizer")) return true;
+  if (plain && n.op_type == "Cast") return n.attr_int("to", 0) == 8;  // TensorProto.STRING
+  if (plain && n.op_type == "CastLike") return n.inputs.size() > 1 && is_string(n.inputs[1]);
+  if (n.domain == "ai.onnx.ml" && n.op_type == "LabelEncoder") {
+    auto s = n.attrs.find("values_strings");
+    auto t = n.attrs.find("values_tensor");
+    return (s != n.attrs.end() && !s->second.strings.empty()) ||
+           (t != n.attrs.end() && t->second.t && t->second.t->dtype == DType::String);
+  }
+  if (!is_string_mover(n.op_type, n.domain)) return false;
+  if (n.op_type == "Where") {
+    return (n.inputs.size() > 1 && is_string(n.inputs[1])) ||
+           (n.inputs.size() > 2 && is_string(n.inputs[2]));
+  }
+  if (n.op_type == "Concat") {
+    for (const Value* v : n.inputs)
+      if (is_string(v)) return true;
+    return false;
+  }
+  return !n.inputs.empty() && is_string(n.inputs[0]);
+}
+
+}  // namespace
+
+void infer_string_types(Graph& g) {
+  for (const auto& node : g.nodes) {
+    for (const auto& kv : node->attrs) {
+      if (kv.second.g) infer_string_types(*kv.second.g);
+      for (const auto& sub : kv.second.graphs)
+        if (sub) infer_string_types(*sub);
+    }
+    const bool strings = makes_strings(*node);
+    // StringSplit's second output counts the substrings.
+    const size_t outputs = node->op_type == "StringSplit" ? 1 : node->outputs.size();
+    for (size_t k = 0; k < outputs && (strings || node->op_type == "StringSplit"); ++k) {
+      Value* v = node->outputs[k];
+      if (v && v->type.dtype == DType::Undefined) v->type.dtype = DType::String;
+    }
+  }
+}
+
 bool runs_in_engine(const Graph& g, const Node& n) {
-  if (is_value_sized_op(n.op_type, n.domain) || is_sequence_op(n.op_type, n.domain)) return true;
+  if (is_value_sized_op(n.op_type, n.domain) || is_sequence_op(n.op_type, n.domain) ||
+      runs_on_strings(g, n))
+    return true;
   for (const Value* v : n.outputs)
     if (v && v->type.container != Container::Tensor) return true;
   for (const Value* v : reads(g, n))

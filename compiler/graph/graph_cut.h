@@ -26,9 +26,25 @@ bool is_value_sized_op(const std::string& op_type, const std::string& domain);
 const std::vector<std::string>& sequence_ops();
 bool is_sequence_op(const std::string& op_type, const std::string& domain);
 
+// String tensors (DType::String) are values no plan holds either: the engine runs every node
+// that reads or makes one (bindings/engine/string_ops.h). The ops on strings by name:
+// StringConcat, StringSplit, StringNormalizer, RegexFullMatch.
+bool is_string_op(const std::string& op_type, const std::string& domain);
+// The ops that only move, pick or copy their data input's elements (Identity, Reshape,
+// Transpose, Gather, Concat, Slice, Split, Where, ...): on strings, the engine runs them on
+// the elements' positions (string_ops.h).
+bool is_string_mover(const std::string& op_type, const std::string& domain);
+// Whether `n` is a string op, or reads or makes a string tensor.
+bool runs_on_strings(const Graph& g, const Node& n);
+// Gives the values that nodes compute as strings, where the model does not declare their
+// type, the element type string: the outputs of StringConcat, StringSplit's first,
+// StringNormalizer, Cast and CastLike to string, LabelEncoder to strings, and of a mover of
+// strings. `g`'s nodes in order (as the ONNX file lists them, topologically); subgraphs too.
+void infer_string_types(Graph& g);
+
 // Whether the engine runs `n` (a node of `g`) between compiled parts: a value-sized op, a
-// sequence op, or any node reading or making a sequence or optional value (an If or Loop
-// carrying one, or whose subgraphs read one from `g`).
+// sequence op, any node reading or making a sequence or optional value (an If or Loop
+// carrying one, or whose subgraphs read one from `g`), or one on strings.
 bool runs_in_engine(const Graph& g, const Node& n);
 
 struct GraphCut {

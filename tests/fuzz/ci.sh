@@ -4,8 +4,9 @@
 # mutators still understand the seeds (fuzz_mutator_check: a plan format change that
 # plan_layout.cc misses fails here), then per target: every reproducer of regressions/ once,
 # and SECONDS (default 20) of fuzzing from a fixed sample of the seeds plus the reproducers,
-# with a fixed random seed. Any crash, hang over 10 s, out-of-memory, sanitizer report,
-# leak or backend disagreement fails the step, with the artifact in build/fuzz/ci/findings.
+# with a fixed random seed, two targets at a time. Any crash, hang over 10 s, out-of-memory,
+# sanitizer report, leak or backend disagreement fails the step, with the artifact in
+# build/fuzz/ci/findings.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -29,8 +30,8 @@ sample() {  # sample DIR N: every k-th file of DIR (sorted), about N of them
 }
 
 rm -rf "$work"
-failed=()
-for t in onnx_import onnx_compile onnx_run plan_read plan_run npy; do
+fuzz_target() {  # fuzz_target TARGET: its reproducers, then SECONDS of fuzzing; one line out
+  local t=$1 seeds dict n log t0
   case "$t" in
     onnx_*) seeds=build/fuzz/seeds/onnx; dict=onnx; n=150 ;;
     plan_*) seeds=build/fuzz/seeds/plan; dict=plan; n=150 ;;
@@ -38,7 +39,11 @@ for t in onnx_import onnx_compile onnx_run plan_read plan_run npy; do
   esac
   mkdir -p "$work/corpus/$t" "$work/findings/$t"
   sample "$seeds" "$n" | xargs -r cp -t "$work/corpus/$t"
-  cp tests/fuzz/regressions/*.onnx tests/fuzz/regressions/*.fplan "$work/corpus/$t"
+  # The reproducers up to 16 kB join the corpus as mutation seeds. The larger ones (huge
+  # node counts, the slowest units) ran once just before: libFuzzer would run them again
+  # as it reads the corpus (~70 s of fuzz_onnx_run's step).
+  find tests/fuzz/regressions -maxdepth 1 \( -name '*.onnx' -o -name '*.fplan' \) -size -16k \
+    -exec cp -t "$work/corpus/$t" {} +
   log="$work/$t.log"
   t0=$(date +%s)
   # The reproducers first, each once: under ASan, UBSan and coverage the largest
@@ -51,11 +56,23 @@ for t in onnx_import onnx_compile onnx_run plan_read plan_run npy; do
       -artifact_prefix="$work/findings/$t/" "$work/corpus/$t" >>"$log" 2>&1; then
     echo "fuzz_$t: ok ($(($(date +%s) - t0)) s; $(grep -E '^#[0-9]+' "$log" | tail -1 | cut -c1-80))"
   else
-    echo "fuzz_$t: FAILED ($(($(date +%s) - t0)) s), in $log:"
-    grep -E '^Running: ' "$log" | tail -1
-    grep -E '==fuzz==|ERROR: |SUMMARY: |^artifact_prefix|Test unit written' "$log" | head -6
-    grep -E '#[0-9]+ 0x[0-9a-f]+ in (ferrite|LLVMFuzzer)' "$log" | head -6 | cut -c1-200
-    failed+=("$t")
+    {
+      echo "fuzz_$t: FAILED ($(($(date +%s) - t0)) s), in $log:"
+      grep -E '^Running: ' "$log" | tail -1
+      grep -E '==fuzz==|ERROR: |SUMMARY: |^artifact_prefix|Test unit written' "$log" | head -6
+      grep -E '#[0-9]+ 0x[0-9a-f]+ in (ferrite|LLVMFuzzer)' "$log" | head -6 | cut -c1-200
+    } >"$work/$t.failed"
+    cat "$work/$t.failed"
   fi
+}
+export -f fuzz_target sample
+export seconds bin work
+# Two targets at a time (the machine's two cores), fuzz_onnx_run (the slowest: every
+# unit compiled and run on each backend) first, so that the others share the other core.
+printf '%s\n' onnx_run onnx_compile onnx_import plan_run plan_read npy |
+  xargs -P 2 -I{} bash -c 'fuzz_target {}'
+failed=()
+for f in "$work"/*.failed; do
+  [ -e "$f" ] && failed+=("$(basename "$f" .failed)")
 done
 [ ${#failed[@]} -eq 0 ] || { echo "fuzz findings in: ${failed[*]}"; exit 1; }

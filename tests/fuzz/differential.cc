@@ -35,7 +35,10 @@ namespace {
 enum class FloatSums { None, Overflows, Huge };
 
 std::string compare_one(const Tensor& ref, const Tensor& got, FloatSums sums) {
-  if (ref.dtype() == got.dtype() && dtype_size(ref.dtype()) == 0) return "";  // strings
+  if (ref.dtype() == DType::String && got.dtype() == DType::String) {  // byte for byte
+    if (ref.shape() != got.shape() || ref.strings() != got.strings()) return "strings differ";
+    return "";
+  }
   if (sums != FloatSums::None && ref.dtype() == DType::F32 && got.dtype() == DType::F32 &&
       ref.shape() == got.shape()) {
     Tensor same(DType::F32, got.shape());
@@ -155,8 +158,7 @@ DiffMode diff_mode() {
 std::vector<Tensor> perturbed(const std::vector<Tensor>& inputs, bool flip) {
   std::vector<Tensor> out;
   for (const Tensor& t : inputs) {
-    Tensor c(t.dtype(), t.shape());
-    std::memcpy(c.data(), t.data(), t.nbytes());
+    Tensor c = Tensor::copy_of(t);
     if (t.dtype() == DType::F32) {
       float* v = c.as<float>();
       for (int64_t i = 0; i < c.elements(); ++i) {
@@ -234,8 +236,7 @@ std::vector<Tensor> within_sensitivity(const std::vector<Tensor>& ref,
                                        const std::vector<Tensor>& got, const Sensitivity& s) {
   std::vector<Tensor> out;
   for (size_t k = 0; k < got.size(); ++k) {
-    Tensor c(got[k].dtype(), got[k].shape());
-    std::memcpy(c.data(), got[k].data(), got[k].nbytes());
+    Tensor c = Tensor::copy_of(got[k]);
     if (k < ref.size() && k < s.outputs.size() && s.outputs[k].comparable &&
         c.dtype() == DType::F32 && is_f32_like(ref[k], c)) {
       const Sensitivity::Output& o = s.outputs[k];

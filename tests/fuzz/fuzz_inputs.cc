@@ -33,7 +33,9 @@ std::vector<TensorType> small_input_types(const Graph& g) {
     TensorType t;
     t.dtype = v->type.dtype;
     if (v->type.rank_known) t.shape = v->type.shape;
-    int64_t bytes = static_cast<int64_t>(dtype_size(t.dtype));
+    // A generated string is at most 7 bytes, held in a std::string.
+    int64_t bytes = t.dtype == DType::String ? static_cast<int64_t>(sizeof(std::string))
+                                             : static_cast<int64_t>(dtype_size(t.dtype));
     if (bytes == 0) fail("fuzz: input '", v->name, "' has no element type the engine takes");
     for (size_t d = 0; d < t.shape.size(); ++d) {
       if (t.shape[d] < 0) t.shape[d] = small_dim(v->type, d);
@@ -53,8 +55,9 @@ std::vector<Tensor> generated_inputs(const std::vector<TensorType>& types) {
     for (int64_t d : t.shape) {
       if (d < 0 || __builtin_mul_overflow(n, d, &n)) fail("fuzz: input too large to generate");
     }
-    if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(t.dtype)), &n) ||
-        !add_bytes(&total, n) || total > kRunBudgetBytes) {
+    const int64_t size = t.dtype == DType::String ? static_cast<int64_t>(sizeof(std::string))
+                                                  : static_cast<int64_t>(dtype_size(t.dtype));
+    if (__builtin_mul_overflow(n, size, &n) || !add_bytes(&total, n) || total > kRunBudgetBytes) {
       fail("fuzz: inputs too large to generate");
     }
   }

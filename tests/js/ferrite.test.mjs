@@ -154,6 +154,25 @@ test('a symbolic batch, integer inputs, negative indices, output selection', asy
   assert.deepEqual(Array.from(out.y.data), [30, 31, 0, 1, 20, 21]);
 });
 
+test('string tensors in and out, as onnxruntime-web gives them', async () => {
+  // strings.onnx: lower case, split by ' ', words to ids, joined with '!'.
+  const s = await InferenceSession.create(fixture('strings.onnx'));
+  assert.equal(s.inputMetadata[0].type, 'string');
+  const text = ['Hello World', 'na\u00efve \u65e5\u672c'];
+  const out = await s.run({ text: new Tensor('string', text, [2]) });
+  assert.equal(out.shout.type, 'string');
+  assert.deepEqual(out.shout.data, ['hello world!', 'na\u00efve \u65e5\u672c!']);
+  assert.deepEqual(out.shout.dims, [2]);
+  // Split, transposed and flattened: [hello, naïve, world, 日本].
+  assert.deepEqual(out.flat.data, ['hello', 'na\u00efve', 'world', '\u65e5\u672c']);
+  assert.deepEqual(Array.from(out.ids10.data), [10n, 0n, 20n, 0n]);
+  assert.deepEqual(Array.from(out.is_hello.data), [1, 0]);
+  const inferred = await s.run({ text: new Tensor(['FERRITE']) }, ['flat', 'ids10']);
+  assert.deepEqual(inferred.flat.data, ['ferrite']);
+  assert.deepEqual(Array.from(inferred.ids10.data), [30n]);
+  assert.throws(() => new Tensor('string', ['a', 1]), /an Array of strings/);
+});
+
 test('errors name the input, the node or the file', async () => {
   const gather = await InferenceSession.create(fixture('gather.onnx'));
   const x = new Tensor('float32', new Float32Array(8), [4, 2]);

@@ -135,11 +135,13 @@ class Feeds(unittest.TestCase):
         cases = [
             ("input 'x': expected float32, got float64", self.x.astype(np.float64), self.i),
             ("input 'i': expected int64, got int32", self.x, self.i.astype(np.int32)),
-            ("input 'x': numpy dtype object is not supported", self.x.astype(object), self.i),
+            # An object array is read as strings (numpy's form of them).
+            ("input 'x': an element of the array is a float, not a str", self.x.astype(object),
+             self.i),
             ("input 'x': numpy dtype complex64 is not supported", self.x.astype(np.complex64),
              self.i),
             ("input 'x': numpy dtype >f4 is not supported", self.x.astype(">f4"), self.i),
-            ("input 'x': numpy dtype <U3 is not supported", "abc", self.i),
+            ("input 'x': expected float32, got string", "abc", self.i),
             ("input 'x': expected a numpy array, got None", None, self.i),
             ("input 'x': expected a numpy array, got a list that numpy cannot convert",
              [[1.0], [1.0, 2.0]], self.i),

@@ -112,6 +112,26 @@ class Sessions(unittest.TestCase):
         with self.assertRaisesRegex(RuntimeError, "ConcatFromSequence"):
             sess.run(None, {"n": np.array(0, dtype=np.int64), "x": x})
 
+    def test_strings_in_and_out(self):
+        # strings: lower case, split by ' ', words to ids (LabelEncoder), joined with '!'.
+        sess = ferrite.InferenceSession(str(FIXTURES / "strings.onnx"))
+        self.assertEqual(sess.get_inputs()[0].type, "tensor(string)")
+        text = ["Hello World", "ferrite  is FAST", "na\u00efve \u65e5\u672c"]
+        words = [t.lower().split(" ") for t in text]
+        width = max(len(w) for w in words)
+        padded = np.array([w + [""] * (width - len(w)) for w in words], dtype=object)
+        ids = {"hello": 1, "world": 2, "ferrite": 3}
+        for feed in (np.array(text), np.array(text, dtype=object)):  # '<U' and object arrays
+            ids10, shout, counts, flat, is_hello = sess.run(None, {"text": feed})
+            self.assertEqual(shout.dtype, object)
+            self.assertEqual(shout.tolist(), [t.lower() + "!" for t in text])
+            self.assertEqual(flat.tolist(), padded.T.reshape(-1).tolist())
+            np.testing.assert_array_equal(counts, [len(w) for w in words])
+            np.testing.assert_array_equal(ids10, [10 * ids.get(w, 0) for w in flat.tolist()])
+            np.testing.assert_array_equal(is_hello, [w[0] == "hello" for w in words])
+        with self.assertRaisesRegex(RuntimeError, "an element of the array is a int, not a str"):
+            sess.run(None, {"text": np.array(["a", 3], dtype=object)})
+
     def test_integer_inputs_and_negative_indices(self):
         sess = ferrite.InferenceSession(str(FIXTURES / "gather.onnx"))
         x = np.arange(8, dtype=np.float32).reshape(4, 2)

@@ -2,15 +2,17 @@
 
 export type TensorType =
   | 'float32' | 'float64' | 'float16' | 'int8' | 'int16' | 'int32' | 'int64'
-  | 'uint8' | 'uint16' | 'uint32' | 'uint64' | 'bool';
+  | 'uint8' | 'uint16' | 'uint32' | 'uint64' | 'bool' | 'string';
 
 export type TensorData =
   | Float32Array | Float64Array | Int8Array | Int16Array | Int32Array | BigInt64Array
-  | Uint8Array | Uint16Array | Uint32Array | BigUint64Array;
+  | Uint8Array | Uint16Array | Uint32Array | BigUint64Array | string[];
 
 export class Tensor {
-  constructor(type: TensorType, data: TensorData | readonly number[] | readonly bigint[],
+  constructor(type: TensorType,
+              data: TensorData | readonly number[] | readonly bigint[] | readonly string[],
               dims?: readonly number[]);
+  constructor(data: readonly string[], dims?: readonly number[]);
   constructor(data: Float32Array | Float64Array | Int32Array | BigInt64Array | Uint8Array,
               dims?: readonly number[]);
   readonly type: TensorType;

@@ -23,7 +23,12 @@ const DTYPES = {
   uint32: [12, 4, Uint32Array],
   uint64: [13, 8, BigUint64Array],
 };
-const TYPE_OF_CODE = Object.fromEntries(Object.entries(DTYPES).map(([n, [c]]) => [c, n]));
+// Strings: an Array of JavaScript strings (UTF-8 in the C API: a `char*` per element).
+const STRING_CODE = 8;
+const TYPE_OF_CODE = {
+  ...Object.fromEntries(Object.entries(DTYPES).map(([n, [c]]) => [c, n])),
+  [STRING_CODE]: 'string',
+};
 
 const STATUS = {
   0: 'OK', 1: 'INVALID_ARGUMENT', 2: 'MODEL_ERROR', 3: 'UNSUPPORTED', 4: 'RUN_ERROR',
@@ -53,13 +58,20 @@ export class Tensor {
     if (typeof type !== 'string') {
       dims = data;
       data = type;
-      type = Object.keys(DTYPES).find((t) => t !== 'bool' && t !== 'float16' &&
-                                      data instanceof DTYPES[t][2]);
+      type = Array.isArray(data) && data.length && data.every((v) => typeof v === 'string')
+        ? 'string'
+        : Object.keys(DTYPES).find((t) => t !== 'bool' && t !== 'float16' &&
+                                   data instanceof DTYPES[t][2]);
       if (!type) throw new TypeError('Tensor: cannot infer the type of the data');
     }
-    const info = DTYPES[type];
+    const info = type === 'string' ? [STRING_CODE, 0, Array] : DTYPES[type];
     if (!info) throw new TypeError(`Tensor: unsupported type '${type}'`);
-    if (Array.isArray(data)) {
+    if (type === 'string') {
+      if (!Array.isArray(data) || !data.every((v) => typeof v === 'string')) {
+        throw new TypeError('Tensor: a string tensor needs an Array of strings');
+      }
+      data = Array.from(data);
+    } else if (Array.isArray(data)) {
       data = type === 'int64' || type === 'uint64'
         ? info[2].from(data, (v) => BigInt(v)) : info[2].from(data, (v) => Number(v));
     }
@@ -84,7 +96,7 @@ export class Tensor {
 // Copies an output into the Tensor the caller pre-allocated for it, which must have its
 // type and dims exactly (a symbolic dim may differ from run to run).
 function fillPreallocated(name, tensor, type, dims, bytes) {
-  if (tensor.type !== type || tensor.dims.length !== dims.length ||
+  if (type === 'string' || tensor.type !== type || tensor.dims.length !== dims.length ||
       tensor.dims.some((d, i) => d !== dims[i])) {
     throw new FerriteError(4, `output '${printable(name)}' is ${type}[${dims}], but its pre-allocated ` +
                               `tensor is ${tensor.type}[${tensor.dims}]`);
@@ -154,6 +166,12 @@ class Native {
     } finally {
       this.m._free(p);
     }
+  }
+  // An output's strings: `count` char* at `data`, each NUL-terminated.
+  strings(data, count) {
+    const out = [];
+    for (let k = 0; k < count; ++k) out.push(this.m.UTF8ToString(this.u32(data + 4 * k)));
+    return out;
   }
   cString(s, owned) {
     const n = this.m.lengthBytesUTF8(s) + 1;
@@ -302,14 +320,19 @@ export function defineInferenceSession(importModule, wasmUrl, threaded = null) {
           if (!(t instanceof Tensor)) {
             throw new TypeError(`input '${printable(name)}': expected a Tensor`);
           }
-          const [code, bytesPer] = DTYPES[t.type];
+          const strings = t.type === 'string';
+          const [code, bytesPer] = strings ? [STRING_CODE, 4] : DTYPES[t.type];
           const shape = n.malloc(8 * t.dims.length);
           owned.push(shape);
           t.dims.forEach((d, k) => n.setI64(shape + 8 * k, d));
           const nbytes = t.size * bytesPer;
           const data = n.malloc(nbytes);
           owned.push(data);
-          n.m.HEAPU8.set(new Uint8Array(t.data.buffer, t.data.byteOffset, nbytes), data);
+          if (strings) {  // a char* per element (wasm32: 4 bytes)
+            t.data.forEach((v, k) => { n.m.HEAPU32[(data >>> 2) + k] = n.cString(v, owned); });
+          } else {
+            n.m.HEAPU8.set(new Uint8Array(t.data.buffer, t.data.byteOffset, nbytes), data);
+          }
           n.m.HEAPU32[(inNames >>> 2) + i] = n.cString(name, owned);
           const p = (inputs + TENSOR_BYTES * i) >>> 2;
           n.m.HEAPU32.set([code, t.dims.length, shape, data, nbytes], p);
@@ -352,6 +375,11 @@ export function defineInferenceSession(importModule, wasmUrl, threaded = null) {
           this._outputBytes.set(name, nbytes);
           const bytes = n.m.HEAPU8.subarray(n.u32(o), n.u32(o) + nbytes);
           const given = args.fetches.get(name);
+          if (type === 'string' && !given) {
+            result[name] = new Tensor('string', n.strings(n.u32(o), dims.reduce((a, d) => a * d, 1)),
+                                      dims);
+            return;
+          }
           if (given) {
             result[name] = fillPreallocated(name, given, type, dims, bytes);
             return;

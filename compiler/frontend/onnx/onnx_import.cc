@@ -18,6 +18,7 @@
 #include "compiler/frontend/onnx/onnx_check.h"
 #include "compiler/frontend/onnx/onnx_proto.h"
 #include "compiler/frontend/onnx/onnx_tensor.h"
+#include "compiler/graph/graph_cut.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
@@ -169,6 +170,7 @@ std::unique_ptr<Graph> Importer::build(const GraphProto& gp, const Scope* outer,
   try {
     g->topo_sort();
     g->validate();
+    if (depth == 0) infer_string_types(*g);  // and its subgraphs'
   } catch (const UnsupportedError&) {
     throw;
   } catch (const Error& e) {

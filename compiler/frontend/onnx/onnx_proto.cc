@@ -330,8 +330,7 @@ TensorProto parse_tensor(WireReader r) {
         r.read_int32s(&t.int32_data);
         break;
       case 6:
-        ++t.string_count;
-        r.skip();
+        t.string_data.push_back(r.read_string());
         break;
       case 7:
         r.read_int64s(&t.int64_data);

@@ -25,7 +25,7 @@ struct TensorProto {
   std::vector<int64_t> int64_data;
   std::vector<double> double_data;
   std::vector<uint64_t> uint64_data;
-  size_t string_count = 0;
+  std::vector<std::string> string_data;
   bool has_segment = false;
   int32_t data_location = 0;  // 1: EXTERNAL
   std::vector<std::pair<std::string, std::string>> external_data;

@@ -19,7 +19,7 @@ template <class... Args>
 }
 
 DType tensor_dtype(const TensorProto& t, const std::string& what) {
-  if (t.data_type == kOnnxString) unsupported("onnx: ", what, ": string tensors are not supported");
+  if (t.data_type == kOnnxString) return DType::String;
   if (t.data_type == 0) fail("onnx: ", what, ": tensor has no data_type");
   DType dt;
   if (!dtype_from_onnx(t.data_type, &dt)) {
@@ -178,7 +178,7 @@ void read_typed(const TensorProto& t, DType dt, size_t n, const std::string& wha
 void check_value_fields(const TensorProto& t, size_t nbytes, const std::string& what) {
   int fields = (t.raw_data.size > 0) + !t.float_data.empty() + !t.int32_data.empty() +
                !t.int64_data.empty() + !t.double_data.empty() + !t.uint64_data.empty() +
-               (t.string_count > 0);
+               !t.string_data.empty();
   if (t.data_location == kLocationExternal && fields) {
     fail("onnx: ", what, ": external data and ", fields, " data fields besides");
   }
@@ -187,12 +187,30 @@ void check_value_fields(const TensorProto& t, size_t nbytes, const std::string& 
   }
 }
 
+// A string tensor: its elements in string_data, one per position of the dims.
+TensorData strings_from_proto(const TensorProto& t, const std::string& what) {
+  if (t.data_location == kLocationExternal || t.has_raw_data)
+    fail("onnx: ", what, ": a string tensor keeps its elements in string_data");
+  int64_t n = 1;
+  for (int64_t d : t.dims) {
+    if (d < 0) fail("onnx: ", what, ": negative dimension ", d);
+    if (__builtin_mul_overflow(n, d, &n)) fail("onnx: ", what, ": element count overflows");
+  }
+  check_count(t.string_data, static_cast<size_t>(n), "string_data", what);
+  TensorData out;
+  out.dtype = DType::String;
+  out.shape = t.dims;
+  out.strings = std::make_shared<const std::vector<std::string>>(t.string_data);
+  return out;
+}
+
 }  // namespace
 
 TensorData tensor_from_proto(const TensorProto& t, const std::string& base_dir,
                              const std::string& what) {
   DType dt = tensor_dtype(t, what);
   if (t.has_segment) unsupported("onnx: ", what, ": segmented tensors are not supported");
+  if (dt == DType::String) return strings_from_proto(t, what);
   size_t nbytes = expected_bytes(t, dt, what);
   check_value_fields(t, nbytes, what);
   TensorData out;

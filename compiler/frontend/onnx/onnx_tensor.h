@@ -11,7 +11,8 @@
 namespace ferrite::onnx {
 
 // `what` names the tensor in errors ("initializer 'W'"). `base_dir` is where external data
-// files are looked up; "" forbids external data. String tensors give UnsupportedError.
+// files are looked up; "" forbids external data. A string tensor keeps its elements in
+// TensorData::strings (from string_data only).
 TensorData tensor_from_proto(const TensorProto& t, const std::string& base_dir,
                              const std::string& what);
 

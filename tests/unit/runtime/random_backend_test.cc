@@ -26,6 +26,7 @@
 #endif
 #include "runtime/kernels/portable/simd_f32.h"
 #include "tests/unit/runtime/random_ops_check.h"
+#include "tests/unit/support/slow_build.h"
 
 namespace ferrite {
 namespace {
@@ -35,8 +36,8 @@ using random_ops::Case;
 using random_ops::Coverage;
 using random_ops::RandomOpsKernels;
 
-constexpr int kKernels = 3000;       // per backend
-constexpr int kThreadKernels = 300;  // threads=1 against threads=2
+constexpr int kKernels = test::cases_for_build(3000);  // per backend
+constexpr int kThreadKernels = 300;                    // threads=1 against threads=2
 constexpr int kGeneratorKernels = 1000;
 constexpr uint32_t kSeed = 0x5eed0000;
 constexpr int kMaxReported = 3;

@@ -17,13 +17,14 @@
 #include "compiler/plan/error.h"
 #include "tests/unit/runtime/kernel_builder.h"
 #include "tests/unit/runtime/random_extern_cases.h"
+#include "tests/unit/support/slow_build.h"
 
 namespace ferrite {
 namespace {
 
 using namespace random_externs;
 
-constexpr int kCasesPerOp = 300;
+constexpr int kCasesPerOp = test::cases_for_build(300);
 constexpr uint32_t kSeed = 20261126;
 
 // The output buffers after a run, or its error.

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -232,6 +233,31 @@ TEST(Npy, MissingFileIsNamed) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/input.npy"), std::string::npos);
   }
+}
+
+// np.save(np.array(['hé', '', '日本語'])): '<U3', each element 3 UTF-32LE code units,
+// NUL-padded; read as UTF-8 strings, and written back byte for byte.
+TEST(Npy, ReadsAndWritesNumpyUnicodeArrays) {
+  const std::string dict = "{'descr': '<U3', 'fortran_order': False, 'shape': (3,), }";
+  std::string header = dict;
+  header.append(117 - header.size(), ' ');
+  const uint32_t units[9] = {'h', 0xE9, 0, 0, 0, 0, 0x65E5, 0x672C, 0x8A9E};
+  const std::string payload(reinterpret_cast<const char*>(units), sizeof(units));
+  const std::vector<uint8_t> file = with_header(header, payload);
+  const Tensor t = parse_npy(file.data(), file.size(), "s.npy");
+  EXPECT_EQ(t.dtype(), DType::String);
+  EXPECT_EQ(t.strings(),
+            (std::vector<std::string>{"h\xC3\xA9", "", "\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E"}));
+  EXPECT_EQ(encode_npy(t), file);
+  // Sizes that do not match, code points that are not characters, text that is not UTF-8.
+  EXPECT_EQ(parse_error(with_header(dict, payload.substr(4))),
+            "npy file 'probe.npy': data is 32 bytes, but 3 strings of 3 characters need 36");
+  const uint32_t surrogate = 0xD800;
+  EXPECT_EQ(parse_error(with_header("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }",
+                                    std::string(reinterpret_cast<const char*>(&surrogate), 4))),
+            "npy file 'probe.npy': 55296 is not a Unicode scalar value");
+  const Tensor latin1({1}, {"\xE9"});
+  EXPECT_THROW(encode_npy(latin1), Error);
 }
 
 TEST(Npy, DescrOfUnsupportedDtypeThrows) {

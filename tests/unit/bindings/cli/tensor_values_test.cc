@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -42,7 +44,17 @@ TEST(TensorValues, GeneratedInputsAreReproducibleAndInRange) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(bools.data()[i], 0);
   const Tensor halves = generated_input(DType::F16, {8}, 3);
   for (int i = 0; i < 8; ++i) EXPECT_LT(std::fabs(element_as_double(halves, i)), 1.0);
-  EXPECT_THROW(generated_input(DType::String, {1}, 1), Error);
+  // Strings: up to 7 characters of "ab c", the same for the same seed.
+  const Tensor strings = generated_input(DType::String, {64}, 5);
+  EXPECT_EQ(strings.strings(), generated_input(DType::String, {64}, 5).strings());
+  size_t longest = 0;
+  for (const std::string& s : strings.strings()) {
+    EXPECT_LE(s.size(), 7u);
+    EXPECT_EQ(s.find_first_not_of("ab c"), std::string::npos) << s;
+    longest = std::max(longest, s.size());
+  }
+  EXPECT_EQ(longest, 7u);
+  EXPECT_THROW(generated_input(DType::Undefined, {1}, 1), Error);
 }
 
 TEST(TensorValues, FormatsTypesAndValues) {

@@ -131,7 +131,15 @@ TEST(OnnxTensor, MismatchedOrHostileSizesAreErrors) {
   EXPECT_NE(error_of(Pb().i64(1, -3).i64(2, 1)).find("negative"), std::string::npos);
   EXPECT_NE(error_of(Pb().i64(1, 1).i64(2, 1)).find("float_data has 0"), std::string::npos);
   EXPECT_THROW(parse(Pb().i64(1, 1).i64(2, 99).str(9, "abcd")), UnsupportedError);
-  EXPECT_THROW(parse(Pb().i64(1, 1).i64(2, 8).str(6, "hello")), UnsupportedError);
+  // Strings: one per element, in string_data only.
+  const TensorData hello = parse(Pb().i64(1, 1).i64(2, 8).str(6, "hello"));
+  EXPECT_EQ(hello.dtype, DType::String);
+  ASSERT_TRUE(hello.strings);
+  EXPECT_EQ(*hello.strings, (std::vector<std::string>{"hello"}));
+  EXPECT_NE(error_of(Pb().i64(1, 2).i64(2, 8).str(6, "hello")).find("string_data has 1 values"),
+            std::string::npos);
+  EXPECT_NE(error_of(Pb().i64(1, 1).i64(2, 8).str(9, "hello")).find("string_data"),
+            std::string::npos);
   EXPECT_THROW(parse(Pb().i64(1, 1)), Error);  // no data_type
   // A length-delimited field claiming 2^60 bytes.
   Pb huge = Pb().i64(2, 1).key(9, 2).raw_varint(1ULL << 60);
