@@ -72,6 +72,8 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 
 start=$(date +%s)
+# wasm and aarch64 compile RE2 from Debian's sources (native builds link libre2).
+case "$kind" in wasm | wasm-mt | aarch64) bash scripts/fetch_re2.sh ;; esac
 "${configure[@]}"
 targets=()
 for t in "$@"; do targets+=(--target "$t"); done

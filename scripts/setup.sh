@@ -8,6 +8,8 @@ packages=(
   libxbyak-dev libhwy-dev libdnnl-dev ocl-icd-opencl-dev  # JIT, portable SIMD, oneDNN (+ its CMake dep)
   libzydis-dev                                     # disassembly in JIT dumps (optional)
   libxxhash-dev                                    # digests of packed weights (header-only)
+  libre2-dev                                       # RegexFullMatch (native; wasm and aarch64:
+  curl xz-utils patch perl python3-six unicode-data  #   Debian's RE2 sources, scripts/fetch_re2.sh)
   libgtest-dev                                     # unit tests (native, and sources for wasm)
   clang-14 libfuzzer-14-dev libclang-rt-14-dev     # fuzz targets (libFuzzer with ASan and UBSan)
   emscripten wabt binaryen                         # wasm build

@@ -1,6 +1,7 @@
 // ModelCompiler on the ONNX frontend and the compiler (full builds).
 #include "bindings/engine/model_compiler.h"
 
+#include "bindings/engine/regex_full_match.h"
 #include "bindings/engine/sequence_ops.h"
 #include "bindings/engine/string_ops.h"
 #include "bindings/engine/value_sized_ops.h"
@@ -211,8 +212,13 @@ class GraphCompiler final : public ModelCompiler {
     cut_->node_outputs = cut->node_outputs;
     for (const auto& d : cut->node_constants) cut_->node_constants.push_back(tensor_of(d));
     auto node = std::make_shared<const Node>(std::move(cut->node));
-    cut_->run_node = [node, what = cut_->node, n = cut_->node_outputs.size(), on_strings](
+    // A RegexFullMatch compiles its pattern now: an invalid one fails the load.
+    std::shared_ptr<const RegexFullMatch> regex;
+    if (node->op_type == "RegexFullMatch" && (node->domain.empty() || node->domain == "ai.onnx"))
+      regex = std::make_shared<const RegexFullMatch>(*node, cut_->node);
+    cut_->run_node = [node, what = cut_->node, n = cut_->node_outputs.size(), on_strings, regex](
                          const std::vector<const EngineValue*>& in, int64_t memory_limit) {
+      if (regex) return regex->run(in, memory_limit);
       if (on_strings) return run_string_op(*node, what, n, in, memory_limit);
       if (!is_value_sized_op(node->op_type, node->domain))
         return run_sequence_op(*node, what, n, in, memory_limit);

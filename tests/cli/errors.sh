@@ -86,6 +86,8 @@ echo "not an npy file" >"$tmp/garbage.npy"
 
 expect_error "truncated model" 1 "truncated.onnx" ferrite run "$tmp/truncated.onnx"
 expect_error "unknown op" 1 "FancyOp" ferrite run "$fixtures/unknown_op.onnx"
+expect_error "invalid regular expression" 1 "invalid pattern '[a-z' (RE2 syntax): missing ]" \
+  ferrite run "$fixtures/regex_invalid.onnx"
 expect_error "missing model" 1 "missing.onnx" ferrite run "$tmp/missing.onnx"
 expect_error "missing input file" 1 "nope.npy" ferrite run "$fixtures/add_relu.onnx" --input "x=$tmp/nope.npy"
 expect_error "corrupt input file" 1 "garbage.npy" ferrite run "$fixtures/add_relu.onnx" --input "x=$tmp/garbage.npy"

@@ -8,6 +8,7 @@ outputs stored with the exported models.
 import gc
 import os
 import pathlib
+import re
 import subprocess
 import tempfile
 import threading
@@ -131,6 +132,19 @@ class Sessions(unittest.TestCase):
             np.testing.assert_array_equal(is_hello, [w[0] == "hello" for w in words])
         with self.assertRaisesRegex(RuntimeError, "an element of the array is a int, not a str"):
             sess.run(None, {"text": np.array(["a", 3], dtype=object)})
+
+    def test_regular_expressions(self):
+        # regex.onnx: RegexFullMatch of e-mail addresses at .com or .org, then their count;
+        # the oracle is Python's re with ASCII classes (as RE2's \w).
+        sess = ferrite.InferenceSession(str(FIXTURES / "regex.onnx"))
+        pattern = re.compile(r"[\w.+-]+@[\w-]+\.(com|org)", re.ASCII)
+        text = ["ann@example.com", "x@y.net", "b.o+b@fe-rrite.org", "\u00e4@x.org", ""]
+        m, count = sess.run(None, {"text": np.array(text)})
+        want = [pattern.fullmatch(t) is not None for t in text]
+        np.testing.assert_array_equal(m, want)
+        self.assertEqual(int(count), sum(want))
+        with self.assertRaisesRegex(RuntimeError, r"invalid pattern '\[a-z' \(RE2 syntax\)"):
+            ferrite.InferenceSession(str(FIXTURES / "regex_invalid.onnx"))
 
     def test_integer_inputs_and_negative_indices(self):
         sess = ferrite.InferenceSession(str(FIXTURES / "gather.onnx"))
