@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 
 kind=${1:-}
 shift || true
-jobs=$(nproc)
+# The cores (GNU nproc gives OMP_NUM_THREADS when it is set: scripts/test.sh sets it to 1).
+jobs=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 case "$kind" in
   native) configure=(cmake -S . -B build/native -DCMAKE_BUILD_TYPE=Release) ;;
   asan)

@@ -16,8 +16,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+# ctest's parallel jobs: the cores. GNU nproc gives OMP_NUM_THREADS when it is set, so it is
+# asked without it (with OMP_NUM_THREADS=1, set for the tests below, every ctest ran serially).
+jobs=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
-jobs=$(nproc)
 script_start=$(date +%s)
 failed=()
 summaries=()
