@@ -85,27 +85,29 @@ void add_epilogue(OpCase* c, Epi epi, bool conv, std::mt19937& rng) {
     return id;
   };
   auto full = [&] { return c->add_input(y, false, rng); };
-  auto& ops = c->call.post_ops;
+  // append_post_op keeps the call's epilogue body and its chain of post-ops together (the
+  // extern reads its operands' count from the body).
+  auto post = [&](PostOp p) { append_post_op(&c->call, p); };
   switch (epi) {
     case Epi::None:
       return;
     case Epi::BiasGelu:
-      ops.push_back({PostOpKind::Add, 0, 0, broadcast(conv ? 1 : y.size() - 1)});
-      ops.push_back({PostOpKind::GeluErf});
+      post({PostOpKind::Add, 0, 0, broadcast(conv ? 1 : y.size() - 1)});
+      post({PostOpKind::GeluErf});
       c->name += "+bias+gelu";
       break;
     case Epi::BiasResidual:
-      ops.push_back({PostOpKind::Add, 0, 0, broadcast(conv ? 1 : y.size() - 1)});
-      ops.push_back({PostOpKind::Add, 0, 0, full()});
+      post({PostOpKind::Add, 0, 0, broadcast(conv ? 1 : y.size() - 1)});
+      post({PostOpKind::Add, 0, 0, full()});
       c->name += "+bias+res";
       break;
     case Epi::Relu:
-      ops.push_back({PostOpKind::Relu});
+      post({PostOpKind::Relu});
       c->name += "+relu";
       break;
     case Epi::ResidualRelu:
-      ops.push_back({PostOpKind::Add, 0, 0, full()});
-      ops.push_back({PostOpKind::Relu});
+      post({PostOpKind::Add, 0, 0, full()});
+      post({PostOpKind::Relu});
       c->name += "+res+relu";
       break;
   }

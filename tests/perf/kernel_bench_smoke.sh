@@ -3,9 +3,9 @@
 # of ferrite_kernel_bench on small inputs — stream and chain (portable and reference) on
 # 100,000 floats, compile and models on the mlp model (MODELS_DIR/mlp/model.onnx when it
 # was exported, else examples/models/mlp.onnx), ops on a 64^3 MatMul and a small Conv,
-# portable-ops on three small cases — and checks that each succeeds, prints its table and
-# writes its JSON, and that the chain's sampled outputs and the portable ops' results are
-# right. Never timing.
+# portable-ops on four small cases (one with a fused residual and relu) — and checks that
+# each succeeds, prints its table and writes its JSON, and that the chain's sampled outputs
+# and the portable ops' results are right. Never timing.
 set -uo pipefail
 
 bench=$1
@@ -52,7 +52,7 @@ expect models 'speedup: ' "$bench" models --backends portable,reference --rounds
   --target-ms 1 "$mlp"
 grep -q 'MISMATCH' "$tmp/models.out" && fail "models: outputs differ between backends"
 expect portable_ops '^gemv_256 .* [0-9.]+$' \
-  "$bench" portable-ops --only gemv_256,attn_qk,dw3x3_s2 --reps 1 --min-ms 1
+  "$bench" portable-ops --only gemv_256,attn_qk,dw3x3_s2,conv1x1_64_256 --reps 1 --min-ms 1
 
 # MatMul and Conv through the oneDNN and portable externs (exit status 1 when they disagree
 # or oneDNN refuses them).
