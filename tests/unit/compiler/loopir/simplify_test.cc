@@ -135,9 +135,10 @@ TEST(IndexSimplify, SymbolsAreTermsWithRanges) {
   // (4*s0 + 2) // 2 == 2*s0 + 1; and 8*s0*i0 + i1 reads i1 back with % 8.
   EXPECT_EQ(s(simp, div(add(mul(sym(0), 4), c(2)), 2)), "((s0*2) + 1)");
   EXPECT_EQ(s(simp, mod(add(mul(mul2(sym(0), v(0)), 8), v(1)), 8)), "i1");
-  // (s0 + 1) * (i0 + s1) == i0 + i0*s0 + s0*s1 + s1, each product in one order.
+  // (s0 + 1) * (i0 + s1) == i0*s0 + s0*s1 + i0 + s1 (terms in key order), each product
+  // with its factors in one order.
   EXPECT_EQ(s(simp, mul2(add(sym(0), c(1)), add(v(0), sym(1)))),
-            "(((i0 + (i0*s0)) + (s0*s1)) + s1)");
+            "((((i0*s0) + (s0*s1)) + i0) + s1)");
   EXPECT_EQ(s(simp, add(mul2(sym(1), sym(0)), mul(mul2(sym(0), sym(1)), -1))), "0");
   // Ranges: s0 in [1, 100] gives s0*3 - 1 in [2, 299] and s0*i0 in [0, 300].
   auto r = simp.range(add(mul(sym(0), 3), c(-1)));
