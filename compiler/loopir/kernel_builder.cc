@@ -262,6 +262,8 @@ V KernelBuilder::index_value(const Index& e) {
       V a = index_value(e->a), b = index_value(e->b);
       return binary(Op::Div, binary(Op::Sub, a, binary(Op::Mod, a, b)), b);
     }
+    case IndexKind::Sym:  // sizes are bound before a kernel is built (docs/shapes.md)
+      fail("internal: symbol s", e->id, " in a kernel's index");
   }
   return constant_i64(0);
 }

@@ -46,6 +46,30 @@ void add_lin(Lin* x, const Lin& y, int64_t scale) {
   for (const auto& t : y.terms) add_term(x, checked_mul(t.coeff, scale, kCoeff), t.atom, t.key);
 }
 
+// Appends the factors of a product atom (a Mul of non-constant factors), or the atom itself.
+void factors(const Index& e, std::vector<std::pair<std::string, Index>>* out) {
+  if (e->kind == IndexKind::Mul && e->a->kind != IndexKind::Const &&
+      e->b->kind != IndexKind::Const) {
+    factors(e->a, out);
+    factors(e->b, out);
+    return;
+  }
+  out->emplace_back(index_to_string(*e), e);
+}
+
+// The product of two atoms as one atom, its factors in key order: s1*i0 and i0*s1 are the
+// same term.
+Index product(const Index& a, const Index& b) {
+  std::vector<std::pair<std::string, Index>> f;
+  factors(a, &f);
+  factors(b, &f);
+  std::stable_sort(f.begin(), f.end(),
+                   [](const auto& x, const auto& y) { return x.first < y.first; });
+  Index out = f[0].second;
+  for (size_t i = 1; i < f.size(); ++i) out = ix_binary(IndexKind::Mul, out, f[i].second);
+  return out;
+}
+
 Index from_lin(Lin x) {
   x.terms.erase(
       std::remove_if(x.terms.begin(), x.terms.end(), [](const Term& t) { return t.coeff == 0; }),
@@ -76,6 +100,7 @@ class SimplifyImpl {
         return out;
       case IndexKind::Var:
       case IndexKind::Value:
+      case IndexKind::Sym:
         add_term(&out, 1, e);
         return out;
       case IndexKind::Add:
@@ -89,8 +114,13 @@ class SimplifyImpl {
           add_lin(&out, a, b.c);
         } else if (a.terms.empty()) {
           add_lin(&out, b, a.c);
-        } else {
-          add_term(&out, 1, ix_binary(IndexKind::Mul, from_lin(a), from_lin(b)));
+        } else {  // (a.c + sum a_i) * (b.c + sum b_j), distributed: a polynomial of atoms
+          out.c = checked_mul(a.c, b.c, kCoeff);
+          for (const Term& t : a.terms) add_term(&out, checked_mul(t.coeff, b.c, kCoeff), t.atom);
+          for (const Term& t : b.terms) add_term(&out, checked_mul(t.coeff, a.c, kCoeff), t.atom);
+          for (const Term& ta : a.terms)
+            for (const Term& tb : b.terms)
+              add_term(&out, checked_mul(ta.coeff, tb.coeff, kCoeff), product(ta.atom, tb.atom));
         }
         return out;
       }
@@ -134,6 +164,22 @@ class SimplifyImpl {
         auto it = s_.value_size_.find(e->id);
         if (it == s_.value_size_.end()) return std::nullopt;
         return IndexRange{0, std::max<int64_t>(0, it->second - 1)};
+      }
+      case IndexKind::Sym: {
+        auto it = s_.symbol_range_.find(e->id);
+        if (it == s_.symbol_range_.end()) return std::nullopt;
+        return it->second;
+      }
+      case IndexKind::Mul: {  // a product the rules kept (of two non-constant factors)
+        auto a = range_lin(lin(e->a)), b = range_lin(lin(e->b));
+        if (!a || !b) return std::nullopt;
+        int64_t p[4];
+        if (__builtin_mul_overflow(a->lo, b->lo, &p[0]) ||
+            __builtin_mul_overflow(a->lo, b->hi, &p[1]) ||
+            __builtin_mul_overflow(a->hi, b->lo, &p[2]) ||
+            __builtin_mul_overflow(a->hi, b->hi, &p[3]))
+          return std::nullopt;
+        return IndexRange{*std::min_element(p, p + 4), *std::max_element(p, p + 4)};
       }
       case IndexKind::FloorDiv: {
         auto a = range_lin(lin(e->a));
@@ -240,6 +286,10 @@ class SimplifyImpl {
 
 void IndexSimplifier::set_value_range(int id, int64_t size) {
   value_size_.emplace(id, size);  // the first range declared for an id holds
+}
+
+void IndexSimplifier::set_symbol_range(int id, int64_t lo, int64_t hi) {
+  symbol_range_[id] = IndexRange{lo, hi};
 }
 
 Index IndexSimplifier::simplify(const Index& e) const {

@@ -31,6 +31,9 @@ class IndexSimplifier {
   explicit IndexSimplifier(std::vector<int64_t> var_extent) : extent_(std::move(var_extent)) {}
   // Declares that SSA value `id` (a checked index) lies in [0, size).
   void set_value_range(int id, int64_t size);
+  // Declares that symbol `id` (a Sym leaf: a size known at run time) lies in [lo, hi].
+  // Without it a symbol is unbounded, and nothing is proved about the terms holding it.
+  void set_symbol_range(int id, int64_t lo, int64_t hi);
 
   Index simplify(const Index& e) const;
   std::optional<IndexRange> range(const Index& e) const;
@@ -39,6 +42,7 @@ class IndexSimplifier {
   friend class SimplifyImpl;
   std::vector<int64_t> extent_;
   std::unordered_map<int, int64_t> value_size_;
+  std::unordered_map<int, IndexRange> symbol_range_;
 };
 
 // Light, range-free smart constructors used while building expressions: they fold

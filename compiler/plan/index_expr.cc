@@ -2,6 +2,7 @@
 
 #include <sstream>
 
+#include "compiler/plan/error.h"
 #include "compiler/plan/wrapping.h"
 
 namespace ferrite {
@@ -24,6 +25,13 @@ Index ix_value(int ssa_id) {
   auto n = std::make_shared<IndexNode>();
   n->kind = IndexKind::Value;
   n->id = ssa_id;
+  return n;
+}
+
+Index ix_sym(int symbol) {
+  auto n = std::make_shared<IndexNode>();
+  n->kind = IndexKind::Sym;
+  n->id = symbol;
   return n;
 }
 
@@ -66,6 +74,8 @@ int64_t eval_index(const IndexNode& e, const int64_t* vars, const int64_t* value
       return floordiv64(eval_index(*e.a, vars, values), eval_index(*e.b, vars, values));
     case IndexKind::Mod:
       return mod64(eval_index(*e.a, vars, values), eval_index(*e.b, vars, values));
+    case IndexKind::Sym:
+      fail("internal: symbol s", e.id, " evaluated unbound");
   }
   return 0;
 }
@@ -102,6 +112,9 @@ void print(const IndexNode& e, std::ostringstream& os) {
       return;
     case IndexKind::Value:
       os << "%" << e.id;
+      return;
+    case IndexKind::Sym:
+      os << "s" << e.id;
       return;
     default:
       break;
@@ -143,6 +156,27 @@ void index_values(const IndexNode& e, std::vector<int>* out) {
   if (e.b) index_values(*e.b, out);
 }
 
+bool index_uses_sym(const IndexNode& e) {
+  if (e.kind == IndexKind::Sym) return true;
+  if (e.a && index_uses_sym(*e.a)) return true;
+  return e.b && index_uses_sym(*e.b);
+}
+
+Index bind_syms(const Index& e, const std::vector<int64_t>& values) {
+  switch (e->kind) {
+    case IndexKind::Sym:
+      if (e->id < 0 || static_cast<size_t>(e->id) >= values.size())
+        fail("internal: symbol s", e->id, " has no value (", values.size(), " bound)");
+      return ix_const(values[static_cast<size_t>(e->id)]);
+    case IndexKind::Const:
+    case IndexKind::Var:
+    case IndexKind::Value:
+      return e;
+    default:
+      return ix_binary(e->kind, bind_syms(e->a, values), bind_syms(e->b, values));
+  }
+}
+
 std::string index_to_string(const IndexNode& e) {
   std::ostringstream os;
   print(e, os);
@@ -156,6 +190,7 @@ bool index_equal(const IndexNode& x, const IndexNode& y) {
       return x.c == y.c;
     case IndexKind::Var:
     case IndexKind::Value:
+    case IndexKind::Sym:
       return x.id == y.id;
     default:
       return index_equal(*x.a, *y.a) && index_equal(*x.b, *y.b);

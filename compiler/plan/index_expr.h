@@ -1,9 +1,11 @@
 // Index expressions of the Kernel contract: how a load or store finds its element.
 // An expression is a small immutable tree over loop variables (Var), constants, values
 // loaded earlier in the kernel body (Value: indirect indexing, e.g. Gather), and the
-// operators + * floordiv mod. floordiv and mod follow Python: floor rounding, and a
-// result with the divisor's sign. The compiler simplifies these (compiler/loopir); the
-// backends only evaluate them or ask for their affine form.
+// operators + * floordiv mod. The compiler also writes sizes with them: a Sym leaf is a
+// symbolic dimension (docs/shapes.md), a size known only when the model runs. Symbols are
+// bound to values before a plan reaches a backend (bind_syms): a kernel holds none. floordiv and
+// mod follow Python: floor rounding, and a result with the divisor's sign. The compiler simplifies
+// these (compiler/loopir); the backends only evaluate them or ask for their affine form.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +15,8 @@
 
 namespace ferrite {
 
-enum class IndexKind : uint8_t { Const, Var, Value, Add, Mul, FloorDiv, Mod };
+// Sym comes last: plans written before it read the same kinds.
+enum class IndexKind : uint8_t { Const, Var, Value, Add, Mul, FloorDiv, Mod, Sym };
 
 struct IndexNode;
 using Index = std::shared_ptr<const IndexNode>;
@@ -21,7 +24,8 @@ using Index = std::shared_ptr<const IndexNode>;
 struct IndexNode {
   IndexKind kind = IndexKind::Const;
   int64_t c = 0;   // Const: the value
-  int32_t id = 0;  // Var: loop variable number; Value: SSA id of an i64 value in the body
+  int32_t id = 0;  // Var: loop variable number; Value: SSA id of an i64 value in the body;
+                   // Sym: symbol number
   Index a, b;      // operands of Add, Mul, FloorDiv, Mod
 };
 
@@ -29,12 +33,14 @@ struct IndexNode {
 Index ix_const(int64_t c);
 Index ix_var(int id);
 Index ix_value(int ssa_id);
+Index ix_sym(int symbol);
 Index ix_binary(IndexKind kind, Index a, Index b);
 
 int64_t floordiv64(int64_t a, int64_t b);
 int64_t mod64(int64_t a, int64_t b);
 
-// Evaluates with loop variables `vars` and SSA values `values` (indexed by SSA id).
+// Evaluates with loop variables `vars` and SSA values `values` (indexed by SSA id). The
+// expression holds no Sym leaf (bind_syms first; a kernel never holds one).
 int64_t eval_index(const IndexNode& e, const int64_t* vars, const int64_t* values);
 
 // offset + sum(coeff[v] * var_v). Only for expressions of Const, Var, Add and Mul by a
@@ -53,6 +59,11 @@ bool index_uses_var(const IndexNode& e, int var);
 bool index_uses_value(const IndexNode& e);
 // Collects the SSA ids of Value leaves.
 void index_values(const IndexNode& e, std::vector<int>* out);
+// True when the expression contains a Sym leaf.
+bool index_uses_sym(const IndexNode& e);
+// `e` with each Sym leaf s replaced by the constant values[s] (unsimplified: simplify.h
+// folds the constants). A symbol past `values` is an Error.
+Index bind_syms(const Index& e, const std::vector<int64_t>& values);
 
 std::string index_to_string(const IndexNode& e);
 

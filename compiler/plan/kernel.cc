@@ -141,8 +141,8 @@ class InstrChecker {
     if (depth > kMaxIndexDepth) bad("index deeper than ", kMaxIndexDepth);
     // A leaf has no operands: walks of the tree (index_values, index_uses_var) descend
     // into any child they find, and only the operator nodes' children are checked below.
-    const bool leaf =
-        e.kind == IndexKind::Const || e.kind == IndexKind::Var || e.kind == IndexKind::Value;
+    const bool leaf = e.kind == IndexKind::Const || e.kind == IndexKind::Var ||
+                      e.kind == IndexKind::Value || e.kind == IndexKind::Sym;
     if (leaf && (e.a || e.b)) bad("index leaf (", index_to_string(e), ") with operands");
     switch (e.kind) {
       case IndexKind::Const:
@@ -153,6 +153,8 @@ class InstrChecker {
         use(e.id, "index value");
         if (type_of(e.id) != ScalarType::I64) bad("index value %", e.id, " is not i64");
         return;
+      case IndexKind::Sym:
+        bad("index symbol s", e.id, ": a kernel holds no symbols (bind_syms)");
       case IndexKind::Add:
       case IndexKind::Mul:
       case IndexKind::FloorDiv:
@@ -287,6 +289,7 @@ bool index_printable(const IndexNode& e, int depth) {
     case IndexKind::Const:
     case IndexKind::Var:
     case IndexKind::Value:
+    case IndexKind::Sym:
       return true;
     case IndexKind::Add:
     case IndexKind::Mul:

@@ -222,6 +222,10 @@ TEST(KernelTest, SsaRules) {
   leaf->a = ix_value(1000);
   k.code[4].index = leaf;
   EXPECT_KERNEL_ERROR(k, "index leaf (12) with operands");
+  // A symbol (a size known at run time) is bound before a kernel reaches a backend.
+  k = gather();
+  k.code[4].index = ix_binary(IndexKind::Add, ix_const(1), ix_sym(0));
+  EXPECT_KERNEL_ERROR(k, "index symbol s0: a kernel holds no symbols (bind_syms)");
 }
 
 // Issue 25, C2: an operand field an op does not use held an id nobody checked, and a
