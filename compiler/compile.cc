@@ -27,10 +27,16 @@ namespace {
 
 // What the stages hand on: each reads what the ones before it made.
 struct CompileState {
+  CompileState(const Graph& g, const std::vector<TensorType>& types,
+               const std::vector<std::shared_ptr<const TensorData>>& values,
+               const CompileOptions& o)
+      : graph(g), input_types(types), input_values(values), options(o) {}
   const Graph& graph;
   const std::vector<TensorType>& input_types;
   const std::vector<std::shared_ptr<const TensorData>>& input_values;
   const CompileOptions& options;
+  const ShapeEnv* shapes = nullptr;    // a symbolic compile's symbols
+  std::vector<FieldFormula> formulas;  // emit_plan's, compiling symbolically
   LoweredProgram prog;                 // lower
   std::optional<Scheduler> scheduler;  // fuse (it points into prog)
   Plan plan;                           // emit_plan; normalize_loops and plan_memory edit it
@@ -45,6 +51,7 @@ std::string kernels_to_string(const Plan& plan) {
 
 void lower(CompileState& s) {
   GraphLowering lowering(s.graph, s.input_types, s.input_values);
+  lowering.set_shape_env(s.shapes);
   lowering.max_unrolled_nodes = max_unrolled_nodes_or_default(s.options.max_unrolled_nodes);
   lowering.memory_limit = memory_limit_or_default(s.options.memory_limit);
   s.prog = lowering.run();
@@ -58,7 +65,7 @@ void fuse(CompileState& s) {
 }
 
 void emit(CompileState& s) {
-  s.plan = emit_plan(s.prog, s.scheduler->order());
+  s.plan = emit_plan(s.prog, s.scheduler->order(), s.shapes ? &s.formulas : nullptr);
 }
 
 void normalize(CompileState& s) {
@@ -91,7 +98,8 @@ const Stage kStages[] = {
      }},
     {"emit_plan", emit,
      [](const CompileState& s) -> Listings {
-       return {{"txt", plan_to_string(s.plan)}};
+       if (!s.shapes) return {{"txt", plan_to_string(s.plan)}};
+       return {{"txt", plan_to_string(s.plan) + "formulas:\n" + formulas_to_string(s.formulas)}};
      }},
     {"normalize_loops", normalize,
      [](const CompileState& s) -> Listings {
@@ -102,6 +110,8 @@ const Stage kStages[] = {
        return {{"txt", memory_to_text(s.plan, s.memory)}, {"svg", memory_to_svg(s.plan, s.memory)}};
      }},
 };
+
+void run_stages(CompileState& s);
 
 }  // namespace
 
@@ -121,7 +131,49 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
     }
   }
   StageTimer timer("compile");
-  CompileState s{g, input_types, input_values, options, {}, std::nullopt, {}, {}};
+  CompileState s{g, input_types, input_values, options};
+  run_stages(s);
+  return std::move(s.plan);
+}
+
+SymbolicPlan compile_symbolic(const Graph& g, const std::vector<TensorType>& hint_types,
+                              const CompileOptions& options) {
+  std::vector<TensorType> declared;
+  for (const Value* v : g.inputs) declared.push_back(v->type);
+  SymbolicPlan out;
+  try {
+    out.shapes = ShapeEnv::for_inputs(declared, hint_types);
+  } catch (const Error& e) {
+    not_symbolic(e.what());
+  }
+  if (out.shapes.symbols.empty()) not_symbolic("the model has no symbolic input dims");
+  StageTimer timer("compile");
+  const std::vector<std::shared_ptr<const TensorData>> no_values;
+  CompileState s{g, hint_types, no_values, options};
+  s.shapes = &out.shapes;
+  run_stages(s);
+  out.plan = std::move(s.plan);
+  out.formulas = std::move(s.formulas);
+  return out;
+}
+
+Plan instantiate_plan(const SymbolicPlan& p, const std::vector<int64_t>& values,
+                      const CompileOptions& options) {
+  StageTimer timer("instantiate_plan");
+  if (values.size() != p.shapes.symbols.size())
+    fail("instantiate: ", values.size(), " symbol values for ", p.shapes.symbols.size(),
+         " symbols");
+  Plan plan = substitute_formulas(p.plan, p.formulas, values);
+  assign_pool_offsets(&plan);
+  validate_plan(plan);
+  check_plan_memory(plan, memory_limit_or_default(options.memory_limit));
+  return plan;
+}
+
+namespace {
+
+void run_stages(CompileState& s) {
+  const CompileOptions& options = s.options;
   const bool dump = !options.dump_dir.empty();  // listings only when they are written
   int number = 30;
   for (const Stage& stage : kStages) {
@@ -143,7 +195,8 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
   // hundreds of GB fails here, naming the sizes.
   check_plan_memory(s.plan, memory_limit_or_default(options.memory_limit));
   if (dump) dump_text(options.dump_dir, "79_plan.txt", plan_to_string(s.plan));
-  return std::move(s.plan);
 }
+
+}  // namespace
 
 }  // namespace ferrite

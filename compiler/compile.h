@@ -7,7 +7,9 @@
 #include <vector>
 
 #include "compiler/graph/graph.h"
+#include "compiler/loopir/shape_env.h"
 #include "compiler/plan/plan.h"
+#include "compiler/plan/plan_formulas.h"
 
 namespace ferrite {
 
@@ -45,5 +47,26 @@ void prepare_graph(Graph& g, const CompileOptions& options);
 Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
                    const CompileOptions& options,
                    const std::vector<std::shared_ptr<const TensorData>>& input_values = {});
+
+// A plan compiled once for every size of the model's symbolic input dims (docs/shapes.md):
+// the plan at the symbols' hints, the formula of each field that depends on a symbol, and
+// the symbols (how each is read from the inputs' shapes).
+struct SymbolicPlan {
+  Plan plan;
+  std::vector<FieldFormula> formulas;
+  ShapeEnv shapes;
+};
+
+// Compiles `g` once for its symbolic input dims, hinted by `hint_types` (concrete shapes of
+// the declared ranks; symbolic dims of at least ShapeEnv::kMinSize). Throws
+// NotSymbolicError (naming the node) where the compile is not symbolic yet: the model is then
+// compiled per shape with compile_graph, as before. Other errors are the compile's.
+SymbolicPlan compile_symbolic(const Graph& g, const std::vector<TensorType>& hint_types,
+                              const CompileOptions& options);
+
+// The plan for symbol values `values` (ShapeEnv::values_for): the formulas written, the pool
+// placed for these sizes, the plan validated and its memory checked (compile_graph's checks).
+Plan instantiate_plan(const SymbolicPlan& p, const std::vector<int64_t>& values,
+                      const CompileOptions& options);
 
 }  // namespace ferrite

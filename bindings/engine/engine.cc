@@ -356,8 +356,9 @@ Plan Engine::compile_plan(const std::vector<std::pair<std::string, const Tensor*
 
 Plan Engine::compile(const std::vector<IoInfo>& types, const std::vector<const Tensor*>& values) {
   const auto start = std::chrono::steady_clock::now();
+  const int64_t made = compiler_->plans_made();
   Plan plan = compiler_->compile(types, values);
-  ++compiles_;
+  compiles_ += compiler_->plans_made() - made;
   compile_ms_ +=
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return plan;

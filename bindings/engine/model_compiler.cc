@@ -111,8 +111,16 @@ class GraphCompiler final : public ModelCompiler {
       data->bytes.assign(values[i]->data(), values[i]->data() + values[i]->nbytes());
       input_values[i] = std::move(data);
     }
-    return compile_graph(*graph_, input_types, options_, input_values);
+    bool any_value = false;
+    for (const Tensor* v : values) any_value = any_value || v;
+    Plan plan;
+    if (!any_value && instantiate(input_types, &plan)) return plan;
+    plan = compile_graph(*graph_, input_types, options_, input_values);
+    ++plans_made_;
+    return plan;
   }
+
+  int64_t plans_made() const override { return plans_made_; }
 
  private:
   void make_cut(std::unique_ptr<GraphCut> cut) {
@@ -235,6 +243,47 @@ class GraphCompiler final : public ModelCompiler {
       cut_->constant_outputs.emplace_back(name, tensor_of(d));
   }
 
+  // The plan compiled once for the model's symbolic dims, instantiated per shape set that
+  // fits its symbols (sizes >= 2, one size per dim name): `types` as that plan for them, or
+  // false. Compiled on the first such shape set; a model whose compile is not symbolic yet
+  // (NotSymbolicError: an op not ported, docs/shapes.md) is compiled per shape from then on.
+  bool instantiate(const std::vector<TensorType>& types, Plan* out) {
+    if (symbolic_ == Symbolic::No) return false;
+    std::vector<std::vector<int64_t>> shapes;
+    for (const TensorType& t : types) shapes.push_back(t.shape);
+    if (symbolic_ == Symbolic::Untried) {
+      std::vector<TensorType> declared;
+      for (const Value* v : graph_->inputs) declared.push_back(v->type);
+      try {
+        ShapeEnv::for_inputs(declared, types);  // hints that fit the symbols
+      } catch (const Error&) {
+        return false;
+      }
+      try {
+        symbolic_plan_ = std::make_unique<SymbolicPlan>(compile_symbolic(*graph_, types, options_));
+        symbolic_ = Symbolic::Yes;
+        ++plans_made_;
+      } catch (const NotSymbolicError& e) {
+        symbolic_ = Symbolic::No;
+        not_symbolic_ = e.what();
+        return false;
+      } catch (const Error& e) {
+        symbolic_ = Symbolic::No;  // the compile per shape reports it
+        not_symbolic_ = e.what();
+        return false;
+      }
+    }
+    std::vector<int64_t> values;
+    if (!symbolic_plan_->shapes.values_for(shapes, &values)) return false;
+    *out = instantiate_plan(*symbolic_plan_, values, options_);
+    return true;
+  }
+
+  enum class Symbolic { Untried, Yes, No };
+  Symbolic symbolic_ = Symbolic::Untried;
+  std::unique_ptr<SymbolicPlan> symbolic_plan_;
+  std::string not_symbolic_;  // why the compile is not symbolic (a NotSymbolicError's text)
+  int64_t plans_made_ = 0;
   std::unique_ptr<Graph> graph_;
   std::unique_ptr<Graph> pristine_;  // as imported (null for a graph cut at load)
   std::unique_ptr<ModelCut> cut_;

@@ -87,6 +87,9 @@ class ModelCompiler {
   // NeedsInputValueError when the plan needs the value of an input it was not given.
   virtual Plan compile(const std::vector<IoInfo>& types,
                        const std::vector<const Tensor*>& values) = 0;
+  // How many plans the compile pipeline made so far: a model compiled once for its symbolic
+  // dims instantiates that plan for each shape set, and compiles no more (docs/shapes.md).
+  virtual int64_t plans_made() const = 0;
   // The model's cut, once (null when it has no value-sized node). A cut model compiles
   // only through the cut's parts.
   virtual std::unique_ptr<ModelCut> take_cut() { return nullptr; }

@@ -278,6 +278,12 @@ class InferenceSession {
 
   std::vector<std::string> get_providers() const { return {"CPUExecutionProvider"}; }
   const std::string& backend() const { return backend_; }
+  // Plans the compiler made (a Ferrite extra): a model compiled once for its symbolic dims
+  // makes one for all its shapes (docs/shapes.md).
+  int64_t compiles() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return engine_->compiles();
+  }
 
   py::list run(const py::object& output_names, const py::dict& feeds_dict) {
     const std::vector<size_t> selected = selected_outputs(output_names);
@@ -506,5 +512,6 @@ PYBIND11_MODULE(ferrite, m) {
       .def("get_outputs", &InferenceSession::get_outputs)
       .def("get_providers", &InferenceSession::get_providers)
       .def_property_readonly("backend", &InferenceSession::backend)
+      .def("compiles", &InferenceSession::compiles)
       .def("run", &InferenceSession::run, py::arg("output_names"), py::arg("input_feed"));
 }

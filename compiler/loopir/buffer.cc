@@ -1,6 +1,7 @@
 #include "compiler/loopir/buffer.h"
 
 #include "compiler/loopir/checked_int.h"
+#include "compiler/loopir/shape_env.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
@@ -35,6 +36,16 @@ Index linear_index(const std::vector<Index>& index, const std::vector<int64_t>& 
   }
   Index out = ix_const(offset);
   for (size_t d = 0; d < index.size(); ++d) out = ix_add(out, ix_mul(index[d], strides[d]));
+  return out;
+}
+
+Index sym_linear_index(const std::vector<Index>& index, const std::vector<Index>& strides,
+                       const Index& offset) {
+  if (index.size() != strides.size()) {
+    fail("internal: an index of rank ", index.size(), " into a layout of rank ", strides.size());
+  }
+  Index out = offset;
+  for (size_t d = 0; d < index.size(); ++d) out = ix_add(out, sym_mul(index[d], strides[d]));
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,7 @@ struct Buffer {
   std::string name;
   DType dtype = DType::F32;
   std::vector<int64_t> size;
+  std::optional<std::vector<Index>> sym;  // symbolic sizes (loopir/shape_env.h), or none
   BufferOrigin origin = BufferOrigin::Computed;
   std::shared_ptr<const TensorData> data;  // Constant
   std::shared_ptr<ComputedDef> def;        // Computed
@@ -62,6 +64,9 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& size);
 // whose rank is not the strides' is an Error, never a read past `strides`.
 Index linear_index(const std::vector<Index>& index, const std::vector<int64_t>& strides,
                    int64_t offset = 0);
+// The same over symbolic strides and offset (loopir/shape_env.h).
+Index sym_linear_index(const std::vector<Index>& index, const std::vector<Index>& strides,
+                       const Index& offset);
 // Builds the Kernel that computes `out` from its definition (one kernel per buffer).
 Kernel build_kernel(Buffer* out, const std::string& name, std::vector<Buffer*>* arg_buffers);
 

@@ -1,6 +1,7 @@
 #include "compiler/loopir/ir.h"
 
 #include "compiler/loopir/checked_int.h"
+#include "compiler/loopir/shape_env.h"
 #include "compiler/loopir/simplify.h"
 #include "compiler/plan/error.h"
 
@@ -30,6 +31,9 @@ std::string describe(const StorageBox& s) {
 
 V StorageBox::load(KernelBuilder& b, const std::vector<Index>& index) const {
   if (index.size() != size.size()) rank_error(index.size(), size, describe(*this));
+  if (buffer && buffer->sym)
+    return b.load(buffer,
+                  sym_linear_index(index, sym_contiguous_strides(*buffer->sym), ix_const(0)));
   if (buffer) return b.load(buffer, linear_index(index, contiguous_strides(size)));
   if (!def || def->is_reduction) fail("internal: loading an unrealized reduction");
   return b.walk_once(def, index, [&] { return def->fn(b, index); });
@@ -45,7 +49,11 @@ V TensorBox::load(KernelBuilder& b, const std::vector<Index>& index) const {
   if (index.size() != size.size()) {
     rank_error(index.size(), size, str_cat("a view of ", describe(*storage)));
   }
-  if (storage->realized() && strided) {
+  if (storage->realized() && strided && strided->sym_offset) {
+    return b.load(storage->buffer,
+                  sym_linear_index(index, strided->sym_strides, strided->sym_offset));
+  }
+  if (storage->realized() && strided && !sym) {
     return b.load(storage->buffer, linear_index(index, strided->strides, strided->offset));
   }
   return storage->load(b, reindex ? (*reindex)(index) : index);
@@ -65,7 +73,12 @@ TensorBoxPtr fresh_box(std::shared_ptr<StorageBox> s) {
   t->dtype = s->dtype;
   t->size = s->size;
   t->storage = std::move(s);
-  t->strided = StridedView{contiguous_strides(t->size), 0};
+  t->strided = StridedView{contiguous_strides(t->size), 0, {}, nullptr};
+  if (t->storage->sym) {
+    t->sym = t->storage->sym;
+    t->strided->sym_strides = sym_contiguous_strides(*t->sym);
+    t->strided->sym_offset = ix_const(0);
+  }
   return t;
 }
 
@@ -95,10 +108,21 @@ TensorBoxPtr make_reduction_box(DType dtype, std::shared_ptr<ComputedDef> def) {
   return fresh_box(std::move(s));
 }
 
+void set_box_sym(const TensorBoxPtr& t, std::vector<Index> sym) {
+  if (!t->is_identity_view() || sym.size() != t->size.size() || !t->strided)
+    fail("internal: symbolic sizes for a view, or of another rank");
+  t->strided->sym_strides = sym_contiguous_strides(sym);
+  t->strided->sym_offset = ix_const(0);
+  t->storage->sym = sym;
+  if (t->storage->buffer) t->storage->buffer->sym = sym;
+  t->sym = std::move(sym);
+}
+
 TensorBoxPtr make_buffer_box(Buffer* buf) {
   auto s = std::make_shared<StorageBox>();
   s->dtype = buf->dtype;
   s->size = buf->size;
+  s->sym = buf->sym;
   s->buffer = buf;
   return fresh_box(std::move(s));
 }
@@ -133,7 +157,7 @@ TensorBoxPtr make_view(const TensorBoxPtr& base, std::vector<int64_t> size, Rein
     Index simple = IndexSimplifier(t->size).simplify(lin);
     AffineIndex aff;
     if (as_affine(*simple, static_cast<int>(t->size.size()), &aff)) {
-      t->strided = StridedView{aff.coeff, aff.offset};
+      t->strided = StridedView{aff.coeff, aff.offset, {}, nullptr};
     }
   }
   return t;

@@ -21,8 +21,9 @@ namespace ferrite {
 struct StorageBox {
   DType dtype = DType::F32;
   std::vector<int64_t> size;
-  std::shared_ptr<ComputedDef> def;  // unrealized definition
-  Buffer* buffer = nullptr;          // realized storage (inputs, constants, externs, computed)
+  std::optional<std::vector<Index>> sym;  // symbolic sizes (loopir/shape_env.h), or none
+  std::shared_ptr<ComputedDef> def;       // unrealized definition
+  Buffer* buffer = nullptr;               // realized storage (inputs, constants, externs, computed)
 
   bool realized() const { return buffer != nullptr; }
   // Index → value: the inner function before realization, a load after.
@@ -34,11 +35,16 @@ using Reindex = std::function<std::vector<Index>(const std::vector<Index>&)>;
 struct StridedView {
   std::vector<int64_t> strides;  // over the storage's contiguous element order
   int64_t offset = 0;
+  // Symbolic strides and offset, set with the box's `sym` sizes.
+  std::vector<Index> sym_strides;
+  Index sym_offset;
 };
 
 struct TensorBox {
   DType dtype = DType::F32;
   std::vector<int64_t> size;
+  // Symbolic sizes (loopir/shape_env.h: set only by lowerings that keep its promise), or none.
+  std::optional<std::vector<Index>> sym;
   std::shared_ptr<StorageBox> storage;
   // Null: identity. Shared, so that copying a box (every loader holds one) costs the same
   // however many views it composes.
@@ -58,6 +64,9 @@ using TensorBoxPtr = std::shared_ptr<TensorBox>;
 TensorBoxPtr make_pointwise_box(DType dtype, std::vector<int64_t> size, Loader fn,
                                 const std::string& origin);
 TensorBoxPtr make_reduction_box(DType dtype, std::shared_ptr<ComputedDef> def);
+// Gives a fresh box (an identity view of its storage, as make_pointwise_box makes) its
+// symbolic sizes, for a lowering that keeps shape_env.h's promise.
+void set_box_sym(const TensorBoxPtr& t, std::vector<Index> sym);
 // A value stored in an existing buffer (inputs, constants, extern outputs).
 TensorBoxPtr make_buffer_box(Buffer* buf);
 

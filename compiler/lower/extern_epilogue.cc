@@ -51,6 +51,8 @@ class Tracer {
   // The epilogue computing `r` from y, with its new operands; false when it is none.
   bool trace(const TensorBoxPtr& r) {
     if (r->dtype != DType::F32 || y_->dtype != DType::F32 || r->size != y_->size) return false;
+    // Compiling symbolically, an epilogue of values that are not symbolic stays pointwise.
+    if (e_->symbolic && (!r->sym || !y_->sym)) return false;
     const int rank = static_cast<int>(y_->size.size());
     KernelBuilder b("epilogue", y_->size, 0);
     std::vector<Index> at;
@@ -127,7 +129,14 @@ class Tracer {
       s->value = static_cast<float>(buf->data->float_at(a.offset));
       return true;
     }
-    const ExternOperand op{buf, y_->size, a.coeff, a.offset};
+    ExternOperand op{buf, y_->size, a.coeff, a.offset, {}, {}, nullptr};
+    if (e_->symbolic) {
+      // The index is exact for every size (r's sym) and holds no symbol (it is affine), so
+      // its coefficients are too.
+      op.sym_shape = *y_->sym;
+      op.sym_strides = sym_consts(a.coeff);
+      op.sym_offset = ix_const(a.offset);
+    }
     size_t i = 0;
     while (i < operands_.size() && !same_operand(operands_[i], op)) ++i;
     if (i == operands_.size()) operands_.push_back(op);

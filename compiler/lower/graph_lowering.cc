@@ -123,6 +123,7 @@ void GraphLowering::realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t o
     return;
   }
   Buffer* buf = new_buffer("", s.dtype, s.size, BufferOrigin::Computed);
+  buf->sym = s.sym;
   if (owner) {
     if (owner->origin != BufferOrigin::Assembled || owner->dtype != s.dtype || offset < 0 ||
         offset + buf->elements() > owner->elements()) {
@@ -143,6 +144,10 @@ void GraphLowering::realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t o
   StageTimer timer("lower/build_kernel");
   item.kernel = build_kernel(buf, str_cat("k", next_kernel_++, "_", origin), &item.args);
   note_args(buf, item.args);
+  // Kernels are not symbolic yet (their ranges and index simplification read hints); one
+  // that may fold into a constant still can.
+  if (symbolic() && unfoldable_.count(buf))
+    not_symbolic(buf->def->origin, ": a kernel (kernels are compiled per shape)");
   item.guards = guards_;
   prog_.order.push_back(std::move(item));
 }
@@ -162,6 +167,11 @@ ExternOperand GraphLowering::extern_operand(const TensorBoxPtr& t) {
   op.shape = v->size;
   op.strides = v->strided->strides;
   op.offset = base + v->strided->offset;
+  if (v->sym && v->strided->sym_offset && !v->storage->buffer->alias_of) {
+    op.sym_shape = *v->sym;
+    op.sym_strides = v->strided->sym_strides;
+    op.sym_offset = v->strided->sym_offset;
+  }
   return op;
 }
 
@@ -171,6 +181,13 @@ int GraphLowering::uses(const Value* v) const {
 }
 
 size_t GraphLowering::add_extern(ExternNode node) {
+  if (symbolic()) {
+    if (!node.symbolic) not_symbolic(node.origin, ": its call is compiled per shape");
+    for (const ExternOperand& op : node.inputs)
+      if (!op.sym_offset) not_symbolic(node.origin, ": an operand of no symbolic shape");
+    for (const Buffer* b : node.outputs)
+      if (!b->sym) not_symbolic(node.origin, ": a result of no symbolic shape");
+  }
   prog_.externs.push_back(std::move(node));
   LoweredItem item;
   item.extern_index = static_cast<int>(prog_.externs.size()) - 1;
@@ -184,6 +201,10 @@ TensorBoxPtr GraphLowering::box_for(const Value* v) {
   if (it != env_.end()) return it->second;
   if (v->is_constant()) {
     TensorBoxPtr t = constant_box(*this, v->data, v->name);
+    if (symbolic()) {  // the model's own constants: the same for every shape
+      t->storage->buffer->sym = sym_consts(v->data->shape);
+      t = make_buffer_box(t->storage->buffer);
+    }
     env_[v] = t;
     return t;
   }
@@ -488,6 +509,7 @@ Buffer* GraphLowering::realize_output(const TensorBoxPtr& t, int index) {
   if (!reuse) v = make_pointwise_box(t->dtype, t->size, t->loader(), "output copy");
   realize(v);
   Buffer* buf = v->storage->buffer;
+  if (symbolic() && !buf->sym) not_symbolic("output ", index, ": no symbolic shape");
   buf->output_index = index;
   return buf;
 }
@@ -526,6 +548,12 @@ std::string lowered_program_to_string(const LoweredProgram& prog) {
 
 LoweredProgram GraphLowering::run() {
   scopes_ = {&g_};
+  if (symbolic()) {
+    if (values_asked_) fail("internal: a symbolic compile given input values");
+    if (shapes_->input_sizes.size() != g_.inputs.size())
+      fail("internal: the shape env has ", shapes_->input_sizes.size(), " inputs");
+    prog_.symbols = shapes_->symbols;
+  }
   for (const auto& n : g_.nodes) {
     for (const Value* v : n->inputs) {
       if (v) ++uses_[v];
@@ -536,6 +564,7 @@ LoweredProgram GraphLowering::run() {
     const TensorType& t = input_types_[i];
     Buffer* b = new_buffer(g_.inputs[i]->name, t.dtype, t.shape, BufferOrigin::Input);
     b->input_index = static_cast<int>(i);
+    if (symbolic()) b->sym = shapes_->input_sizes.at(i);
     prog_.inputs.push_back(b);
     const auto& value = input_values_[i];
     if (value && value->dtype == t.dtype && value->shape == t.shape) {

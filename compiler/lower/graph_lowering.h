@@ -14,6 +14,7 @@
 
 #include "compiler/graph/graph.h"
 #include "compiler/loopir/ir.h"
+#include "compiler/loopir/shape_env.h"
 #include "compiler/plan/epilogue.h"
 #include "compiler/plan/resource_limits.h"
 
@@ -24,6 +25,9 @@ struct ExternOperand {
   std::vector<int64_t> shape;
   std::vector<int64_t> strides;
   int64_t offset = 0;
+  // Symbolic shape, strides and offset (loopir/shape_env.h), set together, or none.
+  std::vector<Index> sym_shape, sym_strides;
+  Index sym_offset;
 };
 
 struct ExternNode {
@@ -38,6 +42,9 @@ struct ExternNode {
   // its dim d being the buffer's dim output_perms[i][d] (channels-last storage of an NCHW
   // result: buffer [N, H, W, C], perm {0, 3, 1, 2}).
   std::vector<std::vector<int>> output_perms;
+  // Set by a lowering whose call holds no size but in its operands' and outputs' sym sizes
+  // (its ints and floats are the same for every value of the symbols).
+  bool symbolic = false;
 };
 
 // One step of the program. A computed buffer's kernel is traced when the buffer is
@@ -63,6 +70,8 @@ struct LoweredProgram {
   std::vector<LoweredItem> order;
   std::vector<Buffer*> inputs;   // one per graph input
   std::vector<Buffer*> outputs;  // one per graph output, each its own buffer
+  // The symbols the program's sym sizes are over (a symbolic compile's), or none.
+  std::vector<ShapeSymbol> symbols;
 };
 
 // A listing of the program: each buffer in execution order with its origin and definition.
@@ -73,6 +82,10 @@ class GraphLowering {
   // input_values: see compile_graph (compile.h).
   GraphLowering(const Graph& g, const std::vector<TensorType>& input_types,
                 const std::vector<std::shared_ptr<const TensorData>>& input_values = {});
+  // Compiles symbolically over `shapes`' symbols (input_types are their hints): values,
+  // buffers and calls carry sym sizes, and what cannot throws NotSymbolicError.
+  void set_shape_env(const ShapeEnv* shapes) { shapes_ = shapes; }
+  bool symbolic() const { return shapes_ != nullptr; }
   LoweredProgram run();
 
   // For lowerings ---------------------------------------------------------------------
@@ -160,6 +173,7 @@ class GraphLowering {
   Buffer* realize_output(const TensorBoxPtr& t, int index);
 
   const Graph& g_;
+  const ShapeEnv* shapes_ = nullptr;
   std::vector<TensorType> input_types_;
   std::vector<std::shared_ptr<const TensorData>> input_values_;
   bool values_asked_ = false;  // input_values were given (some maybe null)

@@ -95,6 +95,12 @@ TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, do
   e.inputs.push_back(c.gl.extern_operand(expand_view(a, with({m, k}))));
   e.inputs.push_back(c.gl.extern_operand(expand_view(b, with({k, n}))));
   Buffer* out = c.gl.new_buffer("", DType::F32, with({m, n}), BufferOrigin::Extern);
+  if (c.gl.symbolic() && a->sym && b->sym && ra == 2 && rb == 2 && !squeeze_m && !squeeze_n) {
+    if (!sym_equal((*a->sym)[1], (*b->sym)[0]))
+      not_symbolic(c.origin(), ": the inner dims may differ at other sizes");
+    out->sym = std::vector<Index>{(*a->sym)[0], (*b->sym)[1]};
+    e.symbolic = true;
+  }
   e.outputs.push_back(out);
   if (!squeeze_m && !squeeze_n)
     return add_extern_with_epilogue(c, std::move(e), make_buffer_box(out), post);
@@ -129,6 +135,15 @@ std::vector<TensorBoxPtr> lower_gemm(LowerCtx& c) {
     if (!ok)
       c.error("C ", TensorType{c.input(2)->dtype, cs, {}, true}.to_string(),
               " does not broadcast to the result [", out[0], ", ", out[1], "]");
+    const TensorBoxPtr& ct = c.input(2);
+    if (c.gl.symbolic() && ct->sym && a->sym && b->sym) {
+      const std::vector<Index> want{(*a->sym)[0], (*b->sym)[1]};
+      for (size_t i = 0; i < ct->sym->size(); ++i) {
+        const Index& d = (*ct->sym)[i];
+        if (!sym_is_const(d, 1) && !sym_equal(d, want[want.size() - ct->sym->size() + i]))
+          not_symbolic(c.origin(), ": C may not broadcast at other sizes");
+      }
+    }
   }
   double alpha = c.node.attr_float("alpha", 1.0), beta = c.node.attr_float("beta", 1.0);
   // + beta * C, then the nodes the fusion pass recorded: the epilogue.

@@ -54,7 +54,25 @@ TensorBoxPtr make_pointwise(const LowerCtx& c, const std::vector<TensorBoxPtr>& 
     for (const auto& t : loaders) vals.push_back(load_broadcast(b, t, index, size));
     return b.cast(fn(b, vals), compute_type(out));
   };
-  return make_pointwise_box(out, size, std::move(body), c.origin());
+  TensorBoxPtr r = make_pointwise_box(out, size, std::move(body), c.origin());
+  if (c.gl.symbolic()) {
+    // load_broadcast broadcasts a dim of size 1: one whose sym is the Const 1 (a symbol is
+    // never 1). Every other input dim must be the result's for every value of the symbols.
+    std::vector<Index> sym(size.size(), ix_const(1));
+    bool known = true;
+    for (const auto& t : ins) {
+      if (!t->sym) known = false;
+      for (size_t k = 0; known && k < t->sym->size(); ++k) {
+        const Index& d = (*t->sym)[k];
+        Index& o = sym[size.size() - t->sym->size() + k];
+        if (sym_is_const(d, 1)) continue;
+        if (!sym_is_const(o, 1) && !sym_equal(o, d)) known = false;
+        o = d;
+      }
+    }
+    if (known) set_box_sym(r, std::move(sym));
+  }
+  return r;
 }
 
 TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vector<int> axes,
@@ -135,7 +153,19 @@ TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm) {
     for (size_t i = 0; i < perm.size(); ++i) out[perm[i]] = idx[i];
     return out;
   };
-  return make_view(t, size, re);
+  TensorBoxPtr v = make_view(t, size, re);
+  if (t->sym) {  // a permutation holds for every size
+    std::vector<Index> sym(perm.size());
+    for (size_t i = 0; i < perm.size(); ++i) sym[i] = (*t->sym)[static_cast<size_t>(perm[i])];
+    v->sym = std::move(sym);
+    if (v->strided && t->strided && t->strided->sym_offset) {
+      v->strided->sym_strides.resize(perm.size());
+      for (size_t i = 0; i < perm.size(); ++i)
+        v->strided->sym_strides[i] = t->strided->sym_strides[static_cast<size_t>(perm[i])];
+      v->strided->sym_offset = t->strided->sym_offset;
+    }
+  }
+  return v;
 }
 
 TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size) {

@@ -177,6 +177,36 @@ Index bind_syms(const Index& e, const std::vector<int64_t>& values) {
   }
 }
 
+int64_t eval_size_formula(const IndexNode& e, const std::vector<int64_t>& syms) {
+  switch (e.kind) {
+    case IndexKind::Const:
+      return e.c;
+    case IndexKind::Sym:
+      if (e.id < 0 || static_cast<size_t>(e.id) >= syms.size())
+        fail("size formula: symbol s", e.id, " is not one of the ", syms.size(), " symbols");
+      return syms[static_cast<size_t>(e.id)];
+    case IndexKind::Var:
+    case IndexKind::Value:
+      fail("size formula: ", index_to_string(e), " is not a size");
+    default:
+      break;
+  }
+  const int64_t a = eval_size_formula(*e.a, syms);
+  const int64_t b = eval_size_formula(*e.b, syms);
+  int64_t r = 0;
+  switch (e.kind) {
+    case IndexKind::Add:
+      if (__builtin_add_overflow(a, b, &r)) fail("size formula: ", a, " + ", b, " overflows");
+      return r;
+    case IndexKind::Mul:
+      if (__builtin_mul_overflow(a, b, &r)) fail("size formula: ", a, "*", b, " overflows");
+      return r;
+    default:
+      if (b == 0) fail("size formula: division by zero in ", index_to_string(e));
+      return e.kind == IndexKind::FloorDiv ? floordiv64(a, b) : mod64(a, b);
+  }
+}
+
 std::string index_to_string(const IndexNode& e) {
   std::ostringstream os;
   print(e, os);

@@ -64,6 +64,10 @@ bool index_uses_sym(const IndexNode& e);
 // `e` with each Sym leaf s replaced by the constant values[s] (unsimplified: simplify.h
 // folds the constants). A symbol past `values` is an Error.
 Index bind_syms(const Index& e, const std::vector<int64_t>& values);
+// Evaluates a size formula (an expression of Const and Sym leaves) with symbol s equal to
+// syms[s]. Formulas come from plans, which are untrusted: a loop variable or loaded value, a
+// symbol past `syms`, a division by zero or an int64 overflow is an Error.
+int64_t eval_size_formula(const IndexNode& e, const std::vector<int64_t>& syms);
 
 std::string index_to_string(const IndexNode& e);
 

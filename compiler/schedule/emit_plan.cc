@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "compiler/loopir/shape_env.h"
 #include "compiler/plan/error.h"
 
 namespace ferrite {
@@ -17,7 +18,8 @@ BufferKind kind_of(const Buffer* b) {
 
 }  // namespace
 
-Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode*>& order) {
+Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode*>& order,
+               std::vector<FieldFormula>* formulas) {
   Plan plan;
   std::map<Buffer*, int> ids;
   auto id_of = [&](Buffer* b) {
@@ -34,6 +36,12 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
     }
     plan.buffers.push_back(std::move(pb));
     int id = static_cast<int>(plan.buffers.size()) - 1;
+    if (formulas) {
+      if (!b->sym) not_symbolic("buffer '", b->name, "': no symbolic shape");
+      for (size_t d = 0; d < b->sym->size(); ++d)
+        add_formula(formulas, FormulaField::BufferShape, id, 0, static_cast<int32_t>(d),
+                    (*b->sym)[d]);
+    }
     ids[b] = id;
     return id;
   };
@@ -43,6 +51,7 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
     Step step;
     for (const LoweredGuard& g : node->guards) step.guards.push_back(Guard{id_of(g.cond), g.value});
     if (!node->is_extern()) {
+      if (formulas) not_symbolic("kernel ", node->kernel.kernel.name, ": compiled per shape");
       step.kind = StepKind::Kernel;
       step.index = static_cast<int>(plan.kernels.size());
       for (Buffer* b : node->kernel.args) step.buffers.push_back(id_of(b));
@@ -55,7 +64,13 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
       call.ints = e.ints;
       call.floats = e.floats;
       set_epilogue(&call, e.epilogue);
+      const int32_t index = static_cast<int32_t>(plan.externs.size());
       for (const auto& op : e.inputs) {
+        if (formulas) {
+          if (!e.symbolic || !op.sym_offset) not_symbolic(e.origin, ": not symbolic");
+          add_ref_formulas(formulas, true, index, static_cast<int32_t>(call.inputs.size()),
+                           op.sym_shape, op.sym_strides, op.sym_offset);
+        }
         call.inputs.push_back(TensorRef{id_of(op.buffer), op.shape, op.strides, op.offset});
       }
       for (size_t i = 0; i < e.outputs.size(); ++i) {
@@ -63,14 +78,28 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
         int64_t offset;
         Buffer* owner = b->storage_owner(&offset);
         TensorRef r{id_of(owner), b->size, contiguous_strides(b->size), offset};
+        std::vector<Index> sym_shape, sym_strides;
+        if (formulas) {
+          if (!b->sym || b->alias_of) not_symbolic(e.origin, ": a result not symbolic");
+          sym_shape = *b->sym;
+          sym_strides = sym_contiguous_strides(sym_shape);
+        }
         if (i < e.output_perms.size() && !e.output_perms[i].empty()) {
           const std::vector<int>& perm = e.output_perms[i];
           const TensorRef dense = r;
+          const std::vector<Index> dense_shape = sym_shape, dense_strides = sym_strides;
           for (size_t d = 0; d < perm.size(); ++d) {
             r.shape[d] = dense.shape[static_cast<size_t>(perm[d])];
             r.strides[d] = dense.strides[static_cast<size_t>(perm[d])];
+            if (formulas) {
+              sym_shape.at(d) = dense_shape.at(static_cast<size_t>(perm[d]));
+              sym_strides.at(d) = dense_strides.at(static_cast<size_t>(perm[d]));
+            }
           }
         }
+        if (formulas)
+          add_ref_formulas(formulas, false, index, static_cast<int32_t>(i), sym_shape, sym_strides,
+                           ix_const(offset));
         call.outputs.push_back(std::move(r));
       }
       step.kind = StepKind::Extern;

@@ -8,10 +8,15 @@
 
 #include "compiler/lower/graph_lowering.h"
 #include "compiler/plan/plan.h"
+#include "compiler/plan/plan_formulas.h"
 #include "compiler/schedule/scheduler.h"
 
 namespace ferrite {
 
-Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode*>& order);
+// With `formulas` (a symbolic compile: prog.symbols), also the formula of each field that
+// depends on a symbol (plan/plan_formulas.h); a buffer, step or operand that is not symbolic
+// throws NotSymbolicError.
+Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode*>& order,
+               std::vector<FieldFormula>* formulas = nullptr);
 
 }  // namespace ferrite

@@ -97,6 +97,19 @@ class Sessions(unittest.TestCase):
             (y,) = sess.run(None, {"a": a, "b": b})
             np.testing.assert_array_equal(y, a + b)
 
+    def test_a_symbolic_batch_compiles_once(self):
+        # sym_mlp (Gemm + Relu, Gemm over x [N, 8]) is compiled once for every N >= 2;
+        # N = 1 on its own. numpy computes it from the model's own weights.
+        path = FIXTURES / "sym_mlp.onnx"
+        w = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(path)).graph.initializer}
+        sess = ferrite.InferenceSession(str(path))
+        for n in (2, 5, 33, 5, 1):
+            x = np.random.default_rng(n).standard_normal((n, 8)).astype(np.float32)
+            (y,) = sess.run(None, {"x": x})
+            want = np.maximum(x @ w["w1"].T + w["b1"], 0) @ w["w2"] + w["b2"]
+            np.testing.assert_allclose(y, want, rtol=1e-4, atol=1e-5)
+        self.assertEqual(sess.compiles(), 2)
+
     def test_sequences_come_back_as_lists(self):
         # seq_loop: a Loop inserts x * i into a sequence n times; all = the items joined.
         sess = ferrite.InferenceSession(str(FIXTURES / "seq_loop.onnx"))

@@ -237,6 +237,32 @@ TEST_F(EngineTest, ShapeSessionsSharePackedWeights) {
   EXPECT_EQ(add_relu_->packed_store(), nullptr);  // one session only: nothing to share
 }
 
+TEST_F(EngineTest, SymbolicBatchCompilesOnce) {
+  // sym_mlp is compiled once for every N >= 2 (docs/shapes.md): each new batch size is an
+  // instance of that plan, with a session of its own, and matches the reference backend,
+  // which compiles it the same way. N = 1 is compiled on its own (a symbol is >= 2).
+  default_backend();
+  for (const std::string& backend : available_backends()) {
+    EngineOptions o;
+    o.session.backend = backend;
+    std::unique_ptr<Engine> e = Engine::from_file(kFixtures + "sym_mlp.onnx", o);
+    std::unique_ptr<Engine> ref = Engine::from_file(kFixtures + "sym_mlp.onnx", options_);
+    for (int64_t n : {3, 2, 7, 64, 3}) {
+      std::vector<float> v(static_cast<size_t>(n) * 8);
+      for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>((i * 37) % 19) / 9 - 1;
+      const Tensor x = f32({n, 8}, v);
+      const std::vector<Tensor> out = e->run({{"x", &x}}), want = ref->run({{"x", &x}});
+      ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{n, 4}));
+      for (int64_t i = 0; i < n * 4; ++i)
+        EXPECT_NEAR(out[0].as<float>()[i], want[0].as<float>()[i], 1e-4f) << backend << " " << n;
+    }
+    EXPECT_EQ(e->compiles(), 1) << backend;
+    const Tensor one = f32({1, 8}, std::vector<float>(8, 0.5f));
+    e->run({{"x", &one}});
+    EXPECT_EQ(e->compiles(), 2) << backend;
+  }
+}
+
 TEST_F(EngineTest, SharedPanelsAreNeverRepackedInPlace) {
   // A portable extern whose SIMD target changed packs its weights again (sym_wino's
   // Winograd convolution keeps its raw weights for that): into a copy of its own, never

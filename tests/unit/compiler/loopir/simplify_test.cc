@@ -205,5 +205,18 @@ TEST(IndexSimplify, BoundSymbolsGiveTheValuesOfTheirTree) {
   EXPECT_THROW(bind_syms(sym(2), {1, 2}), Error);
 }
 
+TEST(IndexSimplify, SizeFormulasEvaluateOrFailCleanly) {
+  // (s0 + 3) * s1 // 2 and s1 % 4, worked by hand.
+  const Index f = div(mul2(add(sym(0), c(3)), sym(1)), 2);
+  EXPECT_EQ(eval_size_formula(*f, {5, 7}), 28);
+  EXPECT_EQ(eval_size_formula(*mod(sym(1), 4), {0, 7}), 3);
+  // Plans are untrusted: each of these is an Error, not a crash or a wrapped value.
+  EXPECT_THROW(eval_size_formula(*f, {5}), Error);
+  EXPECT_THROW(eval_size_formula(*add(v(0), c(1)), {}), Error);
+  EXPECT_THROW(eval_size_formula(*mul2(sym(0), sym(0)), {int64_t{1} << 33}), Error);
+  EXPECT_THROW(eval_size_formula(*add(sym(0), c(1)), {INT64_MAX}), Error);
+  EXPECT_THROW(eval_size_formula(*ix_binary(IndexKind::FloorDiv, c(4), sym(0)), {0}), Error);
+}
+
 }  // namespace
 }  // namespace ferrite
