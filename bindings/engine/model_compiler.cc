@@ -267,7 +267,7 @@ class GraphCompiler final : public ModelCompiler {
         symbolic_ = Symbolic::No;
         not_symbolic_ = e.what();
         return false;
-      } catch (const Error& e) {
+      } catch (const std::exception& e) {
         symbolic_ = Symbolic::No;  // the compile per shape reports it
         not_symbolic_ = e.what();
         return false;
