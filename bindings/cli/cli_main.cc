@@ -36,7 +36,8 @@ commands:
   run MODEL [options]        load MODEL (.onnx, or a plan from 'compile'), compile it for
                              its input shapes (while loading, when they are all static),
                              run it, and print each output (name, type, first values), the
-                             times and 'compiles: N' (plans the compiler made)
+                             times and 'compiles: N' (plans the compiler made); with
+                             symbolic dims, 'symbolic: ...' (compiled once, or why not)
     --input NAME=FILE.npy    feed input NAME from an .npy file (repeatable). Inputs not
                              given are generated: floats uniform in [-1,1), integers in
                              [0,4), bools false, strings of up to 7 of "ab c", symbolic

@@ -235,6 +235,8 @@ int run_command(const std::vector<std::string>& arg_list) {
   print_ms("compile_ms", compile_ms);
   print_ms("run_ms", run_ms);
   std::printf("compiles: %lld\n", static_cast<long long>(engine->compiles()));
+  if (!engine->symbolic_status().empty())
+    std::printf("symbolic: %s\n", printable(engine->symbolic_status()).c_str());
   if (!output_dir.empty()) write_outputs(output_dir, *engine, outputs);
   if (bench_runs > 0) {
     RunTimes times;

@@ -364,6 +364,10 @@ Plan Engine::compile(const std::vector<IoInfo>& types, const std::vector<const T
   return plan;
 }
 
+std::string Engine::symbolic_status() const {
+  return compiler_ && !parts_ ? compiler_->symbolic_status() : "";
+}
+
 std::vector<const Tensor*> Engine::checked_feeds(
     const std::vector<std::pair<std::string, const Tensor*>>& feeds) const {
   std::vector<const Tensor*> ordered = by_input(feeds);

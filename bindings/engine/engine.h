@@ -130,6 +130,8 @@ class Engine {
   // prepared graph to a plan), and the milliseconds they took (not the sessions' load).
   int64_t compiles() const;
   double compile_ms() const;
+  // ModelCompiler::symbolic_status (empty for a plan file or a model run in parts).
+  std::string symbolic_status() const;
   // The packed weights its sessions share (packed_store.h): null until the model can have
   // more than one session (symbolic input dims, or plans per input values).
   const PackedStore* packed_store() const { return options_.session.packed_store.get(); }

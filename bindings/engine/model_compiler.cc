@@ -121,6 +121,12 @@ class GraphCompiler final : public ModelCompiler {
   }
 
   int64_t plans_made() const override { return plans_made_; }
+  std::string symbolic_status() const override {
+    if (symbolic_ == Symbolic::Yes) return "compiled once for every shape";
+    if (symbolic_ == Symbolic::No && !not_symbolic_.empty())
+      return "compiled per shape (" + not_symbolic_ + ")";
+    return "";
+  }
 
  private:
   void make_cut(std::unique_ptr<GraphCut> cut) {

@@ -90,6 +90,9 @@ class ModelCompiler {
   // How many plans the compile pipeline made so far: a model compiled once for its symbolic
   // dims instantiates that plan for each shape set, and compiles no more (docs/shapes.md).
   virtual int64_t plans_made() const = 0;
+  // Whether the model was compiled once for its symbolic dims, or why not; empty until a
+  // shape set with symbolic dims >= 2 was compiled.
+  virtual std::string symbolic_status() const { return ""; }
   // The model's cut, once (null when it has no value-sized node). A cut model compiles
   // only through the cut's parts.
   virtual std::unique_ptr<ModelCut> take_cut() { return nullptr; }

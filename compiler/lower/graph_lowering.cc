@@ -480,6 +480,10 @@ void GraphLowering::lower_node(const Node& n) {
       if (uses_[v] > 0) fail(n.describe(), ": internal: output ", i, " was not lowered");
       continue;
     }
+    // Every lowering that makes a value of no sym sizes from values with them is one not
+    // ported yet, and nothing ported makes sym sizes of it again: stop here, not after
+    // lowering the rest of the model.
+    if (symbolic() && !outs[i]->sym) not_symbolic(n.describe(), ": not symbolic yet");
     env_[v] = apply_realize_policy(n, v, try_fold(bound_view(outs[i])));
   }
 }

@@ -29,6 +29,7 @@ d = sys.argv[1]
 x = np.array([[-1.0, 0.25, -0.75], [2.0, 0.5, 0.1]], dtype=np.float32)
 np.save(d + "/x.npy", x)
 np.save(d + "/x_transposed.npy", x.T.copy())
+np.save(d + "/x38.npy", np.ones((3, 8), np.float32))
 np.save(d + "/x_int64.npy", np.arange(6, dtype=np.int64).reshape(2, 3))
 np.save(d + "/n3.npy", np.array(3, dtype=np.int64))
 np.save(d + "/pair.npy", np.array([1, -2], dtype=np.float32))
@@ -216,6 +217,21 @@ else
   echo "ok   sequence output: $(grep -c '^  \[' "$tmp/out") items"
 fi
 expect_error "sequence input" 1 "input 'seq' is a sequence" ferrite run "$fixtures/seq_in.onnx"
+
+# A symbolic batch >= 2 compiles once for every shape, and says so; an op not symbolic yet
+# says which node kept the model compiled per shape.
+ferrite run "$fixtures/sym_mlp.onnx" --input x="$tmp/x38.npy" >"$tmp/out" 2>"$tmp/err"
+if ! grep -qx "symbolic: compiled once for every shape" "$tmp/out"; then
+  fail "symbolic run: $(tail -2 "$tmp/out") $(cat "$tmp/err")"
+else
+  echo "ok   symbolic run: $(tail -1 "$tmp/out")"
+fi
+ferrite run "$fixtures/sym_add.onnx" --input a="$tmp/x.npy" --input b="$tmp/x.npy" >"$tmp/out" 2>"$tmp/err"
+if ! grep -q "^symbolic: compiled per shape (Add 'add'" "$tmp/out"; then
+  fail "per-shape run: $(tail -2 "$tmp/out") $(cat "$tmp/err")"
+else
+  echo "ok   per-shape run: $(tail -1 "$tmp/out")"
+fi
 
 # --dump writes the compiler's intermediate forms.
 if ! ferrite run "$fixtures/add_relu.onnx" --dump "$tmp/dump" >"$tmp/out" 2>"$tmp/err"; then
