@@ -35,12 +35,13 @@ struct CompileState {
   const std::vector<TensorType>& input_types;
   const std::vector<std::shared_ptr<const TensorData>>& input_values;
   const CompileOptions& options;
-  const ShapeEnv* shapes = nullptr;    // a symbolic compile's symbols
-  std::vector<FieldFormula> formulas;  // emit_plan's, compiling symbolically
-  LoweredProgram prog;                 // lower
-  std::optional<Scheduler> scheduler;  // fuse (it points into prog)
-  Plan plan;                           // emit_plan; normalize_loops and plan_memory edit it
-  TempMemory memory;                   // plan_memory
+  const ShapeEnv* shapes = nullptr;     // a symbolic compile's symbols
+  std::vector<FieldFormula> formulas;   // emit_plan's, compiling symbolically
+  std::vector<KernelTemplate> kernels;  // emit_plan's kernel templates, compiling symbolically
+  LoweredProgram prog;                  // lower
+  std::optional<Scheduler> scheduler;   // fuse (it points into prog)
+  Plan plan;                            // emit_plan; normalize_loops and plan_memory edit it
+  TempMemory memory;                    // plan_memory
 };
 
 std::string kernels_to_string(const Plan& plan) {
@@ -65,7 +66,8 @@ void fuse(CompileState& s) {
 }
 
 void emit(CompileState& s) {
-  s.plan = emit_plan(s.prog, s.scheduler->order(), s.shapes ? &s.formulas : nullptr);
+  s.plan = emit_plan(s.prog, s.scheduler->order(), s.shapes ? &s.formulas : nullptr,
+                     s.shapes ? &s.kernels : nullptr);
 }
 
 void normalize(CompileState& s) {
@@ -99,7 +101,13 @@ const Stage kStages[] = {
     {"emit_plan", emit,
      [](const CompileState& s) -> Listings {
        if (!s.shapes) return {{"txt", plan_to_string(s.plan)}};
-       return {{"txt", plan_to_string(s.plan) + "formulas:\n" + formulas_to_string(s.formulas)}};
+       std::string guards;
+       for (const SymGuard& g : s.prog.guards)
+         guards +=
+             str_cat(g.lo, " <= ", index_to_string(*g.formula), " <= ", g.hi, " (", g.why, ")\n");
+       return {{"txt", plan_to_string(s.plan) + "formulas:\n" + formulas_to_string(s.formulas) +
+                           "kernel templates:\n" + kernel_templates_to_string(s.kernels) +
+                           "guards:\n" + guards}};
      }},
     {"normalize_loops", normalize,
      [](const CompileState& s) -> Listings {
@@ -154,6 +162,8 @@ SymbolicPlan compile_symbolic(const Graph& g, const std::vector<TensorType>& hin
   run_stages(s);
   out.plan = std::move(s.plan);
   out.formulas = std::move(s.formulas);
+  out.kernels = std::move(s.kernels);
+  out.guards = s.prog.guards;
   return out;
 }
 
@@ -163,7 +173,13 @@ Plan instantiate_plan(const SymbolicPlan& p, const std::vector<int64_t>& values,
   if (values.size() != p.shapes.symbols.size())
     fail("instantiate: ", values.size(), " symbol values for ", p.shapes.symbols.size(),
          " symbols");
+  if (!guards_hold(p.guards, values)) fail("instantiate: the sizes break the plan's guards");
   Plan plan = substitute_formulas(p.plan, p.formulas, values);
+  for (const KernelTemplate& t : p.kernels) {
+    if (t.kernel < 0 || t.kernel >= static_cast<int32_t>(plan.kernels.size()))
+      fail("instantiate: a template of kernel ", t.kernel, " of ", plan.kernels.size());
+    plan.kernels[static_cast<size_t>(t.kernel)] = normalize_loops(instantiate_kernel(t, values));
+  }
   assign_pool_offsets(&plan);
   validate_plan(plan);
   check_plan_memory(plan, memory_limit_or_default(options.memory_limit));

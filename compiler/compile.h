@@ -10,6 +10,7 @@
 #include "compiler/loopir/shape_env.h"
 #include "compiler/plan/plan.h"
 #include "compiler/plan/plan_formulas.h"
+#include "compiler/schedule/kernel_template.h"
 
 namespace ferrite {
 
@@ -54,18 +55,24 @@ Plan compile_graph(const Graph& g, const std::vector<TensorType>& input_types,
 struct SymbolicPlan {
   Plan plan;
   std::vector<FieldFormula> formulas;
+  std::vector<KernelTemplate> kernels;  // each symbolic kernel's template (plan.kernels: hints)
   ShapeEnv shapes;
+  // What the compile assumed about the symbols (a slice's bound within its dim, ...): the
+  // plan is an instance only for values where they hold (guards_hold); others are
+  // compiled per shape.
+  std::vector<SymGuard> guards;
 };
 
 // Compiles `g` once for its symbolic input dims, hinted by `hint_types` (concrete shapes of
-// the declared ranks; symbolic dims of at least ShapeEnv::kMinSize). Throws
+// the declared ranks; symbolic dims of at least ShapeEnv::kMinHint). Throws
 // NotSymbolicError (naming the node) where the compile is not symbolic yet: the model is then
 // compiled per shape with compile_graph, as before. Other errors are the compile's.
 SymbolicPlan compile_symbolic(const Graph& g, const std::vector<TensorType>& hint_types,
                               const CompileOptions& options);
 
-// The plan for symbol values `values` (ShapeEnv::values_for): the formulas written, the pool
-// placed for these sizes, the plan validated and its memory checked (compile_graph's checks).
+// The plan for symbol values `values` (ShapeEnv::values_for, where the guards hold; else an
+// Error): the formulas written, the pool placed for these sizes, the plan validated and its
+// memory checked (compile_graph's checks).
 Plan instantiate_plan(const SymbolicPlan& p, const std::vector<int64_t>& values,
                       const CompileOptions& options);
 

@@ -250,8 +250,9 @@ class GraphCompiler final : public ModelCompiler {
   }
 
   // The plan compiled once for the model's symbolic dims, instantiated per shape set that
-  // fits its symbols (sizes >= 2, one size per dim name): `types` as that plan for them, or
-  // false. Compiled on the first such shape set; a model whose compile is not symbolic yet
+  // fits its symbols (sizes >= 1, one size per dim name, the plan's guards holding): `types`
+  // as that plan for them, or false. Compiled on the first shape set whose symbolic sizes
+  // are all >= 2 (its hints); a model whose compile is not symbolic yet
   // (NotSymbolicError: an op not ported, docs/shapes.md) is compiled per shape from then on.
   bool instantiate(const std::vector<TensorType>& types, Plan* out) {
     if (symbolic_ == Symbolic::No) return false;
@@ -280,7 +281,9 @@ class GraphCompiler final : public ModelCompiler {
       }
     }
     std::vector<int64_t> values;
-    if (!symbolic_plan_->shapes.values_for(shapes, &values)) return false;
+    if (!symbolic_plan_->shapes.values_for(shapes, &values) ||
+        !guards_hold(symbolic_plan_->guards, values))
+      return false;
     *out = instantiate_plan(*symbolic_plan_, values, options_);
     return true;
   }

@@ -49,7 +49,8 @@ Index sym_linear_index(const std::vector<Index>& index, const std::vector<Index>
   return out;
 }
 
-Kernel build_kernel(Buffer* out, const std::string& name, std::vector<Buffer*>* arg_buffers) {
+Kernel build_kernel(Buffer* out, const std::string& name, std::vector<Buffer*>* arg_buffers,
+                    std::optional<std::vector<Index>>* sym_ranges) {
   if (!out->def) fail("internal: buffer ", out->name, " has no definition");
   const ComputedDef& d = *out->def;
   std::vector<int64_t> ranges = d.ranges;
@@ -59,6 +60,19 @@ Kernel build_kernel(Buffer* out, const std::string& name, std::vector<Buffer*>* 
     nr = static_cast<int>(d.reduction_ranges.size());
   }
   KernelBuilder b(name, ranges, nr);
+  if (out->sym) {
+    if (!sym_ranges) fail("internal: a kernel over symbols built for ", out->name);
+    if (out->alias_of) not_symbolic(d.origin, ": a kernel writing part of another buffer");
+    std::vector<Index> sr = *out->sym;
+    if (d.is_reduction) {
+      if (!d.sym_reduction_ranges) not_symbolic(d.origin, ": a reduction of no symbolic ranges");
+      sr.insert(sr.end(), d.sym_reduction_ranges->begin(), d.sym_reduction_ranges->end());
+    }
+    b.set_sym_ranges(sr);
+    *sym_ranges = std::move(sr);
+  } else if (sym_ranges) {
+    sym_ranges->reset();
+  }
   std::vector<Index> outer, red;
   for (size_t i = 0; i < d.ranges.size(); ++i) outer.push_back(ix_var(static_cast<int>(i)));
   for (int i = 0; i < nr; ++i) red.push_back(ix_var(static_cast<int>(d.ranges.size()) + i));
@@ -70,7 +84,10 @@ Kernel build_kernel(Buffer* out, const std::string& name, std::vector<Buffer*>* 
   } else {
     v = d.fn(b, outer);
   }
-  b.store(out, linear_index(outer, contiguous_strides(d.ranges)), v);
+  b.store(out,
+          out->sym ? sym_linear_index(outer, sym_contiguous_strides(*out->sym), ix_const(0))
+                   : linear_index(outer, contiguous_strides(d.ranges)),
+          v);
   Kernel k = b.finish();
   if (arg_buffers) *arg_buffers = b.arg_buffers();
   return k;

@@ -26,6 +26,9 @@ struct ComputedDef {
   bool is_reduction = false;
   std::vector<int64_t> ranges;            // output (outer) sizes
   std::vector<int64_t> reduction_ranges;  // reduction only
+  // A reduction of a symbolic compile: its reduction ranges over the symbols (its outer
+  // ranges are its buffer's sym sizes).
+  std::optional<std::vector<Index>> sym_reduction_ranges;
   ReduceKind reduce = ReduceKind::Sum;
   Loader fn;                                 // pointwise
   ReduceLoader rfn;                          // reduction
@@ -67,7 +70,10 @@ Index linear_index(const std::vector<Index>& index, const std::vector<int64_t>& 
 // The same over symbolic strides and offset (loopir/shape_env.h).
 Index sym_linear_index(const std::vector<Index>& index, const std::vector<Index>& strides,
                        const Index& offset);
-// Builds the Kernel that computes `out` from its definition (one kernel per buffer).
-Kernel build_kernel(Buffer* out, const std::string& name, std::vector<Buffer*>* arg_buffers);
+// Builds the Kernel that computes `out` from its definition (one kernel per buffer). A
+// buffer with sym sizes gets a kernel over the symbols (loopir/shape_env.h): its loop
+// ranges over them in *sym_ranges (required then), its indices with Sym leaves.
+Kernel build_kernel(Buffer* out, const std::string& name, std::vector<Buffer*>* arg_buffers,
+                    std::optional<std::vector<Index>>* sym_ranges = nullptr);
 
 }  // namespace ferrite

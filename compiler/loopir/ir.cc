@@ -96,6 +96,12 @@ TensorBoxPtr make_pointwise_box(DType dtype, std::vector<int64_t> size, Loader f
   return fresh_box(std::move(s));
 }
 
+TensorBoxPtr copy_box(const TensorBoxPtr& t, const std::string& origin) {
+  TensorBoxPtr c = make_pointwise_box(t->dtype, t->size, t->loader(), origin);
+  if (t->sym) set_box_sym(c, *t->sym);
+  return c;
+}
+
 TensorBoxPtr make_reduction_box(DType dtype, std::shared_ptr<ComputedDef> def) {
   // The reduction's loop nest: its outer and reduced ranges together.
   std::vector<int64_t> loops = def->ranges;

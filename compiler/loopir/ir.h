@@ -45,6 +45,10 @@ struct TensorBox {
   std::vector<int64_t> size;
   // Symbolic sizes (loopir/shape_env.h: set only by lowerings that keep its promise), or none.
   std::optional<std::vector<Index>> sym;
+  // A value computed from sizes (a symbolic compile's Shape and the arithmetic on it,
+  // lower/sym_values.cc): its elements, row-major, as formulas over the symbols. Such a
+  // box is no data: only the size arithmetic and the ops taking shapes read it.
+  std::optional<std::vector<Index>> sym_value;
   std::shared_ptr<StorageBox> storage;
   // Null: identity. Shared, so that copying a box (every loader holds one) costs the same
   // however many views it composes.
@@ -63,6 +67,8 @@ using TensorBoxPtr = std::shared_ptr<TensorBox>;
 // A fresh value with an unrealized pointwise definition.
 TensorBoxPtr make_pointwise_box(DType dtype, std::vector<int64_t> size, Loader fn,
                                 const std::string& origin);
+// A fresh pointwise value holding `t`'s elements (a copy when realized), with its sym sizes.
+TensorBoxPtr copy_box(const TensorBoxPtr& t, const std::string& origin);
 TensorBoxPtr make_reduction_box(DType dtype, std::shared_ptr<ComputedDef> def);
 // Gives a fresh box (an identity view of its storage, as make_pointwise_box makes) its
 // symbolic sizes, for a lowering that keeps shape_env.h's promise.

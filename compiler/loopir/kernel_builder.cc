@@ -6,8 +6,10 @@
 
 #include "compiler/loopir/buffer.h"
 #include "compiler/loopir/checked_int.h"
+#include "compiler/loopir/shape_env.h"
 #include "compiler/loopir/simplify.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/kernel_symbols.h"
 #include "compiler/plan/scalar_ops.h"
 
 namespace ferrite {
@@ -51,6 +53,12 @@ KernelBuilder::KernelBuilder(std::string name, std::vector<int64_t> ranges, int 
   k_.name = std::move(name);
   k_.ranges = std::move(ranges);
   k_.num_reduce = num_reduce;
+}
+
+void KernelBuilder::set_sym_ranges(std::vector<Index> sym_ranges) {
+  if (sym_ranges.size() != k_.ranges.size())
+    fail("internal: ", sym_ranges.size(), " symbolic ranges for ", k_.ranges.size(), " loops");
+  sym_ranges_ = std::move(sym_ranges);
 }
 
 int KernelBuilder::arg_for(Buffer* buf, bool output) {
@@ -322,12 +330,17 @@ void KernelBuilder::pop_mask() {
 
 Kernel KernelBuilder::finish() {
   if (!in_post_) k_.post_begin = static_cast<int>(k_.code.size());
-  IndexSimplifier simp(k_.ranges);
+  IndexSimplifier simp =
+      sym_ranges_ ? symbolic_simplifier(*sym_ranges_) : IndexSimplifier(k_.ranges);
   for (const auto& [id, n] : checked_) simp.set_value_range(id, n);
   for (auto& in : k_.code) {
     if (in.index) in.index = simp.simplify(in.index);
   }
-  validate_kernel(k_);
+  if (sym_ranges_) {
+    validate_kernel_over_symbols(k_);
+  } else {
+    validate_kernel(k_);
+  }
   return k_;
 }
 

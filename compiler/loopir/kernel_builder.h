@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -31,6 +32,11 @@ class KernelBuilder {
   KernelBuilder(std::string name, std::vector<int64_t> ranges, int num_reduce);
 
   const std::vector<int64_t>& ranges() const { return k_.ranges; }
+  // The loop ranges over the symbols of a symbolic compile (loopir/shape_env.h; `ranges`
+  // are their hints): indices then may hold Sym leaves, and are simplified by proofs that
+  // hold for every value of the symbols.
+  void set_sym_ranges(std::vector<Index> sym_ranges);
+  const std::optional<std::vector<Index>>& sym_ranges() const { return sym_ranges_; }
   Index var(int d) const { return ix_var(d); }
 
   V load(Buffer* buf, Index index);
@@ -98,6 +104,7 @@ class KernelBuilder {
   };
 
   Kernel k_;
+  std::optional<std::vector<Index>> sym_ranges_;
   std::vector<Buffer*> arg_buffers_;
   std::unordered_map<const Buffer*, int> arg_index_;
   std::unordered_map<std::string, int> message_index_;

@@ -1,5 +1,8 @@
 #include "compiler/loopir/shape_env.h"
 
+#include <algorithm>
+
+#include "compiler/loopir/checked_int.h"
 #include "compiler/loopir/simplify.h"
 
 namespace ferrite {
@@ -22,7 +25,7 @@ ShapeEnv ShapeEnv::for_inputs(const std::vector<TensorType>& declared,
         sizes.push_back(ix_const(shape[k]));
         continue;
       }
-      if (shape[k] < kMinSize || shape[k] > kMaxSize)
+      if (shape[k] < kMinHint || shape[k] > kMaxSize)
         fail("symbolic compile: input ", i, " dim ", k, " is fed ", shape[k]);
       const std::string name = k < d.dim_names.size() ? d.dim_names[k] : "";
       int found = -1;
@@ -98,6 +101,112 @@ bool sym_equal(const Index& a, const Index& b) {
 
 bool sym_is_const(const Index& a, int64_t c) {
   return a->kind == IndexKind::Const && a->c == c;
+}
+
+Index sym_floordiv(const Index& a, const Index& d) {
+  if (d->kind == IndexKind::Const) return ix_floordiv(a, d->c);
+  return ix_binary(IndexKind::FloorDiv, a, d);
+}
+
+Index sym_mod(const Index& a, const Index& d) {
+  if (d->kind == IndexKind::Const) return ix_mod(a, d->c);
+  return ix_binary(IndexKind::Mod, a, d);
+}
+
+Index sym_simplify(const Index& e) {
+  return symbolic_simplifier({}).simplify(e);
+}
+
+std::optional<IndexRange> sym_range(const Index& e) {
+  return symbolic_simplifier({}).range(e);
+}
+
+bool guards_hold(const std::vector<SymGuard>& guards, const std::vector<int64_t>& values) {
+  for (const SymGuard& g : guards) {
+    const int64_t v = eval_size_formula(*g.formula, values);
+    if (v < g.lo || v > g.hi) return false;
+  }
+  return true;
+}
+
+std::optional<SymMonomial> sym_monomial(const Index& e) {
+  switch (e->kind) {
+    case IndexKind::Const:
+      return SymMonomial{e->c, {}};
+    case IndexKind::Sym:
+      return SymMonomial{1, {e->id}};
+    case IndexKind::Mul: {
+      auto a = sym_monomial(e->a), b = sym_monomial(e->b);
+      if (!a || !b) return std::nullopt;
+      int64_t c;
+      if (__builtin_mul_overflow(a->coeff, b->coeff, &c)) return std::nullopt;
+      return monomial_mul(*a, *b);
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+Index monomial_index(const SymMonomial& m) {
+  Index out = ix_const(m.coeff);
+  for (int32_t s : m.syms) out = sym_mul(out, ix_sym(s));
+  return out;
+}
+
+bool monomial_equal(const SymMonomial& a, const SymMonomial& b) {
+  return a.coeff == b.coeff && (a.coeff == 0 || a.syms == b.syms);
+}
+
+SymMonomial monomial_mul(const SymMonomial& a, const SymMonomial& b) {
+  SymMonomial m;
+  m.coeff = checked_mul(a.coeff, b.coeff, "a symbolic size");
+  m.syms = a.syms;
+  m.syms.insert(m.syms.end(), b.syms.begin(), b.syms.end());
+  std::sort(m.syms.begin(), m.syms.end());
+  return m;
+}
+
+std::optional<SymMonomial> monomial_div(const SymMonomial& a, const SymMonomial& b) {
+  if (b.coeff == 0 || a.coeff % b.coeff != 0) return std::nullopt;
+  SymMonomial m;
+  m.coeff = a.coeff / b.coeff;
+  std::vector<int32_t> rest;
+  size_t j = 0;
+  for (int32_t s : a.syms) {
+    if (j < b.syms.size() && b.syms[j] == s) {
+      ++j;
+    } else {
+      rest.push_back(s);
+    }
+  }
+  if (j != b.syms.size()) return std::nullopt;
+  m.syms = std::move(rest);
+  return m;
+}
+
+std::optional<SymMonomial> sym_product(const std::vector<Index>& sizes) {
+  SymMonomial p;
+  for (const Index& d : sizes) {
+    auto m = sym_monomial(d);
+    if (!m) return std::nullopt;
+    p = monomial_mul(p, *m);
+  }
+  return p;
+}
+
+bool sym_all_const(const std::vector<Index>& sizes) {
+  for (const Index& s : sizes)
+    if (s->kind != IndexKind::Const) return false;
+  return true;
+}
+
+IndexSimplifier symbolic_simplifier(const std::vector<Index>& sym_ranges) {
+  std::vector<int64_t> extents;
+  for (const Index& r : sym_ranges)
+    extents.push_back(r->kind == IndexKind::Const ? r->c : ShapeEnv::kMaxSize);
+  IndexSimplifier simp(std::move(extents));
+  simp.set_default_symbol_range(ShapeEnv::kMinSize, ShapeEnv::kMaxSize);
+  return simp;
 }
 
 }  // namespace ferrite

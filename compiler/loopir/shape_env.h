@@ -8,16 +8,22 @@
 // the symbols in their ranges, and that every index its loader builds does too (a size enters
 // as a Sym leaf, never as its hint). Only lowerings that keep that promise set them; a value
 // without them stops the symbolic compile (NotSymbolicError), and the model is compiled per
-// shape as before. Symbols range over [2, 2^31): sizes 0 and 1 (broadcasting, empty tensors)
-// are compiled per shape, as Inductor specializes them.
+// shape as before. Symbols range over [1, 2^31), but a compile is hinted by sizes of at
+// least 2: a lowering that reads a hint of 1 broadcasts it, so a model first fed a symbolic
+// size of 1 (or 0) is compiled per shape. At run time a symbol may be 1: every decision a
+// ported lowering makes is on the sym sizes (a Const 1 broadcasts, a symbol never does,
+// and a loop over a range of 1 is still right), and the simplifier proves only what holds
+// down to 1. Empty sizes are compiled per shape.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "compiler/graph/graph.h"
+#include "compiler/loopir/simplify.h"
 #include "compiler/plan/error.h"
 #include "compiler/plan/index_expr.h"
 
@@ -31,7 +37,8 @@ struct ShapeSymbol {
 };
 
 struct ShapeEnv {
-  static constexpr int64_t kMinSize = 2;
+  static constexpr int64_t kMinHint = 2;  // the least size a symbolic compile is hinted by
+  static constexpr int64_t kMinSize = 1;  // the least value of a symbol
   static constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
 
   std::vector<ShapeSymbol> symbols;
@@ -75,5 +82,46 @@ std::vector<Index> sym_consts(const std::vector<int64_t>& values);
 // Whether two sizes are the same expression (structurally, as simplified by construction).
 bool sym_equal(const Index& a, const Index& b);
 bool sym_is_const(const Index& a, int64_t c);
+// a // d and a % d (Python's, as the Index tree's), folded when d is a constant.
+Index sym_floordiv(const Index& a, const Index& d);
+Index sym_mod(const Index& a, const Index& d);
+// `e` simplified over the symbols' ranges (a canonical sum of terms, so that sizes computed
+// two ways compare equal with sym_equal), and its range over them, when bounded.
+Index sym_simplify(const Index& e);
+std::optional<IndexRange> sym_range(const Index& e);
+
+// An assumption a symbolic compile made about its symbols (Inductor's guard): lo <= formula
+// <= hi. A plan compiled under it is an instance only for symbol values that satisfy it.
+struct SymGuard {
+  Index formula;
+  int64_t lo = 0, hi = 0;
+  std::string why;  // the node that assumed it
+};
+bool guards_hold(const std::vector<SymGuard>& guards, const std::vector<int64_t>& values);
+
+// A size that is a product: coeff times the symbols in `syms` (sorted, with repeats).
+// Sizes of reshapes are products, and these compare, multiply and divide exactly.
+struct SymMonomial {
+  int64_t coeff = 1;
+  std::vector<int32_t> syms;
+};
+// `e` as a monomial, or nothing when it is not a product of constants and symbols.
+std::optional<SymMonomial> sym_monomial(const Index& e);
+Index monomial_index(const SymMonomial& m);
+bool monomial_equal(const SymMonomial& a, const SymMonomial& b);
+SymMonomial monomial_mul(const SymMonomial& a, const SymMonomial& b);
+// a / b when b divides a exactly for every value of the symbols (its coefficient divides
+// a's, its symbols are among a's), else nothing.
+std::optional<SymMonomial> monomial_div(const SymMonomial& a, const SymMonomial& b);
+// The product of `sizes` as a monomial, or nothing when one is not a product.
+std::optional<SymMonomial> sym_product(const std::vector<Index>& sizes);
+
+// Whether every size is a constant (no symbol).
+bool sym_all_const(const std::vector<Index>& sizes);
+
+// A simplifier for the indices of a kernel over loop ranges `sym_ranges` (sizes over the
+// symbols), whose proofs hold for every value of the symbols: a loop over a symbolic range
+// is known only to lie in [0, kMaxSize), and every symbol in [kMinSize, kMaxSize].
+IndexSimplifier symbolic_simplifier(const std::vector<Index>& sym_ranges);
 
 }  // namespace ferrite

@@ -167,7 +167,7 @@ class SimplifyImpl {
       }
       case IndexKind::Sym: {
         auto it = s_.symbol_range_.find(e->id);
-        if (it == s_.symbol_range_.end()) return std::nullopt;
+        if (it == s_.symbol_range_.end()) return s_.default_symbol_range_;
         return it->second;
       }
       case IndexKind::Mul: {  // a product the rules kept (of two non-constant factors)

@@ -34,6 +34,8 @@ class IndexSimplifier {
   // Declares that symbol `id` (a Sym leaf: a size known at run time) lies in [lo, hi].
   // Without it a symbol is unbounded, and nothing is proved about the terms holding it.
   void set_symbol_range(int id, int64_t lo, int64_t hi);
+  // Declares the range of every symbol that set_symbol_range did not name.
+  void set_default_symbol_range(int64_t lo, int64_t hi) { default_symbol_range_ = {lo, hi}; }
 
   Index simplify(const Index& e) const;
   std::optional<IndexRange> range(const Index& e) const;
@@ -43,6 +45,7 @@ class IndexSimplifier {
   std::vector<int64_t> extent_;
   std::unordered_map<int, int64_t> value_size_;
   std::unordered_map<int, IndexRange> symbol_range_;
+  std::optional<IndexRange> default_symbol_range_;
 };
 
 // Light, range-free smart constructors used while building expressions: they fold

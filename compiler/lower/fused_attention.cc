@@ -55,9 +55,32 @@ std::vector<TensorBoxPtr> lower_ferrite_attention(LowerCtx& c) {
   if (c.has(3)) {
     std::vector<int64_t> size = c.input(3)->size;
     size.insert(size.begin(), 4 - size.size(), 1);
-    f.bias = reshape_view(c.input(3), size);
+    std::optional<std::vector<Index>> sym = c.input(3)->sym;
+    if (sym) sym->insert(sym->begin(), 4 - sym->size(), ix_const(1));
+    f.bias = reshape_view_sym(c.input(3), size, sym);
   }
   return {fused_attention(c, f, false)};
+}
+
+}  // namespace
+
+namespace {
+
+// The scores' sizes [B, H, S, T] over the symbols, when the call holds for every value of
+// them: q [B, H, S, D], k [B, H, T, D], v [B, H, T, Dv] of those same formulas, no
+// attribute holding a size (a causal offset, key lengths), sinks none.
+std::optional<std::vector<Index>> scores_sym(const LowerCtx& c, const FusedAttention& f) {
+  if (!c.gl.symbolic() || !f.q->sym || !f.k->sym || !f.v->sym) return std::nullopt;
+  if (f.causal_offset != 0 || f.offset_from_lengths || f.key_lengths || f.sinks)
+    not_symbolic(c.origin(), ": attention with a causal offset, key lengths or sinks");
+  const std::vector<Index>&q = *f.q->sym, &k = *f.k->sym, &v = *f.v->sym;
+  auto same = [](const Index& a, const Index& b) {
+    return sym_equal(sym_simplify(a), sym_simplify(b));
+  };
+  if (!same(k[0], q[0]) || !same(v[0], q[0]) || !same(k[1], q[1]) || !same(v[1], q[1]) ||
+      !same(k[3], q[3]) || !same(v[2], k[2]))
+    not_symbolic(c.origin(), ": attention operands whose dims may differ at other sizes");
+  return std::vector<Index>{q[0], q[1], q[2], k[2]};
 }
 
 }  // namespace
@@ -65,7 +88,9 @@ std::vector<TensorBoxPtr> lower_ferrite_attention(LowerCtx& c) {
 TensorBoxPtr fused_attention(const LowerCtx& c, const FusedAttention& f, bool heads_last) {
   const int64_t batch = f.q->size[0], heads = f.q->size[1], s_len = f.q->size[2];
   const int64_t t_len = f.k->size[2], dv = f.v->size[3];
+  const std::optional<std::vector<Index>> full_sym = scores_sym(c, f);
   ExternNode e;
+  e.symbolic = full_sym.has_value();
   AttentionCall call;
   call.scale = f.scale;
   call.softcap = f.softcap;
@@ -90,7 +115,17 @@ TensorBoxPtr fused_attention(const LowerCtx& c, const FusedAttention& f, bool he
                 full[d]);
     // Realized as it is, then read through zero strides along its broadcast dims.
     const TensorBoxPtr realized = c.gl.realize_strided(f.bias);
-    e.inputs.push_back(c.gl.extern_operand(expand_view(realized, full)));
+    std::optional<std::vector<Index>> bias_sym;
+    if (full_sym && realized->sym) {
+      bias_sym = broadcast_sym({*realized->sym, *full_sym});
+      if (!bias_sym || !sym_equal((*bias_sym)[0], (*full_sym)[0]) ||
+          !sym_equal((*bias_sym)[1], (*full_sym)[1]) ||
+          !sym_equal((*bias_sym)[2], sym_simplify((*full_sym)[2])) ||
+          !sym_equal((*bias_sym)[3], sym_simplify((*full_sym)[3])))
+        not_symbolic(c.origin(), ": an attention mask that may not broadcast at other sizes");
+      bias_sym = full_sym;
+    }
+    e.inputs.push_back(c.gl.extern_operand(expand_view_sym(realized, full, bias_sym)));
   }
   if (f.key_lengths) {
     if (f.key_lengths->dtype != DType::I64 || f.key_lengths->size != std::vector<int64_t>{batch})
@@ -102,17 +137,25 @@ TensorBoxPtr fused_attention(const LowerCtx& c, const FusedAttention& f, bool he
       c.error("attention sinks must be float32 [", heads, "]");
     e.inputs.push_back(c.gl.extern_operand(f.sinks));
   }
+  const Index dv_sym = full_sym ? (*f.v->sym)[3] : nullptr;
   if (!heads_last) {
     Buffer* out = c.gl.new_buffer("", DType::F32, {batch, heads, s_len, dv}, BufferOrigin::Extern);
+    if (full_sym)
+      out->sym = std::vector<Index>{(*full_sym)[0], (*full_sym)[1], (*full_sym)[2], dv_sym};
     e.outputs.push_back(out);
     c.gl.add_extern(std::move(e));
     return make_buffer_box(out);
   }
   Buffer* out = c.gl.new_buffer("", DType::F32, {batch, s_len, heads, dv}, BufferOrigin::Extern);
+  std::optional<std::vector<Index>> merged;
+  if (full_sym) {
+    out->sym = std::vector<Index>{(*full_sym)[0], (*full_sym)[2], (*full_sym)[1], dv_sym};
+    merged = std::vector<Index>{(*full_sym)[0], (*full_sym)[2], sym_mul((*full_sym)[1], dv_sym)};
+  }
   e.outputs.push_back(out);
   e.output_perms.push_back({0, 2, 1, 3});
   c.gl.add_extern(std::move(e));
-  return reshape_view(make_buffer_box(out), {batch, s_len, heads * dv});
+  return reshape_view_sym(make_buffer_box(out), {batch, s_len, heads * dv}, merged);
 }
 
 void register_fused_attention_ops(LoweringTable& t) {

@@ -112,6 +112,21 @@ Buffer* GraphLowering::new_buffer(const std::string& name, DType dtype, std::vec
   return prog_.buffers.back().get();
 }
 
+int64_t GraphLowering::hint(const Index& formula) const {
+  if (!shapes_) fail("internal: a symbol's hint outside a symbolic compile");
+  return eval_size_formula(*formula, shapes_->hints());
+}
+
+void GraphLowering::assume(const Index& formula, int64_t lo, int64_t hi, const std::string& why) {
+  const int64_t at_hints = hint(formula);
+  if (at_hints < lo || at_hints > hi)
+    not_symbolic(why, ": needs ", index_to_string(*formula), " in [", lo, ", ", hi,
+                 "], which the first sizes break");
+  const std::optional<IndexRange> r = sym_range(formula);
+  if (r && r->lo >= lo && r->hi <= hi) return;  // the symbols' ranges prove it
+  prog_.guards.push_back(SymGuard{formula, lo, hi, why});
+}
+
 void GraphLowering::realize(const TensorBoxPtr& t) {
   realize_into(t, nullptr, 0);
 }
@@ -141,20 +156,21 @@ void GraphLowering::realize_into(const TensorBoxPtr& t, Buffer* owner, int64_t o
   for (char& ch : origin) {
     if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
   }
+  // Compiling symbolically, a kernel is over the symbols: its buffer's sym sizes are its
+  // ranges, and its indices hold Sym leaves (build_kernel).
+  if (symbolic() && !buf->sym) not_symbolic(buf->def->origin, ": a kernel of no symbolic shape");
   StageTimer timer("lower/build_kernel");
-  item.kernel = build_kernel(buf, str_cat("k", next_kernel_++, "_", origin), &item.args);
+  item.kernel =
+      build_kernel(buf, str_cat("k", next_kernel_++, "_", origin), &item.args, &item.sym_ranges);
   note_args(buf, item.args);
-  // Kernels are not symbolic yet (their ranges and index simplification read hints); one
-  // that may fold into a constant still can.
-  if (symbolic() && unfoldable_.count(buf))
-    not_symbolic(buf->def->origin, ": a kernel (kernels are compiled per shape)");
   item.guards = guards_;
   prog_.order.push_back(std::move(item));
 }
 
 TensorBoxPtr GraphLowering::realize_strided(const TensorBoxPtr& t) {
   TensorBoxPtr v = t;
-  if (!v->strided) v = make_pointwise_box(t->dtype, t->size, t->loader(), "copy");
+  // A view of sym sizes needs its strides over the symbols too (extern_operand).
+  if (!v->strided || (v->sym && !v->strided->sym_offset)) v = copy_box(t, "copy");
   realize(v);
   return v;
 }
@@ -278,7 +294,7 @@ void GraphLowering::push_guard(const TensorBoxPtr& cond, bool value) {
   if (cond->dtype != DType::Bool || cond->elements() != 1)
     fail("compile: a guard must be a bool scalar");
   TensorBoxPtr c = cond;
-  if (!c->is_identity_view()) c = make_pointwise_box(c->dtype, c->size, c->loader(), "condition");
+  if (!c->is_identity_view()) c = copy_box(c, "condition");
   realize(c);
   guards_.push_back(LoweredGuard{c->storage->buffer, value});
 }
@@ -313,9 +329,16 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
       unfoldable_.count(buf)) {
     return false;
   }
+  // A value whose size is a symbol's is never a compile-time constant.
+  if (buf->sym && !sym_all_const(*buf->sym)) {
+    unfoldable_.insert(buf);
+    return false;
+  }
   StageTimer timer("lower/fold");
   std::vector<Buffer*> args;
-  Kernel k = build_kernel(buf, "fold", &args);
+  std::optional<std::vector<Index>> sym_ranges;
+  Kernel k = build_kernel(buf, "fold", &args, &sym_ranges);
+  if (sym_ranges) validate_kernel(k);  // holds no symbol
   const double work = interpret_work(k);
   const bool small = work <= kFoldSmallWork;
   if (!small && fold_work_ + work > kFoldWorkLimit) {
@@ -356,6 +379,7 @@ TensorBoxPtr GraphLowering::try_fold(const TensorBoxPtr& t) {
   if (t->storage->def && t->storage->def->is_reduction) return t;
   if (!trace(t).all_constant) return t;
   Buffer* buf = new_buffer("", t->dtype, t->size, BufferOrigin::Computed);
+  buf->sym = t->sym;
   buf->def = std::make_shared<ComputedDef>();
   buf->def->ranges = t->size;
   buf->def->fn = t->loader();
@@ -455,10 +479,14 @@ void GraphLowering::lower_node(const Node& n) {
     }
   }
   LowerCtx c{*this, n, {}, g_.opset("")};
-  for (const Value* v : n.inputs) c.in.push_back(v ? box_for(v) : nullptr);
+  bool sizes_in = false;  // an input is a value computed from sizes (sym_values.cc)
+  for (const Value* v : n.inputs) {
+    c.in.push_back(v ? box_for(v) : nullptr);
+    sizes_in = sizes_in || (c.in.back() && c.in.back()->sym_value);
+  }
   std::vector<TensorBoxPtr> outs;
   try {
-    outs = lower(c);
+    outs = sizes_in && is_size_arithmetic(n) ? lower_size_arithmetic(c) : lower(c);
   } catch (const UnsupportedError&) {
     throw;
   } catch (const Error& e) {
@@ -484,6 +512,10 @@ void GraphLowering::lower_node(const Node& n) {
     // ported yet, and nothing ported makes sym sizes of it again: stop here, not after
     // lowering the rest of the model.
     if (symbolic() && !outs[i]->sym) not_symbolic(n.describe(), ": not symbolic yet");
+    if (outs[i]->sym_value) {  // formulas, not data: nothing to fold or realize
+      env_[v] = outs[i];
+      continue;
+    }
     env_[v] = apply_realize_policy(n, v, try_fold(bound_view(outs[i])));
   }
 }
@@ -496,7 +528,7 @@ TensorBoxPtr GraphLowering::bound_view(const TensorBoxPtr& t) {
   int64_t nodes = 0;
   for (const Index& e : (*t->reindex)(vars)) nodes += tree_size(e, kMaxViewIndexNodes + 1, &memo);
   if (t->view_depth <= kMaxInlineDepth && nodes <= kMaxViewIndexNodes) return t;
-  TensorBoxPtr copy = make_pointwise_box(t->dtype, t->size, t->loader(), "view copy");
+  TensorBoxPtr copy = copy_box(t, "view copy");
   realize(copy);
   return copy;
 }
@@ -510,7 +542,7 @@ Buffer* GraphLowering::realize_output(const TensorBoxPtr& t, int index) {
   };
   bool reuse =
       v->is_identity_view() && (!v->storage->realized() || own_storage(v->storage->buffer));
-  if (!reuse) v = make_pointwise_box(t->dtype, t->size, t->loader(), "output copy");
+  if (!reuse) v = copy_box(t, "output copy");
   realize(v);
   Buffer* buf = v->storage->buffer;
   if (symbolic() && !buf->sym) not_symbolic("output ", index, ": no symbolic shape");

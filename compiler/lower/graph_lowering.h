@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -61,6 +62,9 @@ struct LoweredItem {
   int extern_index = -1;       // or an extern call
   Kernel kernel;
   std::vector<Buffer*> args;  // the kernel's args
+  // A symbolic compile's kernel: its loop ranges over the symbols (its indices may hold Sym
+  // leaves; kernel.ranges are the hints).
+  std::optional<std::vector<Index>> sym_ranges;
   std::vector<LoweredGuard> guards;
 };
 
@@ -70,8 +74,10 @@ struct LoweredProgram {
   std::vector<LoweredItem> order;
   std::vector<Buffer*> inputs;   // one per graph input
   std::vector<Buffer*> outputs;  // one per graph output, each its own buffer
-  // The symbols the program's sym sizes are over (a symbolic compile's), or none.
+  // The symbols the program's sym sizes are over (a symbolic compile's), or none, and the
+  // assumptions the lowerings made about them.
   std::vector<ShapeSymbol> symbols;
+  std::vector<SymGuard> guards;
 };
 
 // A listing of the program: each buffer in execution order with its origin and definition.
@@ -86,6 +92,11 @@ class GraphLowering {
   // buffers and calls carry sym sizes, and what cannot throws NotSymbolicError.
   void set_shape_env(const ShapeEnv* shapes) { shapes_ = shapes; }
   bool symbolic() const { return shapes_ != nullptr; }
+  // A formula's value at the symbols' hints (a symbolic compile's).
+  int64_t hint(const Index& formula) const;
+  // Records that the plan holds only while lo <= formula <= hi (a guard; `why` names the
+  // node). Where it does not hold at the hints, the compile is not symbolic.
+  void assume(const Index& formula, int64_t lo, int64_t hi, const std::string& why);
   LoweredProgram run();
 
   // For lowerings ---------------------------------------------------------------------

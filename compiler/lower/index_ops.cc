@@ -27,7 +27,16 @@ std::vector<TensorBoxPtr> lower_gather(LowerCtx& c) {
     for (size_t d = axis + 1; d < r; ++d) didx.push_back(idx[d - 1 + q]);
     return data->load(b, didx);
   };
-  return {make_pointwise_box(data->dtype, size, fn, c.origin())};
+  TensorBoxPtr out = make_pointwise_box(data->dtype, size, fn, c.origin());
+  // Over the symbols when the gathered dim is static (its size checks the indices).
+  if (data->sym && ind->sym && sym_all_const({(*data->sym)[static_cast<size_t>(axis)]})) {
+    const std::vector<Index>& ds = *data->sym;
+    std::vector<Index> sym(ds.begin(), ds.begin() + axis);
+    sym.insert(sym.end(), ind->sym->begin(), ind->sym->end());
+    sym.insert(sym.end(), ds.begin() + axis + 1, ds.end());
+    set_box_sym(out, std::move(sym));
+  }
+  return {out};
 }
 
 std::vector<TensorBoxPtr> lower_gather_elements(LowerCtx& c) {

@@ -13,6 +13,9 @@ const TensorBoxPtr& LowerCtx::input(size_t i) const {
 }
 
 std::shared_ptr<const TensorData> LowerCtx::const_data(size_t i) const {
+  if (input(i)->sym_value)
+    not_symbolic(node.describe(), ": input ", i, " ('", node.inputs[i]->name,
+                 "') is computed from sizes known only at run time");
   auto d = gl.constant_data(input(i));
   if (!d) {
     const std::string msg =

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -108,8 +109,25 @@ TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vecto
                             bool keepdims, ReduceKind kind, DType out,
                             std::function<V(KernelBuilder&, V)> prologue = nullptr,
                             std::function<V(KernelBuilder&, V)> post = nullptr);
+// Values computed from sizes (sym_values.cc). sym_value_box: a small integer value of
+// static `shape` whose elements are formulas over the symbols (a constant box when they
+// are all constants). sym_elements: input i's elements as formulas (its sym_value, or its
+// constant's values), or none when it is computed at run time. is_size_arithmetic: whether
+// lower_size_arithmetic does node n when an input is such a value (the engine's
+// GraphLowering calls it then instead of the op's lowering).
+TensorBoxPtr sym_value_box(GraphLowering& gl, DType dtype, const std::vector<int64_t>& shape,
+                           std::vector<Index> elements, const std::string& origin);
+std::optional<std::vector<Index>> sym_elements(const LowerCtx& c, size_t i);
+bool is_size_arithmetic(const Node& n);
+std::vector<TensorBoxPtr> lower_size_arithmetic(LowerCtx& c);
 // A view that reshapes `t` (element order preserved).
 TensorBoxPtr reshape_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
+// The same, keeping `t`'s sym sizes (loopir/shape_env.h) as `new_sym`: sizes over the same
+// symbols that the lowering computed, whose product is t's (sym_reshape.cc). Without sym
+// sizes on either side, or dims that do not line up as products, reshape_view's result (no
+// sym sizes: the compile stops being symbolic at the node).
+TensorBoxPtr reshape_view_sym(const TensorBoxPtr& t, const std::vector<int64_t>& new_size,
+                              const std::optional<std::vector<Index>>& new_sym);
 // Concatenation along `axis` of values of one dtype whose other dims agree (checked by
 // the caller): each element is a load from the input whose range holds its index.
 TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,
@@ -121,6 +139,13 @@ TensorBoxPtr concat_values(GraphLowering& gl, std::vector<TensorBoxPtr> ins, int
                            const std::string& origin);
 TensorBoxPtr permute_view(const TensorBoxPtr& t, const std::vector<int>& perm);
 TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);
+// The same, with sizes over the symbols `new_sym` (t's dims that are 1 broadcast; the
+// caller computed new_sym by broadcast_sym or so): none when t has no sym sizes.
+TensorBoxPtr expand_view_sym(const TensorBoxPtr& t, const std::vector<int64_t>& new_size,
+                             const std::optional<std::vector<Index>>& new_sym);
+// Sizes over the symbols broadcast together (a Const 1 broadcasts; other dims must be the
+// same formula), or none where they may not broadcast at some sizes.
+std::optional<std::vector<Index>> broadcast_sym(const std::vector<std::vector<Index>>& shapes);
 // What follows an extern: a function of its result.
 using EpiloguePost = std::function<TensorBoxPtr(const TensorBoxPtr&)>;
 // The node's ferrite_epilogue subgraph (graph/ferrite_ops.h), as a function lowering it on

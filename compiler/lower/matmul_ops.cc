@@ -92,15 +92,29 @@ TensorBoxPtr matmul_extern(const LowerCtx& c, TensorBoxPtr a, TensorBoxPtr b, do
   ExternNode e;
   encode_extern(MatMulCall{alpha}, &e);
   e.origin = c.origin();
-  e.inputs.push_back(c.gl.extern_operand(expand_view(a, with({m, k}))));
-  e.inputs.push_back(c.gl.extern_operand(expand_view(b, with({k, n}))));
-  Buffer* out = c.gl.new_buffer("", DType::F32, with({m, n}), BufferOrigin::Extern);
-  if (c.gl.symbolic() && a->sym && b->sym && ra == 2 && rb == 2 && !squeeze_m && !squeeze_n) {
-    if (!sym_equal((*a->sym)[1], (*b->sym)[0]))
+  // Over the symbols: the batch dims broadcast as formulas, the inner dims the same one.
+  std::optional<std::vector<Index>> sa, sb, so;
+  if (c.gl.symbolic() && a->sym && b->sym && !squeeze_m && !squeeze_n) {
+    const std::vector<Index>&as = *a->sym, &bs = *b->sym;
+    if (!sym_equal(sym_simplify(as[ra - 1]), sym_simplify(bs[rb - 2])))
       not_symbolic(c.origin(), ": the inner dims may differ at other sizes");
-    out->sym = std::vector<Index>{(*a->sym)[0], (*b->sym)[1]};
+    auto batch_sym = broadcast_sym({{as.begin(), as.end() - 2}, {bs.begin(), bs.end() - 2}});
+    if (!batch_sym) not_symbolic(c.origin(), ": batch dims that may not broadcast");
+    auto with_sym = [&](const Index& x, const Index& y) {
+      std::vector<Index> s = *batch_sym;
+      s.push_back(x);
+      s.push_back(y);
+      return s;
+    };
+    sa = with_sym(as[ra - 2], as[ra - 1]);
+    sb = with_sym(bs[rb - 2], bs[rb - 1]);
+    so = with_sym(as[ra - 2], bs[rb - 1]);
     e.symbolic = true;
   }
+  e.inputs.push_back(c.gl.extern_operand(expand_view_sym(a, with({m, k}), sa)));
+  e.inputs.push_back(c.gl.extern_operand(expand_view_sym(b, with({k, n}), sb)));
+  Buffer* out = c.gl.new_buffer("", DType::F32, with({m, n}), BufferOrigin::Extern);
+  out->sym = so;
   e.outputs.push_back(out);
   if (!squeeze_m && !squeeze_n)
     return add_extern_with_epilogue(c, std::move(e), make_buffer_box(out), post);

@@ -30,15 +30,40 @@ std::vector<TensorBoxPtr> lower_shape(LowerCtx& c) {
   std::vector<int64_t> v;
   for (int64_t d = start; d < end; ++d) v.push_back(size[d]);
   int64_t n = static_cast<int64_t>(v.size());
+  if (c.gl.symbolic()) {  // the sizes as formulas over the symbols (sym_values.cc)
+    const std::vector<Index>& sym = *c.input(0)->sym;
+    return {
+        sym_value_box(c.gl, DType::I64, {n}, {sym.begin() + start, sym.begin() + end}, c.origin())};
+  }
   return {constant_box(c.gl, int_tensor({n}, v), "")};
 }
 
 std::vector<TensorBoxPtr> lower_size(LowerCtx& c) {
+  if (c.gl.symbolic()) {
+    Index n = ix_const(1);
+    for (const Index& d : *c.input(0)->sym) n = sym_mul(n, d);
+    return {sym_value_box(c.gl, DType::I64, {}, {n}, c.origin())};
+  }
   return {constant_box(c.gl, int_tensor({}, {c.input(0)->elements()}), "")};
 }
 
 std::vector<TensorBoxPtr> lower_constant_of_shape(LowerCtx& c) {
-  std::vector<int64_t> shape = const_ints_1d(c, 0);
+  // Compiling symbolically, the shape may be sizes over the symbols (sym_values.cc).
+  std::optional<std::vector<Index>> sym;
+  std::vector<int64_t> shape;
+  if (c.gl.symbolic()) {
+    if (c.input(0)->size.size() != 1) c.error("input 0 must be 1-D");
+    sym = sym_elements(c, 0);
+    if (!sym) not_symbolic(c.origin(), ": a shape computed at run time");
+    for (const Index& d : *sym) {
+      auto r = sym_range(d);
+      if (d->kind != IndexKind::Const && (!r || r->lo < 0))
+        not_symbolic(c.origin(), ": a size ", index_to_string(*d), " that may be negative");
+      shape.push_back(d->kind == IndexKind::Const ? d->c : c.gl.hint(d));
+    }
+  } else {
+    shape = const_ints_1d(c, 0);
+  }
   checked_product(shape, "shape");
   DType dt = DType::F32;
   double fv = 0;
@@ -51,13 +76,15 @@ std::vector<TensorBoxPtr> lower_constant_of_shape(LowerCtx& c) {
   }
   if (dt == DType::String) c.unsupported("string value");
   bool is_float = dtype_is_float(dt);
-  return {make_pointwise_box(
+  TensorBoxPtr r = make_pointwise_box(
       dt, shape,
       [=](KernelBuilder& b, const std::vector<Index>&) {
         ScalarType t = compute_type(dt);
         return is_float ? b.constant(t, fv) : b.constant(t, static_cast<double>(iv));
       },
-      c.origin())};
+      c.origin());
+  if (sym) set_box_sym(r, *sym);
+  return {r};
 }
 
 // Range's element count, max(ceil((limit - start) / delta), 0), exactly for integers
@@ -86,7 +113,10 @@ int64_t range_count(const LowerCtx& c, const TensorData& s, const TensorData& l,
   return static_cast<int64_t>(n);
 }
 
-std::vector<TensorBoxPtr> lower_range(LowerCtx& c) {
+TensorBoxPtr range_box(const LowerCtx& c, DType dt, int64_t n, const TensorData& s,
+                       const TensorData& d);
+
+std::vector<TensorBoxPtr> lower_range_of_constants(LowerCtx& c) {
   auto s = c.const_data(0), l = c.const_data(1), d = c.const_data(2);
   DType dt = s->dtype;
   if (l->dtype != dt || d->dtype != dt)
@@ -96,10 +126,39 @@ std::vector<TensorBoxPtr> lower_range(LowerCtx& c) {
     c.error("inputs must be scalars");
   if (dt == DType::Bool || dtype_size(dt) == 0) c.error("inputs of type ", dtype_name(dt));
   const int64_t n = range_count(c, *s, *l, *d);
+  return {range_box(c, dt, n, *s, *d)};
+}
+
+std::vector<TensorBoxPtr> lower_range(LowerCtx& c) {
+  if (!c.gl.symbolic() || (!c.input(0)->sym_value && !c.input(1)->sym_value))
+    return lower_range_of_constants(c);
+  // Sizes over the symbols (sym_values.cc): an integer range of step 1 has limit - start
+  // elements, which the plan assumes is not negative.
+  auto s = sym_elements(c, 0), l = sym_elements(c, 1), d = sym_elements(c, 2);
+  if (!s || !l || !d || s->size() != 1 || l->size() != 1 || d->size() != 1 ||
+      !sym_is_const((*d)[0], 1))
+    not_symbolic(c.origin(), ": a range over sizes of a step other than 1");
+  const Index n = sym_simplify(ix_add((*l)[0], ix_mul((*s)[0], -1)));
+  c.gl.assume(n, 0, ShapeEnv::kMaxSize, c.origin());
+  if ((*s)[0]->kind != IndexKind::Const) not_symbolic(c.origin(), ": a range from a run-time size");
+  TensorData start, delta;
+  start.dtype = delta.dtype = DType::I64;
+  const int64_t one = 1, first = (*s)[0]->c;
+  start.bytes.assign(reinterpret_cast<const uint8_t*>(&first),
+                     reinterpret_cast<const uint8_t*>(&first) + 8);
+  delta.bytes.assign(reinterpret_cast<const uint8_t*>(&one),
+                     reinterpret_cast<const uint8_t*>(&one) + 8);
+  TensorBoxPtr r = range_box(c, c.input(0)->dtype, c.gl.hint(n), start, delta);
+  set_box_sym(r, {n});
+  return {r};
+}
+
+TensorBoxPtr range_box(const LowerCtx& c, DType dt, int64_t n, const TensorData& s,
+                       const TensorData& d) {
   bool is_float = dtype_is_float(dt);
-  double start = s->float_at(0), delta = d->float_at(0);
-  int64_t istart = is_float ? 0 : s->int_at(0), idelta = is_float ? 0 : d->int_at(0);
-  return {make_pointwise_box(
+  double start = s.float_at(0), delta = d.float_at(0);
+  int64_t istart = is_float ? 0 : s.int_at(0), idelta = is_float ? 0 : d.int_at(0);
+  TensorBoxPtr r = make_pointwise_box(
       dt, {n},
       [=](KernelBuilder& b, const std::vector<Index>& idx) {
         ScalarType t = compute_type(dt);
@@ -113,13 +172,18 @@ std::vector<TensorBoxPtr> lower_range(LowerCtx& c) {
         return b.binary(Op::Add, b.constant_i64(istart),
                         b.binary(Op::Mul, i, b.constant_i64(idelta)));
       },
-      c.origin())};
+      c.origin());
+  if (c.gl.symbolic()) set_box_sym(r, {ix_const(n)});
+  return r;
 }
 
 std::vector<TensorBoxPtr> lower_constant(LowerCtx& c) {
   auto t = c.node.attr_tensor("value");
   if (!t) c.unsupported("Constant without a dense 'value' tensor");
-  return {constant_box(c.gl, t, "")};
+  TensorBoxPtr r = constant_box(c.gl, t, "");
+  if (!c.gl.symbolic()) return {r};
+  r->storage->buffer->sym = sym_consts(t->shape);  // the same at every size
+  return {make_buffer_box(r->storage->buffer)};
 }
 
 }  // namespace

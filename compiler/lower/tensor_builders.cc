@@ -118,6 +118,22 @@ TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vecto
   ScalarType ct = compute_type(out);
   def->post = [post, ct](KernelBuilder& b, V v) { return b.cast(post ? post(b, v) : v, ct); };
   TensorBoxPtr t = make_reduction_box(out, def);
+  if (x->sym) {
+    // Over the symbols when every reduced dim is static (`prologue` and `post` may hold the
+    // count of reduced elements, a mean's, which then is the same at every size), or when
+    // there is no prologue or post to hold it (a max or a sum: Softmax's).
+    std::vector<Index> outer_sym, reduced_sym;
+    for (size_t d = 0; d < rank; ++d) {
+      const Index& s = (*x->sym)[d];
+      if (reduced[d]) reduced_sym.push_back(s);
+      if (!reduced[d]) outer_sym.push_back(s);
+      if (reduced[d] && keepdims) outer_sym.push_back(ix_const(1));
+    }
+    if (sym_all_const(reduced_sym) || (!prologue && !post)) {
+      def->sym_reduction_ranges = reduced_sym;
+      set_box_sym(t, outer_sym);
+    }
+  }
   c.gl.realize(t);
   return t;
 }
@@ -180,6 +196,40 @@ TensorBoxPtr expand_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_
     return out;
   };
   return make_view(t, new_size, re);
+}
+
+TensorBoxPtr expand_view_sym(const TensorBoxPtr& t, const std::vector<int64_t>& new_size,
+                             const std::optional<std::vector<Index>>& new_sym) {
+  auto v = std::make_shared<TensorBox>(*expand_view(t, new_size));  // may be t itself
+  v->sym = t->sym ? new_sym : std::nullopt;
+  if (v->sym && v->strided && t->strided && t->strided->sym_offset) {
+    const size_t lead = new_size.size() - t->size.size();
+    v->strided->sym_strides.assign(new_size.size(), ix_const(0));
+    for (size_t k = 0; k < t->size.size(); ++k)
+      if (!(t->size[k] == 1 && new_size[lead + k] != 1))
+        v->strided->sym_strides[lead + k] = t->strided->sym_strides[k];
+    v->strided->sym_offset = t->strided->sym_offset;
+  } else if (v->strided) {
+    v->strided->sym_strides.clear();
+    v->strided->sym_offset = nullptr;
+  }
+  return v;
+}
+
+std::optional<std::vector<Index>> broadcast_sym(const std::vector<std::vector<Index>>& shapes) {
+  size_t r = 0;
+  for (const auto& s : shapes) r = std::max(r, s.size());
+  std::vector<Index> out(r, ix_const(1));
+  for (const auto& s : shapes) {
+    for (size_t k = 0; k < s.size(); ++k) {
+      const Index d = sym_simplify(s[k]);
+      Index& o = out[r - s.size() + k];
+      if (sym_is_const(d, 1)) continue;
+      if (!sym_is_const(o, 1) && !sym_equal(o, d)) return std::nullopt;
+      o = d;
+    }
+  }
+  return out;
 }
 
 TensorBoxPtr concat_boxes(const std::vector<TensorBoxPtr>& ins, int axis,

@@ -8,9 +8,51 @@
 namespace ferrite {
 namespace {
 
+// Reshape's sizes over the symbols for its `shape` (formulas: constants, or sizes computed
+// from the symbols, sym_values.cc): a 0 copies the input's dim, the -1 is what the others
+// leave of the input's product; none when that is no product.
+std::optional<std::vector<Index>> reshape_sym(const TensorBoxPtr& x,
+                                              const std::vector<Index>& shape, bool allowzero) {
+  if (!x->sym) return std::nullopt;
+  std::vector<Index> sym;
+  int infer = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (sym_is_const(shape[i], 0) && !allowzero) {
+      sym.push_back((*x->sym)[i]);
+    } else {
+      if (sym_is_const(shape[i], -1)) infer = static_cast<int>(i);
+      sym.push_back(sym_is_const(shape[i], -1) ? ix_const(1) : shape[i]);
+    }
+  }
+  if (infer >= 0) {
+    auto total = sym_product(*x->sym), known = sym_product(sym);
+    if (!total || !known) return std::nullopt;
+    auto rest = monomial_div(*total, *known);
+    if (!rest) return std::nullopt;
+    sym[static_cast<size_t>(infer)] = monomial_index(*rest);
+  }
+  return sym;
+}
+
 std::vector<TensorBoxPtr> lower_reshape(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<int64_t> shape = c.opset < 5 ? c.node.attr_ints("shape") : const_ints_1d(c, 1);
+  // Compiling symbolically, the shape may be sizes over the symbols (sym_values.cc): a
+  // formula is a size (never 0 or -1), and the hints stand for it below.
+  std::vector<Index> raw;
+  std::vector<int64_t> shape;
+  if (c.opset >= 5 && c.input(1)->sym_value) {
+    if (c.input(1)->size.size() != 1) c.error("input 1 must be 1-D");
+    raw = *c.input(1)->sym_value;
+    for (const Index& d : raw) {
+      auto r = sym_range(d);
+      if (d->kind != IndexKind::Const && (!r || r->lo < 1))
+        not_symbolic(c.origin(), ": a size ", index_to_string(*d), " that may be 0 or negative");
+      shape.push_back(d->kind == IndexKind::Const ? d->c : c.gl.hint(d));
+    }
+  } else {
+    shape = c.opset < 5 ? c.node.attr_ints("shape") : const_ints_1d(c, 1);
+    raw = sym_consts(shape);
+  }
   bool allowzero = c.node.attr_int("allowzero", 0) != 0;
   int infer = -1;
   int64_t known = 1;
@@ -41,7 +83,7 @@ std::vector<TensorBoxPtr> lower_reshape(LowerCtx& c) {
     c.error("cannot reshape ", total, " elements to ",
             TensorType{x->dtype, shape, {}, true}.to_string());
   }
-  return {reshape_view(x, shape)};
+  return {reshape_view_sym(x, shape, reshape_sym(x, raw, allowzero))};
 }
 
 std::vector<TensorBoxPtr> lower_flatten(LowerCtx& c) {
@@ -53,7 +95,13 @@ std::vector<TensorBoxPtr> lower_flatten(LowerCtx& c) {
   if (a < 0) a += r;
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < r; ++d) (d < a ? outer : inner) *= x->size[d];
-  return {reshape_view(x, {outer, inner})};
+  std::optional<std::vector<Index>> sym;
+  if (x->sym) {
+    const std::vector<Index>& xs = *x->sym;
+    auto o = sym_product({xs.begin(), xs.begin() + a}), i = sym_product({xs.begin() + a, xs.end()});
+    if (o && i) sym = std::vector<Index>{monomial_index(*o), monomial_index(*i)};
+  }
+  return {reshape_view_sym(x, {outer, inner}, sym)};
 }
 
 std::vector<int64_t> axes_arg(LowerCtx& c) {
@@ -74,10 +122,13 @@ std::vector<TensorBoxPtr> lower_squeeze(LowerCtx& c) {
     drop[d] = true;
   }
   std::vector<int64_t> out;
+  std::vector<Index> sym;  // a dropped dim is of size 1: static
   for (size_t d = 0; d < x->size.size(); ++d) {
-    if (!drop[d]) out.push_back(x->size[d]);
+    if (drop[d]) continue;
+    out.push_back(x->size[d]);
+    if (x->sym) sym.push_back((*x->sym)[d]);
   }
-  return {reshape_view(x, out)};
+  return {reshape_view_sym(x, out, x->sym ? std::optional(sym) : std::nullopt)};
 }
 
 std::vector<TensorBoxPtr> lower_unsqueeze(LowerCtx& c) {
@@ -91,9 +142,13 @@ std::vector<TensorBoxPtr> lower_unsqueeze(LowerCtx& c) {
     added[d] = true;
   }
   std::vector<int64_t> out;
+  std::vector<Index> sym;
   size_t k = 0;
-  for (size_t d = 0; d < rank; ++d) out.push_back(added[d] ? 1 : x->size[k++]);
-  return {reshape_view(x, out)};
+  for (size_t d = 0; d < rank; ++d) {
+    if (x->sym) sym.push_back(added[d] ? ix_const(1) : (*x->sym)[k]);
+    out.push_back(added[d] ? 1 : x->size[k++]);
+  }
+  return {reshape_view_sym(x, out, x->sym ? std::optional(sym) : std::nullopt)};
 }
 
 std::vector<TensorBoxPtr> lower_transpose(LowerCtx& c) {
@@ -131,8 +186,119 @@ TensorBoxPtr slice_view(const TensorBoxPtr& x, const std::vector<int>& axes,
   });
 }
 
+// One sliced axis of a static dim: its first index, length and step.
+struct SliceAxis {
+  int64_t start = 0, len = 0, step = 1;
+};
+
+SliceAxis slice_axis(const LowerCtx& c, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  if (step == 0) c.error("slice step is 0");
+  auto norm = [dim](int64_t v) {
+    return v < 0 ? std::max<int64_t>(v, -dim - 1) + dim : std::min(v, dim);
+  };
+  int64_t s = norm(start), e = norm(end), len;
+  // ceil(span / |step|) without forming span + |step| or -step (steps may be +-2^63).
+  if (step > 0) {
+    s = std::clamp<int64_t>(s, 0, dim);
+    e = std::clamp<int64_t>(e, 0, dim);
+    len = e > s ? (e - s - 1) / step + 1 : 0;
+  } else {
+    s = std::clamp<int64_t>(s, 0, dim - 1);
+    e = std::clamp<int64_t>(e, -1, dim - 1);
+    len = s > e ? 1 - (s - e - 1) / step : 0;
+  }
+  // A step past the dim reads one element at most: 1 keeps the view's strides small.
+  return SliceAxis{s, len, len <= 1 ? 1 : step};
+}
+
+// Slice over the symbols (sym_values.cc): starts and ends are formulas (constants, or
+// sizes computed from the symbols), the steps 1. Where a clamp of the ONNX rules depends
+// on the sizes, the plan assumes the side the first sizes took (a guard).
+std::vector<TensorBoxPtr> lower_slice_sym(LowerCtx& c) {
+  const TensorBoxPtr& x = c.input(0);
+  auto starts = sym_elements(c, 1), ends = sym_elements(c, 2);
+  if (!starts || !ends) not_symbolic(c.origin(), ": bounds computed at run time");
+  std::vector<int64_t> axes = c.has(3) ? const_ints_1d(c, 3) : std::vector<int64_t>{};
+  std::vector<int64_t> steps = c.has(4) ? const_ints_1d(c, 4) : std::vector<int64_t>{};
+  if (axes.empty())
+    for (size_t i = 0; i < starts->size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts->size(), 1);
+  if (ends->size() != starts->size() || axes.size() != starts->size() ||
+      steps.size() != starts->size())
+    c.error("starts, ends, axes and steps differ in length");
+  const std::vector<Index>& xs = *x->sym;
+  std::vector<Index> size = xs, first(xs.size(), ix_const(0));
+  std::vector<int64_t> step(xs.size(), 1);
+  std::vector<bool> seen(xs.size(), false);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int a = c.axis(axes[k], xs.size());
+    if (seen[static_cast<size_t>(a)]) c.error("axes repeat axis ", axes[k]);
+    seen[static_cast<size_t>(a)] = true;
+    const Index dim = xs[static_cast<size_t>(a)];
+    if (dim->kind == IndexKind::Const && (*starts)[k]->kind == IndexKind::Const &&
+        (*ends)[k]->kind == IndexKind::Const) {  // all static: the ordinary slice's rules
+      const SliceAxis r = slice_axis(c, dim->c, (*starts)[k]->c, (*ends)[k]->c, steps[k]);
+      size[static_cast<size_t>(a)] = ix_const(r.len);
+      first[static_cast<size_t>(a)] = ix_const(r.start);
+      step[static_cast<size_t>(a)] = r.step;
+      continue;
+    }
+    if (steps[k] != 1) not_symbolic(c.origin(), ": a slice of step ", steps[k], " over sizes");
+    // min(max(v, 0), dim) for v >= 0, dim + v for v < 0 (ONNX's clamps, for step 1).
+    auto bound = [&](const Index& v) -> Index {
+      if (v->kind == IndexKind::Const && v->c >= ShapeEnv::kMaxSize) return dim;
+      if (v->kind == IndexKind::Const && v->c < 0) {
+        if (v->c <= -ShapeEnv::kMaxSize) return ix_const(0);
+        const Index b = sym_simplify(ix_add(dim, v));
+        c.gl.assume(b, 0, ShapeEnv::kMaxSize, c.origin());
+        return b;
+      }
+      auto r = sym_range(v);
+      if (!r || r->lo < 0) not_symbolic(c.origin(), ": a bound that may be negative");
+      if (sym_equal(sym_simplify(v), sym_simplify(dim))) return dim;
+      c.gl.assume(sym_simplify(ix_add(dim, ix_mul(v, -1))), 0, ShapeEnv::kMaxSize, c.origin());
+      return v;
+    };
+    const Index s0 = bound((*starts)[k]), e0 = bound((*ends)[k]);
+    const Index len = sym_simplify(ix_add(e0, ix_mul(s0, -1)));
+    c.gl.assume(len, 0, ShapeEnv::kMaxSize, c.origin());
+    size[static_cast<size_t>(a)] = len;
+    first[static_cast<size_t>(a)] = s0;
+  }
+  std::vector<int64_t> hint_size;
+  for (const Index& d : size)
+    hint_size.push_back(d->kind == IndexKind::Const ? d->c : c.gl.hint(d));
+  TensorBoxPtr v = make_view(x, hint_size, [first, step](const std::vector<Index>& i) {
+    std::vector<Index> o = i;
+    for (size_t d = 0; d < o.size(); ++d) o[d] = ix_add(first[d], ix_mul(i[d], step[d]));
+    return o;
+  });
+  v->sym = size;
+  if (x->strided && x->strided->sym_offset) {
+    Index offset = x->strided->sym_offset;
+    for (size_t d = 0; d < first.size(); ++d)
+      offset = ix_add(offset, sym_mul(first[d], x->strided->sym_strides[d]));
+    std::vector<int64_t> hint_strides = x->strided->strides;
+    std::vector<Index> sym_strides = x->strided->sym_strides;
+    for (size_t d = 0; d < first.size(); ++d) {
+      hint_strides[d] = checked_mul(hint_strides[d], step[d], "a slice's stride");
+      sym_strides[d] = ix_mul(sym_strides[d], step[d]);
+    }
+    v->strided = StridedView{hint_strides, x->strided->offset, sym_strides, sym_simplify(offset)};
+    for (size_t d = 0; d < first.size(); ++d)
+      v->strided->offset +=
+          (first[d]->kind == IndexKind::Const ? first[d]->c : c.gl.hint(first[d])) *
+          x->strided->strides[d];
+  } else if (v->strided) {
+    v->strided->sym_strides.clear();
+    v->strided->sym_offset = nullptr;
+  }
+  return {v};
+}
+
 std::vector<TensorBoxPtr> lower_slice(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
+  if (c.gl.symbolic() && c.opset >= 10 && x->sym) return lower_slice_sym(c);
   std::vector<int64_t> starts, ends, axes, steps;
   if (c.opset < 10) {
     starts = c.node.attr_ints("starts");
@@ -159,38 +325,57 @@ std::vector<TensorBoxPtr> lower_slice(LowerCtx& c) {
     int a = c.axis(axes[k], x->size.size());
     if (seen[a]) c.error("axes repeat axis ", axes[k]);
     seen[a] = true;
-    int64_t dim = x->size[a], step = steps[k];
-    if (step == 0) c.error("slice step is 0");
-    auto norm = [dim](int64_t v) {
-      return v < 0 ? std::max<int64_t>(v, -dim - 1) + dim : std::min(v, dim);
-    };
-    int64_t s = norm(starts[k]), e = norm(ends[k]), len;
-    // ceil(span / |step|) without forming span + |step| or -step (steps may be +-2^63).
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      len = e > s ? (e - s - 1) / step + 1 : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      len = s > e ? 1 - (s - e - 1) / step : 0;
-    }
+    const SliceAxis r = slice_axis(c, x->size[a], starts[k], ends[k], steps[k]);
     ax.push_back(a);
-    st.push_back(s);
-    lens.push_back(len);
-    // A step past the dim reads one element at most: 1 keeps the view's strides small.
-    if (len <= 1) steps[k] = 1;
+    st.push_back(r.start);
+    lens.push_back(r.len);
+    steps[k] = r.step;
   }
   return {slice_view(x, ax, st, steps, lens)};
 }
 
+// Expand's result over the symbols: each dim x's or the shape's, whichever is not 1 (they
+// must be the same formula where neither is); none where they may differ.
+std::optional<std::vector<Index>> expand_sym(const LowerCtx& c, const TensorBoxPtr& x,
+                                             const std::vector<Index>& shape) {
+  if (!x->sym) return std::nullopt;
+  const size_t r = std::max(x->sym->size(), shape.size());
+  std::vector<Index> out(r);
+  for (size_t k = 0; k < r; ++k) {
+    const size_t xl = r - x->sym->size(), sl = r - shape.size();
+    const Index xd = k < xl ? ix_const(1) : (*x->sym)[k - xl];
+    const Index sd = k < sl ? ix_const(1) : sym_simplify(shape[k - sl]);
+    if (sym_is_const(sd, 1) || sym_equal(sym_simplify(xd), sd)) {
+      out[k] = xd;
+    } else if (sym_is_const(xd, 1)) {
+      out[k] = sd;
+    } else {
+      not_symbolic(c.origin(), ": dims ", index_to_string(*xd), " and ", index_to_string(*sd),
+                   " may not broadcast at other sizes");
+    }
+  }
+  return out;
+}
+
 std::vector<TensorBoxPtr> lower_expand(LowerCtx& c) {
   const TensorBoxPtr& x = c.input(0);
-  std::vector<int64_t> shape = const_ints_1d(c, 1);
+  std::optional<std::vector<Index>> sym;  // the shape over the symbols (sym_values.cc)
+  if (c.gl.symbolic()) {
+    if (c.input(1)->size.size() != 1) c.error("input 1 must be 1-D");
+    sym = sym_elements(c, 1);
+    if (!sym) not_symbolic(c.origin(), ": a shape computed at run time");
+  }
+  std::vector<int64_t> shape;
+  if (sym) {
+    for (const Index& d : *sym) shape.push_back(d->kind == IndexKind::Const ? d->c : c.gl.hint(d));
+  } else {
+    shape = const_ints_1d(c, 1);
+  }
   for (int64_t d : shape)
     if (d < 0) c.error("negative dim ", d, " in shape");
   std::vector<int64_t> out = broadcast_shapes(c, {x->size, shape});
-  return {expand_view(x, out)};
+  if (!sym) return {expand_view(x, out)};
+  return {expand_view_sym(x, out, expand_sym(c, x, *sym))};
 }
 
 std::vector<TensorBoxPtr> lower_concat(LowerCtx& c) {

@@ -16,10 +16,47 @@ BufferKind kind_of(const Buffer* b) {
   return BufferKind::Temp;
 }
 
+// The template of a kernel over the symbols: its ranges', and its args' sizes' formulas.
+KernelTemplate kernel_template(const BoundKernel& bk, int32_t index) {
+  KernelTemplate t;
+  t.kernel = index;
+  t.body = bk.kernel;
+  t.ranges = *bk.sym_ranges;
+  for (Buffer* b : bk.args) {
+    int64_t offset;
+    const Buffer* owner = b->storage_owner(&offset);
+    if (!owner->sym) not_symbolic("kernel ", bk.kernel.name, ": an arg of no symbolic shape");
+    Index n = ix_const(1);
+    for (const Index& d : *owner->sym) n = sym_mul(n, d);
+    t.elements.push_back(n);
+  }
+  return t;
+}
+
+// An extern's view of its output as dims `perm` of the dense buffer (shape and strides, in
+// hints and, with sym_shape, over the symbols).
+void permute_ref(const std::vector<int>& perm, TensorRef* r, std::vector<Index>* sym_shape,
+                 std::vector<Index>* sym_strides) {
+  const TensorRef dense = *r;
+  const std::vector<Index> dense_shape = sym_shape ? *sym_shape : std::vector<Index>{};
+  const std::vector<Index> dense_strides = *sym_strides;
+  for (size_t d = 0; d < perm.size(); ++d) {
+    r->shape[d] = dense.shape[static_cast<size_t>(perm[d])];
+    r->strides[d] = dense.strides[static_cast<size_t>(perm[d])];
+    if (sym_shape) {
+      sym_shape->at(d) = dense_shape.at(static_cast<size_t>(perm[d]));
+      sym_strides->at(d) = dense_strides.at(static_cast<size_t>(perm[d]));
+    }
+  }
+}
+
 }  // namespace
 
 Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode*>& order,
-               std::vector<FieldFormula>* formulas) {
+               std::vector<FieldFormula>* formulas, std::vector<KernelTemplate>* templates) {
+  if (formulas && !templates) fail("internal: a symbolic plan emitted without its kernels");
+  std::vector<int64_t> hints;
+  for (const ShapeSymbol& s : prog.symbols) hints.push_back(s.hint);
   Plan plan;
   std::map<Buffer*, int> ids;
   auto id_of = [&](Buffer* b) {
@@ -51,11 +88,17 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
     Step step;
     for (const LoweredGuard& g : node->guards) step.guards.push_back(Guard{id_of(g.cond), g.value});
     if (!node->is_extern()) {
-      if (formulas) not_symbolic("kernel ", node->kernel.kernel.name, ": compiled per shape");
       step.kind = StepKind::Kernel;
       step.index = static_cast<int>(plan.kernels.size());
       for (Buffer* b : node->kernel.args) step.buffers.push_back(id_of(b));
-      plan.kernels.push_back(node->kernel.kernel);
+      if (formulas) {
+        if (!node->kernel.sym_ranges)
+          not_symbolic("kernel ", node->kernel.kernel.name, ": not over the symbols");
+        templates->push_back(kernel_template(node->kernel, step.index));
+        plan.kernels.push_back(instantiate_kernel(templates->back(), hints));
+      } else {
+        plan.kernels.push_back(node->kernel.kernel);
+      }
     } else {
       const ExternNode& e = prog.externs[node->extern_index];
       ExternCall call;
@@ -84,19 +127,8 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
           sym_shape = *b->sym;
           sym_strides = sym_contiguous_strides(sym_shape);
         }
-        if (i < e.output_perms.size() && !e.output_perms[i].empty()) {
-          const std::vector<int>& perm = e.output_perms[i];
-          const TensorRef dense = r;
-          const std::vector<Index> dense_shape = sym_shape, dense_strides = sym_strides;
-          for (size_t d = 0; d < perm.size(); ++d) {
-            r.shape[d] = dense.shape[static_cast<size_t>(perm[d])];
-            r.strides[d] = dense.strides[static_cast<size_t>(perm[d])];
-            if (formulas) {
-              sym_shape.at(d) = dense_shape.at(static_cast<size_t>(perm[d]));
-              sym_strides.at(d) = dense_strides.at(static_cast<size_t>(perm[d]));
-            }
-          }
-        }
+        if (i < e.output_perms.size() && !e.output_perms[i].empty())
+          permute_ref(e.output_perms[i], &r, formulas ? &sym_shape : nullptr, &sym_strides);
         if (formulas)
           add_ref_formulas(formulas, false, index, static_cast<int32_t>(i), sym_shape, sym_strides,
                            ix_const(offset));

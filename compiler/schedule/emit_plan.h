@@ -9,14 +9,17 @@
 #include "compiler/lower/graph_lowering.h"
 #include "compiler/plan/plan.h"
 #include "compiler/plan/plan_formulas.h"
+#include "compiler/schedule/kernel_template.h"
 #include "compiler/schedule/scheduler.h"
 
 namespace ferrite {
 
-// With `formulas` (a symbolic compile: prog.symbols), also the formula of each field that
-// depends on a symbol (plan/plan_formulas.h); a buffer, step or operand that is not symbolic
-// throws NotSymbolicError.
+// With `formulas` and `templates` (a symbolic compile: prog.symbols), also the formula of
+// each field that depends on a symbol (plan/plan_formulas.h) and each kernel's template
+// (kernel_template.h; the plan holds its instance at the symbols' hints); a buffer, step or
+// operand that is not symbolic throws NotSymbolicError.
 Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode*>& order,
-               std::vector<FieldFormula>* formulas = nullptr);
+               std::vector<FieldFormula>* formulas = nullptr,
+               std::vector<KernelTemplate>* templates = nullptr);
 
 }  // namespace ferrite

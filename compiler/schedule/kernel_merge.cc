@@ -5,8 +5,10 @@
 #include <map>
 #include <unordered_map>
 
+#include "compiler/loopir/shape_env.h"
 #include "compiler/loopir/simplify.h"
 #include "compiler/plan/error.h"
+#include "compiler/plan/kernel_symbols.h"
 
 namespace ferrite {
 namespace {
@@ -57,6 +59,7 @@ using ValueMap = std::function<int(int)>;
 Index remap_index(const Index& e, const std::vector<Index>& vars, const ValueMap& values) {
   switch (e->kind) {
     case IndexKind::Const:
+    case IndexKind::Sym:
       return e;
     case IndexKind::Var:
       return vars.empty() ? e : vars[e->id];
@@ -120,8 +123,8 @@ class Assembler {
     return static_cast<int>(args.size()) - 1;
   }
 
-  BoundKernel finish(const std::string& name, const std::vector<int64_t>& ranges,
-                     int num_reduce) const {
+  BoundKernel finish(const std::string& name, const std::vector<int64_t>& ranges, int num_reduce,
+                     const std::optional<std::vector<Index>>& sym_ranges) const {
     std::vector<int> order(items.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
     std::stable_sort(order.begin(), order.end(),
@@ -137,6 +140,7 @@ class Assembler {
     k.args = kargs;
     k.messages = messages;
     out.args = args;
+    out.sym_ranges = sym_ranges;
     int prev_phase = -1;
     for (int id : order) {
       const Item& it = items[id];
@@ -153,12 +157,17 @@ class Assembler {
       if (num_reduce > 0 && !k.code.empty()) k.loop_ends.push_back(k.post_begin);
     }
     if (k.loop_ends.size() <= 1) k.loop_ends.clear();
-    IndexSimplifier simp(k.ranges);
+    IndexSimplifier simp =
+        sym_ranges ? symbolic_simplifier(*sym_ranges) : IndexSimplifier(k.ranges);
     for (size_t i = 0; i < k.code.size(); ++i)
       if (k.code[i].op == Op::CheckIndex) simp.set_value_range(static_cast<int>(i), k.code[i].iimm);
     for (Instr& in : k.code)
       if (in.index) in.index = simp.simplify(in.index);
-    validate_kernel(k);
+    if (sym_ranges) {
+      validate_kernel_over_symbols(k);
+    } else {
+      validate_kernel(k);
+    }
     return out;
   }
 
@@ -191,11 +200,15 @@ class Merger {
     const Kernel& kb = b_.kernel;
     if (ka.outer_points() * ka.reduce_points() == 0 || kb.outer_points() * kb.reduce_points() == 0)
       refuse("an empty iteration space");
-    const Kernel& base = ka.num_reduce > 0 || kb.num_reduce == 0 ? ka : kb;
-    ranges_ = base.ranges;
-    num_reduce_ = base.num_reduce;
-    simp_ = std::make_unique<IndexSimplifier>(ranges_);
-    Placement pa = place(ka, /*first=*/true), pb = place(kb, /*first=*/false);
+    if (a_.sym_ranges.has_value() != b_.sym_ranges.has_value())
+      refuse("one kernel is over the symbols, the other is not");
+    const BoundKernel& base = ka.num_reduce > 0 || kb.num_reduce == 0 ? a_ : b_;
+    ranges_ = base.kernel.ranges;
+    sym_ranges_ = base.sym_ranges;
+    num_reduce_ = base.kernel.num_reduce;
+    simp_ = std::make_unique<IndexSimplifier>(sym_ranges_ ? symbolic_simplifier(*sym_ranges_)
+                                                          : IndexSimplifier(ranges_));
+    Placement pa = place(a_, /*first=*/true), pb = place(b_, /*first=*/false);
     check_conflicts();
     // The first kernel keeps its phases.
     std::vector<int> phase_a(ka.num_loops());
@@ -205,7 +218,7 @@ class Merger {
     copy(b_, pb, phase_b, &stores_);
     std::string name = str_cat(ka.name, "+", kb.name);
     if (name.size() > 160) name = name.substr(0, 157) + "...";
-    return as_.finish(name, ranges_, num_reduce_);
+    return as_.finish(name, ranges_, num_reduce_, sym_ranges_);
   }
 
  private:
@@ -217,7 +230,18 @@ class Merger {
   };
 
   // Maps a kernel's loop nest onto the merged one, or refuses.
-  Placement place(const Kernel& k, bool first) const {
+  // Whether dims dk of k's loops are dims dm of the merged loops, size for size (over the
+  // symbols too, when compiling symbolically).
+  bool same(const BoundKernel& bk, const std::vector<int>& dk, const std::vector<int>& dm) const {
+    if (!same_sizes(bk.kernel.ranges, dk, ranges_, dm)) return false;
+    if (!sym_ranges_) return true;
+    for (size_t i = 0; i < dk.size(); ++i)
+      if (!sym_equal(bk.sym_ranges->at(dk[i]), sym_ranges_->at(dm[i]))) return false;
+    return true;
+  }
+
+  Placement place(const BoundKernel& bk, bool first) const {
+    const Kernel& k = bk.kernel;
     const int nm = static_cast<int>(ranges_.size()), om = nm - num_reduce_;
     const std::vector<int> m_outer = non_unit(ranges_, 0, om), m_inner = non_unit(ranges_, om, nm);
     const int nk = static_cast<int>(k.ranges.size()), ok = nk - k.num_reduce;
@@ -230,8 +254,7 @@ class Merger {
     if (k.num_reduce > 0) {
       const std::vector<int> k_outer = non_unit(k.ranges, 0, ok),
                              k_inner = non_unit(k.ranges, ok, nk);
-      if (num_reduce_ == 0 || !same_sizes(k.ranges, k_outer, ranges_, m_outer) ||
-          !same_sizes(k.ranges, k_inner, ranges_, m_inner))
+      if (num_reduce_ == 0 || !same(bk, k_outer, m_outer) || !same(bk, k_inner, m_inner))
         refuse("iteration spaces differ: ", dims_text(k.ranges, k.num_reduce), " vs ",
                dims_text(ranges_, num_reduce_));
       bind(k_outer, m_outer);
@@ -240,8 +263,8 @@ class Merger {
     }
     std::vector<int> m_all = m_outer;
     m_all.insert(m_all.end(), m_inner.begin(), m_inner.end());
-    const bool whole = same_sizes(k.ranges, k_all, ranges_, m_all);
-    const bool outer = num_reduce_ > 0 && same_sizes(k.ranges, k_all, ranges_, m_outer);
+    const bool whole = same(bk, k_all, m_all);
+    const bool outer = num_reduce_ > 0 && same(bk, k_all, m_outer);
     if (outer && (!whole || !first)) {
       p.in_post = true;
       bind(k_all, m_outer);
@@ -439,6 +462,7 @@ class Merger {
   const BoundKernel& a_;
   const BoundKernel& b_;
   std::vector<int64_t> ranges_;
+  std::optional<std::vector<Index>> sym_ranges_;
   int num_reduce_ = 0;
   std::unique_ptr<IndexSimplifier> simp_;
   Assembler as_;
@@ -484,7 +508,7 @@ BoundKernel finalize_kernel(const BoundKernel& bk, const std::set<Buffer*>& inte
   for (KernelArg& a : as.kargs) a.output = false;
   for (const Assembler::Item& it : as.items)
     if (it.in.op == Op::Store) as.kargs[it.in.arg].output = true;
-  return as.finish(k.name, k.ranges, k.num_reduce);
+  return as.finish(k.name, k.ranges, k.num_reduce, bk.sym_ranges);
 }
 
 }  // namespace ferrite

@@ -13,6 +13,7 @@
 // earlier loop stored it for this outer point). Everything else is refused with a reason.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -23,9 +24,13 @@
 namespace ferrite {
 
 // A kernel whose args are bound to buffers (kernel arg i reads/writes args[i]).
+// A symbolic compile's kernel also has its loop ranges over the symbols (kernel.ranges are
+// their hints; its indices may hold Sym leaves): two such kernels merge when their ranges
+// are the same expressions.
 struct BoundKernel {
   Kernel kernel;
   std::vector<Buffer*> args;
+  std::optional<std::vector<Index>> sym_ranges;
 };
 
 // Merges `second` into `first` (first runs before second in program order; second may read

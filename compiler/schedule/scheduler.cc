@@ -66,6 +66,7 @@ Scheduler::Scheduler(LoweredProgram& prog, SchedulerOptions options)
       if (it.computed->origin != BufferOrigin::Computed) continue;  // folded to a constant
       n.kernel.kernel = std::move(it.kernel);
       n.kernel.args = it.args;
+      n.kernel.sym_ranges = it.sym_ranges;
       n.name = n.kernel.kernel.name;
     } else {
       n.extern_index = it.extern_index;

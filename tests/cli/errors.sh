@@ -30,6 +30,7 @@ x = np.array([[-1.0, 0.25, -0.75], [2.0, 0.5, 0.1]], dtype=np.float32)
 np.save(d + "/x.npy", x)
 np.save(d + "/x_transposed.npy", x.T.copy())
 np.save(d + "/x38.npy", np.ones((3, 8), np.float32))
+np.save(d + "/x_conv.npy", np.ones((2, 32, 28, 28), np.float32))
 np.save(d + "/x_int64.npy", np.arange(6, dtype=np.int64).reshape(2, 3))
 np.save(d + "/n3.npy", np.array(3, dtype=np.int64))
 np.save(d + "/pair.npy", np.array([1, -2], dtype=np.float32))
@@ -226,8 +227,8 @@ if ! grep -qx "symbolic: compiled once for every shape" "$tmp/out"; then
 else
   echo "ok   symbolic run: $(tail -1 "$tmp/out")"
 fi
-ferrite run "$fixtures/sym_add.onnx" --input a="$tmp/x.npy" --input b="$tmp/x.npy" >"$tmp/out" 2>"$tmp/err"
-if ! grep -q "^symbolic: compiled per shape (Add 'add'" "$tmp/out"; then
+ferrite run "$fixtures/sym_conv.onnx" --input x="$tmp/x_conv.npy" >"$tmp/out" 2>"$tmp/err"
+if ! grep -q "^symbolic: compiled per shape (Conv 'conv1'" "$tmp/out"; then
   fail "per-shape run: $(tail -2 "$tmp/out") $(cat "$tmp/err")"
 else
   echo "ok   per-shape run: $(tail -1 "$tmp/out")"

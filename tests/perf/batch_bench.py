@@ -7,7 +7,7 @@ alternating which goes first; both are fed the same values and their output sums
 compared. Prints per-round numbers, then medians and ratios, and Ferrite's compile count.
 
     OMP_NUM_THREADS=1 /usr/bin/python3 tests/perf/batch_bench.py [--model build/models/mlp]
-        [--batches 2,3,5,8,16,32,64] [--rounds 5] [--threads 1]
+        [--batches 2,3,5,8,16,32,64] [--seq 16] [--rounds 5] [--threads 1]
         [--module build/native/python] [--ort-modules build/perf]
 """
 import argparse
@@ -26,6 +26,7 @@ import numpy as np
 sys.path.insert(0, sys.argv[1])
 import ferrite
 model, threads, batches = sys.argv[2], int(sys.argv[3]), [int(b) for b in sys.argv[4].split(",")]
+seq = int(sys.argv[5])
 options = ferrite.SessionOptions()
 options.intra_op_num_threads = threads
 t = time.perf_counter()
@@ -35,9 +36,13 @@ out = []
 for n in batches:
     feeds = {}
     for i in sess.get_inputs():
-        dims = [n] + list(i.shape[1:])
+        dims = [n] + [d if isinstance(d, int) else seq for d in i.shape[1:]]
         count = int(np.prod(dims))
-        feeds[i.name] = (((np.arange(count) * 37) % 19) / 9 - 1).astype(np.float32).reshape(dims)
+        if i.type == "tensor(int64)":  # token ids, or a mask of ones
+            v = np.ones(count) if "mask" in i.name else (np.arange(count) * 37) % 97
+            feeds[i.name] = v.astype(np.int64).reshape(dims)
+        else:
+            feeds[i.name] = (((np.arange(count) * 37) % 19) / 9 - 1).astype(np.float32).reshape(dims)
     ms = []
     for _ in range(2):
         t = time.perf_counter()
@@ -52,15 +57,18 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--model", default=os.path.join(ROOT, "build", "models", "mlp"))
     ap.add_argument("--batches", default="2,3,5,8,16,32,64")
+    ap.add_argument("--seq", type=int, default=16, help="the size of the other symbolic dims")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--module", default=os.path.join(ROOT, "build", "native", "python"))
     ap.add_argument("--ort-modules", default=os.path.join(ROOT, "build", "perf"))
     a = ap.parse_args()
     model = os.path.join(a.model, "model.onnx") if os.path.isdir(a.model) else a.model
-    ferrite = [sys.executable, "-c", FERRITE, a.module, model, str(a.threads), a.batches]
+    ferrite = [sys.executable, "-c", FERRITE, a.module, model, str(a.threads), a.batches,
+               str(a.seq)]
     ort = ["node", os.path.join(HERE, "runners", "ort_batches.mjs"), "--modules", a.ort_modules,
-           "--model", model, "--threads", str(a.threads), "--batches", a.batches]
+           "--model", model, "--threads", str(a.threads), "--batches", a.batches,
+           "--seq", str(a.seq)]
     results = {"ferrite": [], "ort": []}
     for r in range(a.rounds):
         order = [("ferrite", ferrite), ("ort", ort)]
