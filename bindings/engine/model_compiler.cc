@@ -1,6 +1,8 @@
 // ModelCompiler on the ONNX frontend and the compiler (full builds).
 #include "bindings/engine/model_compiler.h"
 
+#include <set>
+
 #include "bindings/engine/regex_full_match.h"
 #include "bindings/engine/sequence_ops.h"
 #include "bindings/engine/string_ops.h"
@@ -122,7 +124,11 @@ class GraphCompiler final : public ModelCompiler {
 
   int64_t plans_made() const override { return plans_made_; }
   std::string symbolic_status() const override {
-    if (symbolic_ == Symbolic::Yes) return "compiled once for every shape";
+    if (symbolic_ == Symbolic::Yes && symbolic_plans_.size() == 1)
+      return "compiled once for every shape";
+    if (symbolic_ == Symbolic::Yes)
+      return str_cat("compiled once per pattern of dims fed 0 or 1 (", symbolic_plans_.size(),
+                     " plans)");
     if (symbolic_ == Symbolic::No && !not_symbolic_.empty())
       return "compiled per shape (" + not_symbolic_ + ")";
     return "";
@@ -249,48 +255,65 @@ class GraphCompiler final : public ModelCompiler {
       cut_->constant_outputs.emplace_back(name, tensor_of(d));
   }
 
-  // The plan compiled once for the model's symbolic dims, instantiated per shape set that
-  // fits its symbols (sizes >= 1, one size per dim name, the plan's guards holding): `types`
-  // as that plan for them, or false. Compiled on the first shape set whose symbolic sizes
-  // are all >= 2 (its hints); a model whose compile is not symbolic yet
-  // (NotSymbolicError: an op not ported, docs/shapes.md) is compiled per shape from then on.
+  // The plans compiled once for the model's symbolic dims, instantiated per shape set that
+  // fits one's symbols (one size per dim name, its specialized dims the 0 or 1 they were, its
+  // guards holding): `types` as that plan for them, or false. A shape set that fits none
+  // compiles a new one (its dims fed 0 or 1 specialized: a decoder's first step, of an empty
+  // past, and its later ones, of one token, are two plans), at most kMaxSymbolicPlans; a
+  // model whose compile is not symbolic yet (NotSymbolicError: an op not ported,
+  // docs/shapes.md) is compiled per shape from its first try on.
   bool instantiate(const std::vector<TensorType>& types, Plan* out) {
     if (symbolic_ == Symbolic::No) return false;
     std::vector<std::vector<int64_t>> shapes;
     for (const TensorType& t : types) shapes.push_back(t.shape);
-    if (symbolic_ == Symbolic::Untried) {
-      std::vector<TensorType> declared;
-      for (const Value* v : graph_->inputs) declared.push_back(v->type);
-      try {
-        ShapeEnv::for_inputs(declared, types);  // hints that fit the symbols
-      } catch (const Error&) {
-        return false;
-      }
-      try {
-        symbolic_plan_ = std::make_unique<SymbolicPlan>(compile_symbolic(*graph_, types, options_));
-        symbolic_ = Symbolic::Yes;
-        ++plans_made_;
-      } catch (const NotSymbolicError& e) {
-        symbolic_ = Symbolic::No;
-        not_symbolic_ = e.what();
-        return false;
-      } catch (const std::exception& e) {
-        symbolic_ = Symbolic::No;  // the compile per shape reports it
-        not_symbolic_ = e.what();
-        return false;
+    std::vector<int64_t> values;
+    for (const std::unique_ptr<SymbolicPlan>& sp : symbolic_plans_) {
+      if (sp->shapes.values_for(shapes, &values) && guards_hold(sp->guards, values)) {
+        *out = instantiate_plan(*sp, values, options_);
+        return true;
       }
     }
-    std::vector<int64_t> values;
-    if (!symbolic_plan_->shapes.values_for(shapes, &values) ||
-        !guards_hold(symbolic_plan_->guards, values))
+    if (symbolic_plans_.size() >= kMaxSymbolicPlans) return false;
+    std::vector<TensorType> declared;
+    for (const Value* v : graph_->inputs) declared.push_back(v->type);
+    try {
+      // Shapes that fit symbols, and some symbol left: else this shape set is compiled alone.
+      const ShapeEnv env = ShapeEnv::for_inputs(declared, types);
+      if (env.symbols.empty()) return false;
+      // Each pattern of specialized dims is tried once: a shape set that fits its plan's
+      // symbols but not its guards is compiled on its own.
+      std::vector<int64_t> pattern;
+      for (const std::vector<Index>& sizes : env.input_sizes)
+        for (const Index& d : sizes) pattern.push_back(d->kind == IndexKind::Const ? d->c : -1);
+      if (!tried_patterns_.insert(pattern).second) return false;
+    } catch (const Error&) {
       return false;
-    *out = instantiate_plan(*symbolic_plan_, values, options_);
+    }
+    try {
+      symbolic_plans_.push_back(
+          std::make_unique<SymbolicPlan>(compile_symbolic(*graph_, types, options_)));
+      symbolic_ = Symbolic::Yes;
+      ++plans_made_;
+    } catch (const std::exception& e) {
+      // NotSymbolicError, or an error the compile per shape reports.
+      if (symbolic_ == Symbolic::Yes) return false;  // this pattern of sizes only
+      symbolic_ = Symbolic::No;
+      not_symbolic_ = e.what();
+      return false;
+    }
+    const SymbolicPlan& sp = *symbolic_plans_.back();
+    if (!sp.shapes.values_for(shapes, &values))
+      fail("internal: a plan that does not fit its hints");
+    *out = instantiate_plan(sp, values, options_);
     return true;
   }
 
+  // A model is compiled once per pattern of its symbolic dims fed 0 or 1: these many at most.
+  static constexpr size_t kMaxSymbolicPlans = 4;
   enum class Symbolic { Untried, Yes, No };
   Symbolic symbolic_ = Symbolic::Untried;
-  std::unique_ptr<SymbolicPlan> symbolic_plan_;
+  std::vector<std::unique_ptr<SymbolicPlan>> symbolic_plans_;
+  std::set<std::vector<int64_t>> tried_patterns_;  // per input dim: its constant, or -1
   std::string not_symbolic_;  // why the compile is not symbolic (a NotSymbolicError's text)
   int64_t plans_made_ = 0;
   std::unique_ptr<Graph> graph_;

@@ -1,6 +1,7 @@
 #include "compiler/loopir/shape_env.h"
 
 #include <algorithm>
+#include <map>
 
 #include "compiler/loopir/checked_int.h"
 #include "compiler/loopir/simplify.h"
@@ -12,6 +13,7 @@ ShapeEnv ShapeEnv::for_inputs(const std::vector<TensorType>& declared,
   if (declared.size() != fed.size())
     fail("symbolic compile: ", declared.size(), " inputs declared, ", fed.size(), " fed");
   ShapeEnv env;
+  std::map<std::string, int64_t> specialized;  // dim name -> the 0 or 1 it was fed
   for (size_t i = 0; i < declared.size(); ++i) {
     const TensorType& d = declared[i];
     const std::vector<int64_t>& shape = fed[i].shape;
@@ -25,9 +27,21 @@ ShapeEnv ShapeEnv::for_inputs(const std::vector<TensorType>& declared,
         sizes.push_back(ix_const(shape[k]));
         continue;
       }
-      if (shape[k] < kMinHint || shape[k] > kMaxSize)
+      if (shape[k] < 0 || shape[k] > kMaxSize)
         fail("symbolic compile: input ", i, " dim ", k, " is fed ", shape[k]);
       const std::string name = k < d.dim_names.size() ? d.dim_names[k] : "";
+      auto sp = specialized.find(name);
+      if (shape[k] < kMinHint || sp != specialized.end()) {
+        // 0 and 1 are specialized (a lowering that reads a hint of 1 broadcasts it): the
+        // dim is that constant in this plan, as Inductor does.
+        const bool symbol = std::any_of(env.symbols.begin(), env.symbols.end(),
+                                        [&](const ShapeSymbol& s) { return s.name == name; });
+        if (!name.empty() && (symbol || (sp != specialized.end() && sp->second != shape[k])))
+          fail("symbolic compile: dim '", name, "' is fed two sizes");
+        if (!name.empty()) specialized[name] = shape[k];
+        sizes.push_back(ix_const(shape[k]));
+        continue;
+      }
       int found = -1;
       for (size_t s = 0; s < env.symbols.size() && !name.empty(); ++s)
         if (env.symbols[s].name == name) found = static_cast<int>(s);

@@ -9,11 +9,11 @@
 // as a Sym leaf, never as its hint). Only lowerings that keep that promise set them; a value
 // without them stops the symbolic compile (NotSymbolicError), and the model is compiled per
 // shape as before. Symbols range over [1, 2^31), but a compile is hinted by sizes of at
-// least 2: a lowering that reads a hint of 1 broadcasts it, so a model first fed a symbolic
-// size of 1 (or 0) is compiled per shape. At run time a symbol may be 1: every decision a
-// ported lowering makes is on the sym sizes (a Const 1 broadcasts, a symbol never does,
-// and a loop over a range of 1 is still right), and the simplifier proves only what holds
-// down to 1. Empty sizes are compiled per shape.
+// least 2: a lowering that reads a hint of 1 broadcasts it, so a symbolic dim fed 0 or 1 is
+// specialized, a constant in that plan (as Inductor does; the engine keeps a plan per
+// pattern of such dims). At run time a symbol may be 1: every decision a ported lowering
+// makes is on the sym sizes (a Const 1 broadcasts, a symbol never does, and a loop over a
+// range of 1 is still right), and the simplifier proves only what holds down to 1.
 #pragma once
 
 #include <cstdint>
@@ -46,9 +46,10 @@ struct ShapeEnv {
   std::vector<std::vector<Index>> input_sizes;
 
   // Symbols for `declared` (the graph's input types, with their dim names), hinted by `fed`
-  // (concrete shapes). A dim declared static is a Const; dims of one name share a symbol.
-  // A fed shape that is not the declared rank, or a size outside the symbols' range, is an
-  // Error (the caller compiles that shape on its own).
+  // (concrete shapes). A dim declared static is a Const, as is a symbolic one fed 0 or 1
+  // (specialized); dims of one name share a symbol. A fed shape that is not the declared
+  // rank, a negative or too large size, or one name fed two sizes is an Error (the caller
+  // compiles that shape on its own).
   static ShapeEnv for_inputs(const std::vector<TensorType>& declared,
                              const std::vector<TensorType>& fed);
 

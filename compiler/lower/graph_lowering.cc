@@ -117,6 +117,16 @@ int64_t GraphLowering::hint(const Index& formula) const {
   return eval_size_formula(*formula, shapes_->hints());
 }
 
+Buffer* GraphLowering::symbol_values() {
+  if (!shapes_) fail("internal: symbol values outside a symbolic compile");
+  if (!prog_.symbol_values) {
+    const int64_t n = static_cast<int64_t>(shapes_->symbols.size());
+    prog_.symbol_values = new_buffer("symbols", DType::I64, {n}, BufferOrigin::Input);
+    prog_.symbol_values->sym = std::vector<Index>{ix_const(n)};
+  }
+  return prog_.symbol_values;
+}
+
 void GraphLowering::assume(const Index& formula, int64_t lo, int64_t hi, const std::string& why) {
   const int64_t at_hints = hint(formula);
   if (at_hints < lo || at_hints > hi)
@@ -338,7 +348,14 @@ bool GraphLowering::fold_buffer(Buffer* buf) {
   std::vector<Buffer*> args;
   std::optional<std::vector<Index>> sym_ranges;
   Kernel k = build_kernel(buf, "fold", &args, &sym_ranges);
-  if (sym_ranges) validate_kernel(k);  // holds no symbol
+  // Of static size, but reading at places that depend on a symbol (a slice of a constant
+  // table from a run-time offset): not a constant either.
+  for (const Instr& in : k.code) {
+    if (in.index && index_uses_sym(*in.index)) {
+      unfoldable_.insert(buf);
+      return false;
+    }
+  }
   const double work = interpret_work(k);
   const bool small = work <= kFoldSmallWork;
   if (!small && fold_work_ + work > kFoldWorkLimit) {

@@ -78,6 +78,10 @@ struct LoweredProgram {
   // assumptions the lowerings made about them.
   std::vector<ShapeSymbol> symbols;
   std::vector<SymGuard> guards;
+  // The symbols' values (int64 [symbols.size()]), when a kernel reads one (a Range from a
+  // run-time size, a concatenation's offset): the plan holds it as a constant its instances
+  // write (FormulaField::SymbolValues); while lowering it is an Input, never folded.
+  Buffer* symbol_values = nullptr;
 };
 
 // A listing of the program: each buffer in execution order with its origin and definition.
@@ -94,6 +98,8 @@ class GraphLowering {
   bool symbolic() const { return shapes_ != nullptr; }
   // A formula's value at the symbols' hints (a symbolic compile's).
   int64_t hint(const Index& formula) const;
+  // The buffer of the symbols' values that kernels load (LoweredProgram::symbol_values).
+  Buffer* symbol_values();
   // Records that the plan holds only while lo <= formula <= hi (a guard; `why` names the
   // node). Where it does not hold at the hints, the compile is not symbolic.
   void assume(const Index& formula, int64_t lo, int64_t hi, const std::string& why);

@@ -105,10 +105,14 @@ TensorBoxPtr make_pointwise(const LowerCtx& c, const std::vector<TensorBoxPtr>& 
                             std::function<V(KernelBuilder&, const std::vector<V>&)> fn);
 // Reduction of `x` over `axes` (sorted, unique); keepdims keeps size-1 dims. The result is
 // realized (reductions always are). `post` maps the reduced value (e.g. mean's 1/n).
+// Compiling symbolically, the reduced dims may be symbolic only with `count_free`: the
+// caller promises that nothing it computes holds the count of reduced elements (a max, a
+// sum, Softmax's; not a mean, whose count would be a hint).
 TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vector<int> axes,
                             bool keepdims, ReduceKind kind, DType out,
                             std::function<V(KernelBuilder&, V)> prologue = nullptr,
-                            std::function<V(KernelBuilder&, V)> post = nullptr);
+                            std::function<V(KernelBuilder&, V)> post = nullptr,
+                            bool count_free = false);
 // Values computed from sizes (sym_values.cc). sym_value_box: a small integer value of
 // static `shape` whose elements are formulas over the symbols (a constant box when they
 // are all constants). sym_elements: input i's elements as formulas (its sym_value, or its
@@ -119,6 +123,9 @@ TensorBoxPtr sym_value_box(GraphLowering& gl, DType dtype, const std::vector<int
                            std::vector<Index> elements, const std::string& origin);
 std::optional<std::vector<Index>> sym_elements(const LowerCtx& c, size_t i);
 bool is_size_arithmetic(const Node& n);
+// The int64 value of a size formula in a kernel: its symbols loaded from `symbols` (the
+// GraphLowering's symbol_values buffer; null when the formula holds none).
+V sym_formula_value(KernelBuilder& b, Buffer* symbols, const Index& formula);
 std::vector<TensorBoxPtr> lower_size_arithmetic(LowerCtx& c);
 // A view that reshapes `t` (element order preserved).
 TensorBoxPtr reshape_view(const TensorBoxPtr& t, const std::vector<int64_t>& new_size);

@@ -164,7 +164,8 @@ LowerFn reduce_fn(ReduceSpec spec) {
         return b.binary(Op::Div, v, b.constant(v.type, count));
       };
     }
-    return {make_reduction(c, x, axes, keep, spec.kind, x->dtype, spec.prologue, post)};
+    // Only a mean's post holds the count (n above serves the empty case, never a symbol's).
+    return {make_reduction(c, x, axes, keep, spec.kind, x->dtype, spec.prologue, post, !spec.mean)};
   };
 }
 

@@ -140,15 +140,17 @@ std::vector<TensorBoxPtr> lower_range(LowerCtx& c) {
     not_symbolic(c.origin(), ": a range over sizes of a step other than 1");
   const Index n = sym_simplify(ix_add((*l)[0], ix_mul((*s)[0], -1)));
   c.gl.assume(n, 0, ShapeEnv::kMaxSize, c.origin());
-  if ((*s)[0]->kind != IndexKind::Const) not_symbolic(c.origin(), ": a range from a run-time size");
-  TensorData start, delta;
-  start.dtype = delta.dtype = DType::I64;
-  const int64_t one = 1, first = (*s)[0]->c;
-  start.bytes.assign(reinterpret_cast<const uint8_t*>(&first),
-                     reinterpret_cast<const uint8_t*>(&first) + 8);
-  delta.bytes.assign(reinterpret_cast<const uint8_t*>(&one),
-                     reinterpret_cast<const uint8_t*>(&one) + 8);
-  TensorBoxPtr r = range_box(c, c.input(0)->dtype, c.gl.hint(n), start, delta);
+  // start + i, the start's symbols read from the plan's symbol values (a decoder's past).
+  const Index start = sym_simplify((*s)[0]);
+  Buffer* symbols = index_uses_sym(*start) ? c.gl.symbol_values() : nullptr;
+  const DType dt = c.input(0)->dtype;
+  TensorBoxPtr r = make_pointwise_box(
+      dt, {c.gl.hint(n)},
+      [start, symbols, dt](KernelBuilder& b, const std::vector<Index>& idx) {
+        const V first = sym_formula_value(b, symbols, start);
+        return b.cast(b.binary(Op::Add, first, b.index_value(idx[0])), compute_type(dt));
+      },
+      c.origin());
   set_box_sym(r, {n});
   return {r};
 }

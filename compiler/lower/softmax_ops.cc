@@ -8,12 +8,15 @@ namespace ferrite {
 TensorBoxPtr softmax_over(const LowerCtx& c, const TensorBoxPtr& x, int axis, bool log) {
   const std::vector<int> axes{axis};
   const TensorBoxPtr& v = x;
-  TensorBoxPtr m = make_reduction(c, v, axes, true, ReduceKind::Max, x->dtype);
+  // Neither reduction's result depends on the count of reduced elements.
+  TensorBoxPtr m =
+      make_reduction(c, v, axes, true, ReduceKind::Max, x->dtype, nullptr, nullptr, true);
   TensorBoxPtr e =
       make_pointwise(c, {v, m}, x->dtype, [](KernelBuilder& b, const std::vector<V>& a) {
         return b.unary(Op::Exp, b.binary(Op::Sub, a[0], a[1]));
       });
-  TensorBoxPtr s = make_reduction(c, e, axes, true, ReduceKind::Sum, x->dtype);
+  TensorBoxPtr s =
+      make_reduction(c, e, axes, true, ReduceKind::Sum, x->dtype, nullptr, nullptr, true);
   TensorBoxPtr out;
   if (log) {
     out = make_pointwise(c, {v, m, s}, x->dtype, [](KernelBuilder& b, const std::vector<V>& a) {

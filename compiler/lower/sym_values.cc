@@ -59,6 +59,28 @@ std::optional<std::vector<Index>> sym_elements(const LowerCtx& c, size_t i) {
   return sym_consts(d->to_ints());
 }
 
+V sym_formula_value(KernelBuilder& b, Buffer* symbols, const Index& f) {
+  switch (f->kind) {
+    case IndexKind::Sym:
+      if (!symbols) fail("internal: a symbol's value without the symbols' buffer");
+      return b.load(symbols, ix_const(f->id));
+    case IndexKind::Add:
+    case IndexKind::Mul:
+    case IndexKind::Mod: {
+      const Op op = f->kind == IndexKind::Add   ? Op::Add
+                    : f->kind == IndexKind::Mul ? Op::Mul
+                                                : Op::Mod;
+      return b.binary(op, sym_formula_value(b, symbols, f->a), sym_formula_value(b, symbols, f->b));
+    }
+    case IndexKind::FloorDiv: {  // floor(a / b) == (a - a mod b) / b, as index_value does
+      const V a = sym_formula_value(b, symbols, f->a), d = sym_formula_value(b, symbols, f->b);
+      return b.binary(Op::Div, b.binary(Op::Sub, a, b.binary(Op::Mod, a, d)), d);
+    }
+    default:
+      return b.index_value(f);
+  }
+}
+
 namespace {
 
 std::vector<Index> elements_of(const LowerCtx& c, size_t i) {

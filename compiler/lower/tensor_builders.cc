@@ -78,7 +78,7 @@ TensorBoxPtr make_pointwise(const LowerCtx& c, const std::vector<TensorBoxPtr>& 
 TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vector<int> axes,
                             bool keepdims, ReduceKind kind, DType out,
                             std::function<V(KernelBuilder&, V)> prologue,
-                            std::function<V(KernelBuilder&, V)> post) {
+                            std::function<V(KernelBuilder&, V)> post, bool count_free) {
   std::sort(axes.begin(), axes.end());
   axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
   const size_t rank = x->size.size();
@@ -119,9 +119,10 @@ TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vecto
   def->post = [post, ct](KernelBuilder& b, V v) { return b.cast(post ? post(b, v) : v, ct); };
   TensorBoxPtr t = make_reduction_box(out, def);
   if (x->sym) {
-    // Over the symbols when every reduced dim is static (`prologue` and `post` may hold the
-    // count of reduced elements, a mean's, which then is the same at every size), or when
-    // there is no prologue or post to hold it (a max or a sum: Softmax's).
+    // Over the symbols when every reduced dim is static: the caller may hold the count of
+    // reduced elements (a mean's, in `post` or in a pointwise op after it, as
+    // QLinearGlobalAveragePool's), which then is the same at every size; over symbolic
+    // dims only when the caller says it holds none.
     std::vector<Index> outer_sym, reduced_sym;
     for (size_t d = 0; d < rank; ++d) {
       const Index& s = (*x->sym)[d];
@@ -129,7 +130,7 @@ TensorBoxPtr make_reduction(const LowerCtx& c, const TensorBoxPtr& x, std::vecto
       if (!reduced[d]) outer_sym.push_back(s);
       if (reduced[d] && keepdims) outer_sym.push_back(ix_const(1));
     }
-    if (sym_all_const(reduced_sym) || (!prologue && !post)) {
+    if (count_free || sym_all_const(reduced_sym)) {
       def->sym_reduction_ranges = reduced_sym;
       set_box_sym(t, outer_sym);
     }

@@ -186,6 +186,24 @@ TensorBoxPtr slice_view(const TensorBoxPtr& x, const std::vector<int>& axes,
   });
 }
 
+// Gives `v`, x's slice [start, start + len) along a static `axis` (slice_view), x's sym sizes
+// but that axis, and its strides over the symbols.
+void with_static_slice_sym(const TensorBoxPtr& v, const TensorBox& x, int axis, int64_t start,
+                           int64_t len) {
+  const size_t a = static_cast<size_t>(axis);
+  std::vector<Index> sym = *x.sym;
+  sym[a] = ix_const(len);
+  v->sym = sym;
+  if (v->strided && x.strided && x.strided->sym_offset) {
+    v->strided->sym_strides = x.strided->sym_strides;
+    v->strided->sym_offset = sym_simplify(
+        ix_add(x.strided->sym_offset, sym_mul(ix_const(start), x.strided->sym_strides[a])));
+  } else if (v->strided) {
+    v->strided->sym_strides.clear();
+    v->strided->sym_offset = nullptr;
+  }
+}
+
 // One sliced axis of a static dim: its first index, length and step.
 struct SliceAxis {
   int64_t start = 0, len = 0, step = 1;
@@ -378,6 +396,51 @@ std::vector<TensorBoxPtr> lower_expand(LowerCtx& c) {
   return {expand_view_sym(x, out, expand_sym(c, x, *sym))};
 }
 
+// Concat over the symbols: the other dims must be the same formulas, the result's dim is the
+// sum of the inputs', and each input's offset along it a formula, compared with the
+// position at run time (its symbols from the plan's symbol values) as concat_boxes compares
+// constants. None (not symbolic) where an input has no sym sizes.
+TensorBoxPtr concat_sym(LowerCtx& c, const std::vector<TensorBoxPtr>& ins, int axis) {
+  for (const TensorBoxPtr& t : ins)
+    if (!t->sym) return concat_values(c.gl, ins, axis, c.origin());
+  const size_t a = static_cast<size_t>(axis);
+  std::vector<Index> size = *ins[0]->sym;
+  std::vector<Index> offsets{ix_const(0)};
+  for (const TensorBoxPtr& t : ins) {
+    for (size_t d = 0; d < size.size(); ++d)
+      if (d != a && !sym_equal(sym_simplify((*t->sym)[d]), sym_simplify(size[d])))
+        not_symbolic(c.origin(), ": inputs whose dims may differ at other sizes");
+    offsets.push_back(sym_simplify(ix_add(offsets.back(), (*t->sym)[a])));
+  }
+  size[a] = offsets.back();
+  if (ins.size() > 16) not_symbolic(c.origin(), ": a concatenation of more than 16 values");
+  Buffer* symbols = sym_all_const(offsets) ? nullptr : c.gl.symbol_values();
+  std::vector<int64_t> hint = ins[0]->size;
+  hint[a] = size[a]->kind == IndexKind::Const ? size[a]->c : c.gl.hint(size[a]);
+  Loader fn = [ins, offsets, a, symbols](KernelBuilder& b, const std::vector<Index>& idx) {
+    const V pos = b.index_value(idx[a]);
+    V result;
+    for (int k = static_cast<int>(ins.size()) - 1; k >= 0; --k) {
+      if (sym_is_const((*ins[k]->sym)[a], 0)) continue;
+      std::vector<Index> sub = idx;
+      sub[a] = ix_add(idx[a], sym_mul(offsets[k], ix_const(-1)));
+      const V lo = b.binary(Op::Ge, pos, sym_formula_value(b, symbols, offsets[k]));
+      const V hi = b.binary(Op::Lt, pos, sym_formula_value(b, symbols, offsets[k + 1]));
+      const V in_range = b.binary(Op::And, lo, hi);
+      V v;
+      {
+        MaskScope scope(b, in_range);
+        v = ins[k]->load(b, sub);
+      }
+      result = result.id < 0 ? v : b.where(in_range, v, result);
+    }
+    return result;
+  };
+  TensorBoxPtr r = make_pointwise_box(ins[0]->dtype, hint, fn, c.origin());
+  set_box_sym(r, size);
+  return r;
+}
+
 std::vector<TensorBoxPtr> lower_concat(LowerCtx& c) {
   std::vector<TensorBoxPtr> ins;
   for (size_t i = 0; i < c.in.size(); ++i) {
@@ -394,6 +457,7 @@ std::vector<TensorBoxPtr> lower_concat(LowerCtx& c) {
         c.error("inputs differ in shape");
     }
   }
+  if (c.gl.symbolic()) return {concat_sym(c, ins, axis)};
   return {concat_values(c.gl, std::move(ins), axis, c.origin())};
 }
 
@@ -424,6 +488,8 @@ std::vector<TensorBoxPtr> lower_split(LowerCtx& c) {
     if (len < 0) c.error("negative split size");
     if (len > dim - start) c.error("split sizes sum to more than the axis' ", dim);
     outs.push_back(slice_view(x, {axis}, {start}, {1}, {len}));
+    if (x->sym && sym_is_const((*x->sym)[static_cast<size_t>(axis)], dim))
+      with_static_slice_sym(outs.back(), *x, axis, start, len);
     start += len;
   }
   if (start != dim) c.error("split sizes sum to ", start, ", axis has ", dim);

@@ -36,6 +36,8 @@ int64_t* field_of(Plan& p, const FieldFormula& f) {
     case FormulaField::InputOffset:
     case FormulaField::OutputOffset:
       return &ref_of(p, f).offset;
+    case FormulaField::SymbolValues:
+      break;
   }
   fail("plan formula: unknown field ", static_cast<int>(f.field));
 }
@@ -56,6 +58,8 @@ const char* field_name(FormulaField f) {
       return "extern output stride";
     case FormulaField::OutputOffset:
       return "extern output offset";
+    case FormulaField::SymbolValues:
+      return "symbol values in buffer";
   }
   return "?";
 }
@@ -84,7 +88,18 @@ void add_ref_formulas(std::vector<FieldFormula>* out, bool input, int32_t extern
 Plan substitute_formulas(const Plan& plan, const std::vector<FieldFormula>& formulas,
                          const std::vector<int64_t>& values) {
   Plan p = plan;
-  for (const FieldFormula& f : formulas) *field_of(p, f) = eval_size_formula(*f.formula, values);
+  for (const FieldFormula& f : formulas) {
+    if (f.field != FormulaField::SymbolValues) {
+      *field_of(p, f) = eval_size_formula(*f.formula, values);
+      continue;
+    }
+    const PlanBuffer& b = item(p.buffers, f.item);
+    if (b.kind != BufferKind::Constant || b.dtype != DType::I64 ||
+        b.shape != std::vector<int64_t>{static_cast<int64_t>(values.size())})
+      fail("plan formula: buffer ", f.item, " cannot hold ", values.size(), " symbol values");
+    const auto* bytes = reinterpret_cast<const uint8_t*>(values.data());
+    item(p.constants, b.constant) = ConstantBytes(bytes, bytes + values.size() * sizeof(int64_t));
+  }
   return p;
 }
 
@@ -92,6 +107,10 @@ std::string formulas_to_string(const std::vector<FieldFormula>& formulas) {
   std::string out;
   for (const FieldFormula& f : formulas) {
     out += str_cat(field_name(f.field), " ", f.item);
+    if (f.field == FormulaField::SymbolValues) {
+      out += "\n";
+      continue;
+    }
     if (f.field != FormulaField::BufferShape) out += str_cat(" operand ", f.operand);
     if (f.field != FormulaField::InputOffset && f.field != FormulaField::OutputOffset)
       out += str_cat(" dim ", f.dim);

@@ -21,6 +21,7 @@ enum class FormulaField : uint8_t {
   OutputShape,   // plan.externs[item].outputs[operand].shape[dim]
   OutputStride,  // ... .strides[dim]
   OutputOffset,  // ... .offset
+  SymbolValues,  // plan.buffers[item], a constant: the symbols' values (int64, in order)
 };
 
 struct FieldFormula {

@@ -67,7 +67,15 @@ Plan emit_plan(const LoweredProgram& prog, const std::vector<const SchedulerNode
     pb.dtype = b->dtype;
     pb.shape = b->size;
     pb.kind = kind_of(b);
-    if (pb.kind == BufferKind::Constant) {
+    if (b == prog.symbol_values) {  // a constant each instance writes (plan_formulas.h)
+      if (!formulas) fail("internal: symbol values in a plan compiled per shape");
+      pb.kind = BufferKind::Constant;
+      pb.constant = static_cast<int>(plan.constants.size());
+      const auto* bytes = reinterpret_cast<const uint8_t*>(hints.data());
+      plan.constants.push_back(ConstantBytes(bytes, bytes + hints.size() * sizeof(int64_t)));
+      formulas->push_back(FieldFormula{FormulaField::SymbolValues,
+                                       static_cast<int32_t>(plan.buffers.size()), 0, 0, nullptr});
+    } else if (pb.kind == BufferKind::Constant) {
       pb.constant = static_cast<int>(plan.constants.size());
       plan.constants.push_back(b->data->bytes);  // shared with the graph, not copied
     }

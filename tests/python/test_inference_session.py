@@ -309,7 +309,8 @@ class ExportedModels(unittest.TestCase):
     def test_gpt_greedy_decode_matches_pytorch(self):
         # gpt_dyn, a GPT-2 decoder with past key/values: 64 tokens generated greedily, each
         # step fed the presents of the one before (a new past length, so a new shape, every
-        # step), token by token as PyTorch generated them.
+        # step), token by token as PyTorch generated them. Two compiles: the prompt's step
+        # (an empty past) and every later one (one token), each an instance of its plan.
         models = os.environ.get("FERRITE_MODELS_DIR")
         if not models:
             self.skipTest("FERRITE_MODELS_DIR is not set (ctest sets it)")
@@ -327,6 +328,7 @@ class ExportedModels(unittest.TestCase):
             got.append(int(ids[0, 0]))
             self.assertEqual(past[0].shape[2], len(got) + 4, "the present grows by one")
         self.assertEqual(got, want.tolist())
+        self.assertEqual(sess.compiles(), 2)
 
 
 if __name__ == "__main__":

@@ -135,16 +135,39 @@ TEST(SymbolicKernels, LayerNormHeadSplitAndTranspose) {
                          {{{2, 3, 8}}, {{3, 5, 8}}, {{4, 2, 8}}, {{7, 11, 8}}, {{3, 3, 8}}});
 }
 
-TEST(SymbolicKernels, SoftmaxOverASymbolicDim) {
-  // Attention-like scores [B, S, S] (S twice: one symbol), softmax over the last S; and a
-  // ReduceMean over S, whose count is a symbol: not symbolic yet (below).
+TEST(SymbolicKernels, SoftmaxAndSumsOverASymbolicDim) {
+  // Attention-like scores [B, S, S] (S twice: one symbol), softmax over the last S; a
+  // ReduceSum over S (no count in it). A mean over S is not symbolic yet (below).
   GraphBuilder b;
   Value* x = sym_input(b, "x", {{"B", 0}, {"S", 0}, {"", 4}});
   Value* scores = b.op("MatMul", {x, b.op("Transpose", {x}, {{"perm", attr_is({0, 2, 1})}})});
   b.output(b.op("Softmax", {scores}, {{"axis", attr_i(-1)}}));
+  b.output(b.op("ReduceSum", {x, b.constant_i64({1}, {1})}));
   auto g = b.finish();
   prepare_graph(*g, CompileOptions{});
   expect_instances_match(*g, {f32({2, 3, 4})}, {{{2, 5, 4}}, {{1, 1, 4}}, {{3, 2, 4}}});
+}
+
+TEST(SymbolicKernels, ACacheConcatenatedAndPositionsFromThePastLength) {
+  // A decoder's step: past [B, P, 4] and new [B, S, 4] concatenated along the symbolic dim
+  // (offset P, known at run time), positions Range(P, P + S) read from a table.
+  GraphBuilder b;
+  Value* past = sym_input(b, "past", {{"B", 0}, {"P", 0}, {"", 4}});
+  Value* x = sym_input(b, "x", {{"B", 0}, {"S", 0}, {"", 4}});
+  b.output(b.op("Concat", {past, x}, {{"axis", attr_i(1)}}));
+  auto dim = [&](Value* v, int64_t d) {
+    return b.op("Gather", {b.op("Shape", {v}), b.constant_i64({}, {d})});
+  };
+  Value* p = dim(past, 1);
+  Value* pos = b.op("Range", {p, b.op("Add", {p, dim(x, 1)}), b.constant_i64({}, {1})});
+  b.output(b.op("Add", {x, b.op("Gather", {b.constant_f32({64, 4}, random_floats(256, 4)), pos})}));
+  auto g = b.finish();
+  prepare_graph(*g, CompileOptions{});
+  expect_instances_match(*g, {f32({2, 3, 4}), f32({2, 5, 4})},
+                         {{{2, 3, 4}, {2, 5, 4}},
+                          {{1, 7, 4}, {1, 1, 4}},
+                          {{3, 2, 4}, {3, 9, 4}},
+                          {{2, 40, 4}, {2, 1, 4}}});
 }
 
 TEST(SymbolicKernels, ReshapesThatMergeSymbolicDims) {
